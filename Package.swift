@@ -1,0 +1,43 @@
+// swift-tools-version: 6.0
+// Voicebox: speech for the Linux desktop over D-Bus.
+// Only the toolchain and Debian's C libraries: nothing here is fetched.
+import PackageDescription
+
+let package = Package(
+    name: "Voicebox",
+    products: [
+        .executable(name: "voiceboxd", targets: ["voiceboxd"]),
+        .executable(name: "voicebox", targets: ["voicebox"]),
+    ],
+    targets: [
+        // C libraries from Debian, seen through module maps.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CSpeechd", pkgConfig: "speech-dispatcher", providers: [.apt(["libspeechd-dev"])]),
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CPocketsphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev", "libsphinxbase-dev"])]),
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSamplerate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+
+        // One small Swift module per C library; each hides its pointers and callbacks.
+        .target(name: "VoiceboxBus", dependencies: ["CDBus"]),
+        .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore"]),
+        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
+        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSndfile", "CSamplerate", "VoiceboxCore"]),
+
+        // The service itself: plain Swift over protocols.
+        .target(name: "VoiceboxCore"),
+        // The D-Bus face of the service and the wiring of real parts.
+        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxCore", "VoiceboxSpeechd"]),
+
+        .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
+        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus"]),
+
+        .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus"]),
+        .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore"]),
+        .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd"]),
+        .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse"]),
+        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxDaemon"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
