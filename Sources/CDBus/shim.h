@@ -1,6 +1,7 @@
 #ifndef VOICEBOX_CDBUS_SHIM_H
 #define VOICEBOX_CDBUS_SHIM_H
 #include <dbus/dbus.h>
+#include <sys/eventfd.h>
 
 /* libdbus's type codes and a few flags are macros, which Swift does not import: give them names. */
 static const int VB_TYPE_INVALID = DBUS_TYPE_INVALID;
@@ -41,4 +42,6 @@ static const int VB_TIMEOUT_INFINITE = DBUS_TIMEOUT_INFINITE;
 
 /* DBusError is a plain struct; libdbus's own initialiser keeps its private bits right. */
 static inline DBusError vb_error_new(void) { DBusError e; dbus_error_init(&e); return e; }
+/* The event loop's wake-up: an eventfd that poll(2) watches beside libdbus's own fds. */
+static inline int vb_wakeup_fd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 #endif

@@ -1,0 +1,132 @@
+import CDBus
+import Foundation
+import Synchronization
+
+/// The one thread that touches a libdbus connection, and the work handed to it.
+///
+/// It sleeps in poll(2) on libdbus's watches, an eventfd for wake-ups, and the nearest
+/// libdbus timeout: no polling interval, so an idle service uses no CPU at all.
+final class EventLoop: Sendable {
+    typealias Job = @Sendable (ConnectionState) -> Void
+
+    private let jobs = Mutex<[Job]>([])
+    private let wakeFD: Int32
+    let state: LoopConfined<ConnectionState>
+
+    init(state: ConnectionState) {
+        wakeFD = vb_wakeup_fd()
+        self.state = LoopConfined(state)
+    }
+
+    deinit { close(wakeFD) }
+
+    /// Runs `job` on the loop thread, after every job submitted before it.
+    func submit(_ job: @escaping Job) {
+        jobs.withLock { $0.append(job) }
+        wake()
+    }
+
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    func start(name: String) {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    private func run() {
+        let state = state.value
+        while !state.stopped {
+            var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var watches: [OpaquePointer] = []
+            for watch in state.watches where dbus_watch_get_enabled(watch) != 0 {
+                let flags = dbus_watch_get_flags(watch)
+                var events: Int16 = 0
+                if flags & VB_WATCH_READABLE != 0 { events |= Int16(POLLIN) }
+                if flags & VB_WATCH_WRITABLE != 0 { events |= Int16(POLLOUT) }
+                fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+                watches.append(watch)
+            }
+            let ready = poll(&fds, nfds_t(fds.count), state.timeouts.millisecondsToNextDeadline())
+            if ready < 0 && errno != EINTR {
+                busLog("poll failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            if fds[0].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(wakeFD, &count, 8)
+            }
+            for (index, watch) in watches.enumerated() {
+                let revents = fds[index + 1].revents
+                // Handling one watch may have removed another.
+                guard revents != 0, state.watches.contains(watch) else { continue }
+                var flags: UInt32 = 0
+                if revents & Int16(POLLIN) != 0 { flags |= VB_WATCH_READABLE }
+                if revents & Int16(POLLOUT) != 0 { flags |= VB_WATCH_WRITABLE }
+                if revents & Int16(POLLERR) != 0 { flags |= VB_WATCH_ERROR }
+                if revents & Int16(POLLHUP) != 0 { flags |= VB_WATCH_HANGUP }
+                dbus_watch_handle(watch, flags)
+            }
+            state.timeouts.fireDue()
+            for job in jobs.withLock({ pending in defer { pending = [] }; return pending }) {
+                job(state)
+            }
+            state.dispatchIncoming()
+        }
+        state.shutDown()
+    }
+}
+
+/// A value only the loop thread uses.
+///
+/// `@unchecked Sendable` is safe because `value` is read only on the loop thread: jobs receive
+/// it as a parameter there, and libdbus's callbacks, which reach it through user-data
+/// pointers, only run inside libdbus calls that the loop thread makes.
+final class LoopConfined<Value: AnyObject>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// libdbus's timeouts, each with the time it is next due.
+final class TimeoutTable {
+    private var deadlines: [OpaquePointer: ContinuousClock.Instant] = [:]
+
+    func add(_ timeout: OpaquePointer) { reset(timeout) }
+    func remove(_ timeout: OpaquePointer) { deadlines[timeout] = nil }
+
+    func reset(_ timeout: OpaquePointer) {
+        deadlines[timeout] = .now + .milliseconds(Int(dbus_timeout_get_interval(timeout)))
+    }
+
+    /// -1 (sleep until woken) when nothing is due.
+    func millisecondsToNextDeadline() -> Int32 {
+        let now = ContinuousClock.now
+        var nearest: Duration?
+        for (timeout, deadline) in deadlines where dbus_timeout_get_enabled(timeout) != 0 {
+            let left = max(deadline - now, .zero)
+            nearest = min(nearest ?? left, left)
+        }
+        guard let nearest else { return -1 }
+        let (seconds, attoseconds) = nearest.components
+        // Round up, so we never wake a moment too early and spin.
+        return Int32(min(seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000, 86_400_000))
+    }
+
+    func fireDue() {
+        let now = ContinuousClock.now
+        let due = deadlines.filter { $0.value <= now }.map(\.key)
+        for timeout in due where deadlines[timeout] != nil && dbus_timeout_get_enabled(timeout) != 0 {
+            // libdbus timeouts repeat until removed or disabled.
+            reset(timeout)
+            dbus_timeout_handle(timeout)
+        }
+    }
+}
+
+func busLog(_ message: String) {
+    var line = "voicebox-bus: " + message + "\n"
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}

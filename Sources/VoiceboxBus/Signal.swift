@@ -1,0 +1,53 @@
+/// A signal as a subscriber sees it.
+public struct Signal: Sendable {
+    public var sender: String
+    public var path: String
+    public var interface: String
+    public var member: String
+    public var arguments: [DBusValue]
+
+    init(_ message: MessageRef) {
+        sender = message.sender ?? ""
+        path = message.path ?? ""
+        interface = message.interface ?? ""
+        member = message.member ?? ""
+        arguments = (try? Marshalling.read(message.pointer)) ?? []
+    }
+}
+
+/// Which signals a subscriber wants; nil matches anything.
+public struct SignalFilter: Sendable, Hashable {
+    public var sender: String?
+    public var path: String?
+    public var interface: String?
+    public var member: String?
+
+    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+    }
+
+    /// The bus daemon's match rule, so that the bus routes these signals to us.
+    var matchRule: String {
+        var parts = ["type='signal'"]
+        if let sender { parts.append("sender='\(sender)'") }
+        if let path { parts.append("path='\(path)'") }
+        if let interface { parts.append("interface='\(interface)'") }
+        if let member { parts.append("member='\(member)'") }
+        return parts.joined(separator: ",")
+    }
+}
+
+struct SignalSubscription {
+    let filter: SignalFilter
+    let handler: @Sendable (Signal) -> Void
+
+    /// The sender is matched by the bus (well-known names resolve there), not here.
+    func matches(_ signal: Signal) -> Bool {
+        (filter.path == nil || filter.path == signal.path)
+            && (filter.interface == nil || filter.interface == signal.interface)
+            && (filter.member == nil || filter.member == signal.member)
+    }
+}
