@@ -38,6 +38,8 @@ final class ConnectionTests: XCTestCase {
         }
         object.setProperty("Count", of: "org.voicebox.Test", to: .uint32(1))
         object.setProperty("Name", of: "org.voicebox.Test", to: .string("test"))
+        // One round trip: the server has now sent everything set up above.
+        _ = try await call("Get", [.string("org.voicebox.Test"), .string("Count")], interface: "org.freedesktop.DBus.Properties")
     }
 
     override func tearDown() async throws {

@@ -22,8 +22,9 @@ final class PrivateBus {
     }
 
     deinit {
-        process.terminate()
-        process.waitUntilExit()
+        // Not Process.waitUntilExit: its run loop can hang inside async tests. The daemon
+        // exits on SIGTERM by itself and Foundation reaps it.
+        kill(process.processIdentifier, SIGTERM)
         try? FileManager.default.removeItem(at: directory)
     }
 }
