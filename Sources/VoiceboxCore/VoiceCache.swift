@@ -1,0 +1,100 @@
+/// The voices of every engine, listed once in the background and answered from memory.
+///
+/// An empty or failed listing is never taken as the truth: it is retried with bounded
+/// exponential backoff while callers wait (up to `maximumWait`) for the first real list.
+/// A refresh that fails keeps the last good list.
+public actor VoiceCache {
+    public struct Policy: Sendable {
+        public var firstRetry: Duration = .milliseconds(250)
+        public var longestRetry: Duration = .seconds(10)
+        /// How long a caller waits for a first list before EngineUnavailable.
+        public var maximumWait: Duration = .seconds(10)
+        public init() {}
+    }
+
+    public typealias Lister = @Sendable () async throws -> [Voice]
+    public typealias Sleeper = @Sendable (Duration) async throws -> Void
+
+    private let lister: Lister
+    private let sleep: Sleeper
+    private let policy: Policy
+    private let onChange: @Sendable ([Voice]) -> Void
+
+    private var voices: [Voice]?
+    private var lastProblem = "the voice list has not been fetched yet"
+    private var listing: Task<Void, Never>?
+    private var waiters: [UInt64: CheckedContinuation<[Voice]?, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
+    /// How many listings ran: for tests and logs.
+    public private(set) var attempts = 0
+
+    public init(policy: Policy = Policy(), lister: @escaping Lister,
+                sleep: @escaping Sleeper = { try await Task.sleep(for: $0) },
+                onChange: @escaping @Sendable ([Voice]) -> Void = { _ in }) {
+        self.policy = policy
+        self.lister = lister
+        self.sleep = sleep
+        self.onChange = onChange
+    }
+
+    /// The cached list, or nil before the first good listing.
+    public var current: [Voice]? { voices }
+
+    /// Starts a listing now (at start-up, on RefreshVoices, when the engine comes back).
+    /// A listing already running is restarted, so its backoff starts afresh.
+    public func refresh() {
+        listing?.cancel()
+        listing = Task { await self.listUntilGood() }
+    }
+
+    /// The voices, waiting for a first good listing if there is none yet.
+    public func get() async throws(VoiceboxError) -> [Voice] {
+        if let voices { return voices }
+        if listing == nil { refresh() }
+        let id = nextWaiter
+        nextWaiter += 1
+        let timeout = Task {
+            try? await sleep(policy.maximumWait)
+            self.expire(id)
+        }
+        let result = await withCheckedContinuation { waiters[id] = $0 }
+        timeout.cancel()
+        guard let result else {
+            throw .engineUnavailable("no voice list from speech-dispatcher within \(policy.maximumWait): \(lastProblem)")
+        }
+        return result
+    }
+
+    private func expire(_ id: UInt64) {
+        waiters.removeValue(forKey: id)?.resume(returning: nil)
+    }
+
+    private func listUntilGood() async {
+        var delay = policy.firstRetry
+        while !Task.isCancelled {
+            attempts += 1
+            do {
+                let listed = try await lister().sorted()
+                guard !Task.isCancelled else { return }
+                if !listed.isEmpty {
+                    accept(listed)
+                    return
+                }
+                lastProblem = "speech-dispatcher listed no voices"
+            } catch {
+                lastProblem = "listing voices failed: \(error)"
+            }
+            do { try await sleep(delay) } catch { return }
+            delay = min(delay * 2, policy.longestRetry)
+        }
+    }
+
+    private func accept(_ listed: [Voice]) {
+        let changed = listed != voices
+        voices = listed
+        listing = nil
+        for waiter in waiters.values { waiter.resume(returning: listed) }
+        waiters.removeAll()
+        if changed { onChange(listed) }
+    }
+}

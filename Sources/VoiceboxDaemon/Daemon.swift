@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import VoiceboxBus
+import VoiceboxCore
+import VoiceboxSpeechd
+
+/// Wires the real parts together and serves until SIGTERM, SIGINT or the loss of the bus.
+public enum Daemon {
+    /// Returns the process's exit status.
+    public static func run(_ options: DaemonOptions) async -> Int32 {
+        let connection: BusConnection
+        do throws(DBusError) {
+            if let address = options.busAddress {
+                connection = try BusConnection(address: address)
+            } else {
+                connection = try BusConnection.session()
+            }
+        } catch {
+            log("cannot connect to the bus: \(error.message)")
+            return 1
+        }
+        let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(address: options.speechdAddress,
+                                                                           autospawn: options.autospawn))
+        let object: SpeechObject
+        do {
+            object = try SpeechObject(connection: connection)
+        } catch {
+            log("cannot export \(Speech1.objectPath): \(error.message)")
+            return 1
+        }
+        var policy = VoiceCache.Policy()
+        policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
+        let service = SpeechService(synthesizer: synthesizer, bus: object, voicePolicy: policy)
+
+        // Export first, then take the name: a caller activated by the name finds the object.
+        do {
+            switch try await connection.requestName(Speech1.busName) {
+            case .primaryOwner, .alreadyOwner:
+                break
+            case .taken:
+                let owner = (try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                        interface: "org.freedesktop.DBus", member: "GetNameOwner",
+                                                        arguments: [.string(Speech1.busName)]))?.first?.string ?? "another process"
+                log("\(Speech1.busName) is already owned by \(owner): is another voiceboxd running?")
+                return 2
+            }
+        } catch {
+            log("cannot own \(Speech1.busName): \(error.message)")
+            return 1
+        }
+        log("serving \(Speech1.busName) as \(connection.uniqueName)")
+
+        // Whatever ends the service first (a signal, or the bus going away) gives the status.
+        let (endings, end) = AsyncStream<Int32>.makeStream()
+        connection.onDisconnect {
+            log("lost the bus; exiting")
+            end.yield(1)
+        }
+        // Signals as dispatch sources, so the handler runs as ordinary code, not in a signal context.
+        let signalSources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                log("signal \(number): exiting")
+                end.yield(0)
+            }
+            source.resume()
+            return source
+        }
+        Task { await service.run() }
+        Task { await object.serve(service) }
+        var status: Int32 = 1
+        for await ending in endings {
+            status = ending
+            break
+        }
+        signalSources.forEach { $0.cancel() }
+        try? await connection.releaseName(Speech1.busName)
+        await connection.close()
+        synthesizer.shutdown()
+        return status
+    }
+
+    static func log(_ message: String) {
+        FileHandle.standardError.write(Data(("voiceboxd: " + message + "\n").utf8))
+    }
+}
+

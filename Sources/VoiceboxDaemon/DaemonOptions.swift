@@ -1,0 +1,55 @@
+/// voiceboxd's command line.
+public struct DaemonOptions: Sendable, Equatable {
+    /// A bus address; nil means the user's session bus.
+    public var busAddress: String?
+    /// speech-dispatcher's address ("unix_socket:/path"); nil means libspeechd's default,
+    /// which honours $SPEECHD_ADDRESS.
+    public var speechdAddress: String?
+    /// Whether libspeechd may start speech-dispatcher when it is not running.
+    public var autospawn = true
+    /// How long ListVoices waits for a first listing before EngineUnavailable.
+    public var voicesWait: Double = 10
+    public var showVersion = false
+    public var showHelp = false
+
+    public init() {}
+
+    public static let usage = """
+        usage: voiceboxd [options]
+          --address ADDRESS          serve on this bus instead of the session bus
+          --speechd-address ADDRESS  speech-dispatcher's address, e.g. unix_socket:/run/user/1000/speech-dispatcher/speechd.sock
+          --no-autospawn             never start speech-dispatcher; wait for it to appear
+          --voices-wait SECONDS      how long ListVoices waits for a first voice list (default 10)
+          --version                  print the version and exit
+          --help                     print this and exit
+        """
+
+    public init(arguments: [String]) throws(OptionError) {
+        var rest = arguments[...]
+        func value(_ flag: String) throws(OptionError) -> String {
+            guard let next = rest.popFirst() else { throw OptionError("\(flag) needs a value") }
+            return next
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--address": busAddress = try value(argument)
+            case "--speechd-address": speechdAddress = try value(argument)
+            case "--no-autospawn": autospawn = false
+            case "--voices-wait":
+                let text = try value(argument)
+                guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                    throw OptionError("--voices-wait takes seconds between 0 and 3600, not '\(text)'")
+                }
+                voicesWait = seconds
+            case "--version": showVersion = true
+            case "--help", "-h": showHelp = true
+            default: throw OptionError("unknown argument '\(argument)'")
+            }
+        }
+    }
+}
+
+public struct OptionError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
