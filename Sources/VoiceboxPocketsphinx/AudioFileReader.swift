@@ -1,0 +1,173 @@
+import CSamplerate
+import CSndfile
+import Glibc
+import VoiceboxCore
+
+/// Reads an audio file piece by piece as 16 kHz mono 16-bit samples, whatever its format, rate
+/// and channels (anything libsndfile decodes: WAV, FLAC, Ogg/Vorbis, Opus, MP3, AIFF, ...).
+/// Memory stays bounded: an hour of audio is never held whole.
+///
+/// Files named `*.raw` have no header: they are read as `RawAudioFormat` (by default
+/// pocketsphinx's 16 kHz mono signed 16-bit little-endian).
+public final class AudioFileReader {
+    public static let sampleRate = 16_000
+
+    public let path: String
+    public let sourceSampleRate: Int
+    public let channels: Int
+    /// Length in seconds, or nil when the file does not say.
+    public let duration: Double?
+    /// Seconds of the file read so far.
+    public var position: Double { Double(framesRead) / Double(sourceSampleRate) }
+
+    private let fd: Int32
+    private let file: OpaquePointer
+    private let resampler: Resampler?
+    /// Whether libsndfile can hand out the samples as Int16 unchanged (integer PCM and the
+    /// like). Float and lossy sources go through floats: read as integers, libsndfile turns
+    /// them into zeros, or with SFC_SET_SCALE_FLOAT_INT_READ scales them to the file's peak,
+    /// which changes what the recognizer hears.
+    private let integerSamples: Bool
+    private static let integerSubtypes: Set<Int> = [SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_PCM_16,
+                                                    SF_FORMAT_PCM_24, SF_FORMAT_PCM_32, SF_FORMAT_ULAW, SF_FORMAT_ALAW]
+    private var framesRead: Int64 = 0
+    private var atEnd = false
+
+    public init(path: String, raw: RawAudioFormat = .pocketsphinx) throws {
+        self.path = path
+        let fd = try Self.openRegularFile(path)
+        var info = SF_INFO()
+        if path.lowercased().hasSuffix(".raw") {
+            info.format = Int32(SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE)
+            info.samplerate = Int32(raw.sampleRate)
+            info.channels = Int32(raw.channels)
+        }
+        // close_desc 0: the descriptor stays ours, closed in deinit or right here.
+        guard let file = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else {
+            let reason = String(cString: sf_strerror(nil))
+            close(fd)
+            throw RecognitionError.unreadableAudio("\(path): not audio that libsndfile can decode (\(reason))")
+        }
+        guard info.samplerate > 0, info.channels > 0 else {
+            sf_close(file)
+            close(fd)
+            throw RecognitionError.unreadableAudio("\(path): no sample rate or channels in the header")
+        }
+        self.fd = fd
+        self.file = file
+        sourceSampleRate = Int(info.samplerate)
+        channels = Int(info.channels)
+        duration = info.frames > 0 && info.frames < Int64.max ? Double(info.frames) / Double(info.samplerate) : nil
+        integerSamples = Self.integerSubtypes.contains(Int(info.format) & SF_FORMAT_SUBMASK)
+        do {
+            resampler = sourceSampleRate == Self.sampleRate ? nil : try Resampler(from: sourceSampleRate, to: Self.sampleRate)
+        } catch {
+            sf_close(file)
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        sf_close(file)
+        close(fd)
+    }
+
+    /// The next samples (about `maxSamples` of them), or [] at the end of the file.
+    public func read(maxSamples: Int = 4096) throws -> [Int16] {
+        guard !atEnd else { return [] }
+        if resampler == nil, channels == 1, integerSamples { return readDirect(maxSamples) }
+        let ratio = resampler?.ratio ?? 1
+        let frames = max(1, Int(Double(maxSamples) / ratio))
+        var interleaved = [Float](repeating: 0, count: frames * channels)
+        let got = Int(interleaved.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, Int64(frames)) })
+        framesRead += Int64(got)
+        if got < frames { atEnd = true }
+        var mono = Self.downmix(interleaved, frames: got, channels: channels)
+        if let resampler { mono = try resampler.process(mono, end: atEnd) }
+        var samples = [Int16](repeating: 0, count: mono.count)
+        src_float_to_short_array(mono, &samples, Int32(mono.count))
+        if samples.isEmpty, !atEnd { return try read(maxSamples: maxSamples) }
+        return samples
+    }
+
+    /// 16 kHz mono integer samples need no conversion: they come through bit for bit.
+    private func readDirect(_ maxSamples: Int) -> [Int16] {
+        var samples = [Int16](repeating: 0, count: max(1, maxSamples))
+        let got = Int(samples.withUnsafeMutableBufferPointer { sf_readf_short(file, $0.baseAddress, Int64($0.count)) })
+        framesRead += Int64(got)
+        if got < samples.count { atEnd = true }
+        samples.removeSubrange(got...)
+        return samples
+    }
+
+    private static func downmix(_ interleaved: [Float], frames: Int, channels: Int) -> [Float] {
+        guard channels > 1 else { return Array(interleaved[0..<frames]) }
+        let scale = 1 / Float(channels)
+        return (0..<frames).map { frame in
+            var sum: Float = 0
+            for channel in 0..<channels { sum += interleaved[frame * channels + channel] }
+            return sum * scale
+        }
+    }
+
+    /// Opens `path` for reading if it is a regular file. stat first, so a FIFO or a device is
+    /// refused without being opened (opening a FIFO blocks until a writer comes); then opened
+    /// non-blocking and checked again, in case the path changed in between.
+    private static func openRegularFile(_ path: String) throws -> Int32 {
+        var before = stat()
+        guard stat(path, &before) == 0 else { throw unreadable(path, errno) }
+        try requireRegularFile(path, before)
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw unreadable(path, errno) }
+        var after = stat()
+        guard fstat(fd, &after) == 0 else {
+            let error = errno
+            close(fd)
+            throw unreadable(path, error)
+        }
+        do {
+            try requireRegularFile(path, after)
+            guard after.st_dev == before.st_dev, after.st_ino == before.st_ino else {
+                throw RecognitionError.unreadableAudio("\(path): the file changed while it was opened")
+            }
+            guard after.st_size > 0 else { throw RecognitionError.unreadableAudio("\(path): the file is empty") }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    private static func requireRegularFile(_ path: String, _ status: stat) throws {
+        let kind: String
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: kind = "a directory"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw RecognitionError.unreadableAudio("\(path): is \(kind), not an audio file")
+    }
+
+    private static func unreadable(_ path: String, _ error: Int32) -> RecognitionError {
+        .unreadableAudio("\(path): \(String(cString: strerror(error)))")
+    }
+}
+
+/// How to read a headerless `.raw` file.
+public struct RawAudioFormat: Sendable, Equatable {
+    public var sampleRate: Int
+    public var channels: Int
+
+    public init(sampleRate: Int, channels: Int) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
+    /// pocketsphinx's own convention (its test recordings use it).
+    public static let pocketsphinx = RawAudioFormat(sampleRate: 16_000, channels: 1)
+}

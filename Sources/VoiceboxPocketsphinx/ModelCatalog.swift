@@ -1,0 +1,134 @@
+import Foundation
+
+/// The files of one pocketsphinx model: an acoustic model directory, a language model and a
+/// pronunciation dictionary.
+public struct SpeechModel: Sendable, Hashable {
+    /// BCP-47, as named by its directory (or "en-US" for Debian's model).
+    public var language: String
+    /// The acoustic model directory (holds `mdef`, `means`, `feat.params`, ...).
+    public var acousticModel: String
+    /// An ARPA (`.lm`) or binary (`.lm.bin`, `.lm.dmp`) n-gram language model.
+    public var languageModel: String
+    public var dictionary: String
+
+    public init(language: String, acousticModel: String, languageModel: String, dictionary: String) {
+        self.language = language
+        self.acousticModel = acousticModel
+        self.languageModel = languageModel
+        self.dictionary = dictionary
+    }
+}
+
+/// Finds models. Besides Debian's en-US model (package pocketsphinx-en-us), each directory
+/// `<root>/<language>/` under the search roots is a model when it holds
+///   - one subdirectory with `mdef`, `means`, `variances` and `transition_matrices` (the
+///     acoustic model, for 16 kHz audio),
+///   - one `*.lm.bin`, `*.lm.dmp` or `*.lm` file (the language model),
+///   - one `*.dict` or `*.dic` file (the dictionary).
+/// The roots are `$XDG_DATA_HOME/voicebox/models` (default `~/.local/share/voicebox/models`)
+/// then `<dir>/voicebox/models` for each of `$XDG_DATA_DIRS` (default `/usr/local/share:/usr/share`).
+/// The first root to have a language wins, and a user's model beats Debian's.
+/// pocketsphinx ends the process (exit) on some malformed model files, so the catalog skips
+/// acoustic models whose `mdef` does not start like one; beyond that, model files are trusted.
+public struct ModelCatalog: Sendable, Equatable {
+    public var roots: [String]
+    /// Used when no root has the language; nil when its files are missing.
+    public var builtIn: SpeechModel?
+
+    public init(roots: [String], builtIn: SpeechModel? = ModelCatalog.debianEnglish) {
+        self.roots = roots
+        self.builtIn = builtIn
+    }
+
+    public static let debianEnglish: SpeechModel? = {
+        let base = "/usr/share/pocketsphinx/model/en-us"
+        let model = SpeechModel(language: "en-US", acousticModel: base + "/en-us",
+                                languageModel: base + "/en-us.lm.bin",
+                                dictionary: base + "/cmudict-en-us.dict")
+        return ModelCatalog.isComplete(model) ? model : nil
+    }()
+
+    /// The roots from the XDG base-directory variables in `environment`.
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> ModelCatalog {
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let dataHome = nonEmpty(environment["XDG_DATA_HOME"]) ?? home + "/.local/share"
+        let dataDirs = (nonEmpty(environment["XDG_DATA_DIRS"]) ?? "/usr/local/share:/usr/share")
+            .split(separator: ":").map(String.init)
+        return ModelCatalog(roots: ([dataHome] + dataDirs).map { $0 + "/voicebox/models" })
+    }
+
+    /// Every usable model, one per language (first root wins), sorted by language.
+    public func models() -> [SpeechModel] {
+        var byLanguage: [String: SpeechModel] = [:]
+        for root in roots.reversed() {  // later roots first, so earlier ones overwrite them
+            for model in Self.models(in: root) { byLanguage[model.language.lowercased()] = model }
+        }
+        if let builtIn, byLanguage[builtIn.language.lowercased()] == nil {
+            byLanguage[builtIn.language.lowercased()] = builtIn
+        }
+        return byLanguage.values.sorted { $0.language < $1.language }
+    }
+
+    /// The model for a BCP-47 tag: the same tag (any case), else one of the same primary language
+    /// ("en-GB" falls back to "en-US"; "en" takes any English one).
+    public func model(for language: String) -> SpeechModel? {
+        let all = models()
+        let wanted = language.lowercased()
+        if let exact = all.first(where: { $0.language.lowercased() == wanted }) { return exact }
+        let primary = Self.primarySubtag(wanted)
+        guard !primary.isEmpty else { return nil }
+        return all.first { Self.primarySubtag($0.language.lowercased()) == primary }
+    }
+
+    private static func primarySubtag(_ tag: String) -> Substring {
+        tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first ?? ""
+    }
+
+    private static func models(in root: String) -> [SpeechModel] {
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: root) else { return [] }
+        return names.sorted().compactMap { name in
+            guard !name.hasPrefix(".") else { return nil }
+            return model(language: name, directory: root + "/" + name)
+        }
+    }
+
+    private static func model(language: String, directory: String) -> SpeechModel? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            return nil
+        }
+        let paths = names.sorted().map { directory + "/" + $0 }
+        guard let acoustic = paths.first(where: isAcousticModel),
+              let lm = paths.first(where: { [".lm.bin", ".lm.dmp", ".lm"].contains(where: $0.lowercased().hasSuffix) }),
+              let dict = paths.first(where: { $0.hasSuffix(".dict") || $0.hasSuffix(".dic") })
+        else { return nil }
+        return SpeechModel(language: language, acousticModel: acoustic, languageModel: lm, dictionary: dict)
+    }
+
+    private static func isComplete(_ model: SpeechModel) -> Bool {
+        let manager = FileManager.default
+        return isAcousticModel(model.acousticModel)
+            && manager.fileExists(atPath: model.languageModel)
+            && manager.fileExists(atPath: model.dictionary)
+    }
+
+    /// The files pocketsphinx needs, and an `mdef` that is binary ("BMDF", either byte order)
+    /// or text ("0.3" after comment lines): pocketsphinx exits on any other.
+    static func isAcousticModel(_ directory: String) -> Bool {
+        let manager = FileManager.default
+        guard ["mdef", "means", "variances", "transition_matrices"].allSatisfy({ manager.fileExists(atPath: directory + "/" + $0) }),
+              let handle = FileHandle(forReadingAtPath: directory + "/mdef") else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 4096)) ?? Data()
+        if head.starts(with: Data("BMDF".utf8)) || head.starts(with: Data("FDMB".utf8)) { return true }
+        let firstLine = String(decoding: head, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .first { !$0.hasPrefix("#") && !$0.allSatisfy(\.isWhitespace) }
+        return firstLine?.trimmingCharacters(in: .whitespaces) == "0.3"
+    }
+
+    private static func nonEmpty(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+}
