@@ -1,0 +1,92 @@
+import Foundation
+import Synchronization
+import VoiceboxBus
+import XCTest
+
+/// One voiceboxd on the test bus and a client connection that records its signals.
+final class ServiceHarness: Sendable {
+    static let name = "org.voicebox.Speech1"
+    static let path = "/org/voicebox/Speech1"
+    static let interface = "org.voicebox.Speech1"
+
+    let stack: Stack
+    let daemon: Subprocess
+    let client: BusConnection
+    private let received = Shared<[Signal]>([])
+
+    /// Starts voiceboxd (never autospawning speech-dispatcher) and waits for its name.
+    init(stack: Stack, speechdAddress: String? = nil, extraArguments: [String] = [], waitForName: Bool = true) async throws {
+        self.stack = stack
+        daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", speechdAddress ?? stack.speechdAddress]
+                                + extraArguments)
+        client = try BusConnection(address: stack.busAddress)
+        let received = received
+        _ = try await client.subscribe(SignalFilter(interface: Self.interface)) { signal in
+            received.withLock { $0.append(signal) }
+        }
+        if waitForName { try await waitForOwner() }
+    }
+
+    func waitForOwner() async throws {
+        let client = client
+        try await waitUntil("voiceboxd to own its name") {
+            let reply = try? await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                               interface: "org.freedesktop.DBus", member: "NameHasOwner",
+                                               arguments: [.string(Self.name)])
+            return reply?.first?.bool == true
+        }
+    }
+
+    func stop() async {
+        daemon.signal(SIGTERM)
+        await daemon.wait()
+        await client.close()
+    }
+
+    // MARK: Calls
+
+    func call(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(30)) async throws -> [DBusValue] {
+        try await client.call(destination: Self.name, path: Self.path, interface: Self.interface, member: member,
+                              arguments: arguments, timeout: timeout)
+    }
+
+    func speak(_ text: String, _ options: [String: DBusValue] = [:]) async throws -> UInt64 {
+        let reply = try await call("Speak", [.string(text), .vardict(options)])
+        return reply.first?.uint64 ?? 0
+    }
+
+    func property(_ name: String) async throws -> DBusValue? {
+        try await client.call(destination: Self.name, path: Self.path, interface: "org.freedesktop.DBus.Properties",
+                              member: "Get", arguments: [.string(Self.interface), .string(name)]).first?.unwrapped
+    }
+
+    /// The D-Bus error name a call fails with, or nil if it succeeded.
+    func errorName(_ member: String, _ arguments: [DBusValue]) async -> String? {
+        do {
+            _ = try await call(member, arguments)
+            return nil
+        } catch let error as DBusError {
+            return error.name
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    // MARK: Signals
+
+    var signals: [Signal] { received.withLock { $0 } }
+
+    /// Signals about utterance `id`, as "Member" or "Member:arg".
+    func events(of id: UInt64) -> [String] {
+        signals.filter { $0.arguments.first?.uint64 == id }.map { signal in
+            signal.arguments.count > 1 ? "\(signal.member):\(signal.arguments[1].string ?? "")" : signal.member
+        }
+    }
+
+    func waitForFinish(_ id: UInt64, timeout: Duration = .seconds(20)) async throws -> String {
+        try await waitUntil("SpeechFinished(\(id))", timeout: timeout) {
+            self.events(of: id).contains { $0.hasPrefix("SpeechFinished") }
+        }
+        return events(of: id).first { $0.hasPrefix("SpeechFinished") }!.replacingOccurrences(of: "SpeechFinished:", with: "")
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Synchronization
+import XCTest
+
+/// The real stack that scripts/test brought up (scripts/stack writes these variables).
+struct Stack {
+    let busAddress: String
+    let speechdAddress: String
+    let sink: String
+    let micSink: String
+    let speechdConfig: String
+    let binDirectory: String
+
+    static func require() throws -> Stack {
+        let env = ProcessInfo.processInfo.environment
+        guard let bus = env["DBUS_SESSION_BUS_ADDRESS"], let speechd = env["SPEECHD_ADDRESS"],
+              let sink = env["VOICEBOX_TEST_SINK"], let config = env["VOICEBOX_SPEECHD_CONFIG"] else {
+            throw XCTSkip("no test stack: run the end-to-end tests through scripts/test")
+        }
+        let bin = env["VOICEBOX_BUILD_DIR"] ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(".build/debug").path
+        return Stack(busAddress: bus, speechdAddress: speechd, sink: sink, micSink: env["VOICEBOX_TEST_MIC_SINK"] ?? "voicebox_mic",
+                     speechdConfig: config, binDirectory: bin)
+    }
+
+    var daemonPath: String { binDirectory + "/voiceboxd" }
+    var clientPath: String { binDirectory + "/voicebox" }
+}
+
+func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else {
+            struct Timeout: Error, CustomStringConvertible { var description: String }
+            throw Timeout(description: "timed out after \(timeout) waiting for \(what)")
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// A value shared between a callback thread and the test.
+final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+    var value: Value { mutex.withLock { $0 } }
+}

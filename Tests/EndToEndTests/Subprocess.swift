@@ -1,0 +1,60 @@
+import Foundation
+import Glibc
+
+/// A child process started with posix_spawn and reaped with waitpid: Foundation's Process
+/// can hang async tests when a child keeps inherited descriptors.
+final class Subprocess: @unchecked Sendable {
+    // @unchecked: `pid` is immutable and `status` is only touched under `lock`.
+    let pid: pid_t
+    private let lock = NSLock()
+    private var status: Int32?
+
+    /// `stdoutFD`: where the child's standard output goes (nil: inherit).
+    init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdoutFD: Int32? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let stdoutFD { posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { env.forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, path, &actions, nil, argv, env)
+        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
+        pid = child
+    }
+
+    /// The exit status (or 128+signal), nil while running.
+    func poll() -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let status { return status }
+        var raw: Int32 = 0
+        guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+        let signal = raw & 0x7f
+        status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+        return status
+    }
+
+    /// Waits up to `timeout` for the exit; nil if it is still running.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(10)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = poll() { return status }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return poll()
+    }
+
+    func signal(_ number: Int32) { if poll() == nil { kill(pid, number) } }
+
+    deinit {
+        if poll() == nil {
+            kill(pid, SIGKILL)
+            var raw: Int32 = 0
+            waitpid(pid, &raw, 0)
+        }
+    }
+}
