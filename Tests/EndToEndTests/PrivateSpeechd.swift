@@ -1,0 +1,43 @@
+import Foundation
+import Glibc
+
+/// A speech-dispatcher of the test's own, on its own socket, so a test may start it late or
+/// kill it without disturbing the shared one.
+final class PrivateSpeechd: Sendable {
+    let directory: String
+    let socket: String
+    let config: String
+    var address: String { "unix_socket:" + socket }
+    private var pidFile: String { directory + "/speechd.pid" }
+
+    init(config: String) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-speechd-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socket = directory + "/speechd.sock"
+        self.config = config
+    }
+
+    /// Starts it and returns once it answers (speech-dispatcher -d returns after its modules are up).
+    func start() async throws {
+        let process = try Subprocess("/usr/bin/speech-dispatcher", ["-d", "-t", "0", "-C", config, "-S", socket, "-P", pidFile])
+        guard await process.wait(timeout: .seconds(20)) == 0 else { throw POSIXError(.ECHILD) }
+        try await waitUntil("speech-dispatcher's socket") { FileManager.default.fileExists(atPath: self.socket) }
+    }
+
+    var pid: pid_t? {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Kills it hard (as a crash would) and waits until it is gone.
+    func kill() async throws {
+        guard let pid else { return }
+        Glibc.kill(pid, SIGKILL)
+        try await waitUntil("speech-dispatcher to die") { Glibc.kill(pid, 0) != 0 }
+        try? FileManager.default.removeItem(atPath: socket)
+    }
+
+    deinit {
+        if let pid { Glibc.kill(pid, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
