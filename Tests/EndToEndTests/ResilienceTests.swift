@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import VoiceboxBus
+import XCTest
+
+/// Staying up: speech-dispatcher late or dying, the name already taken, clean signals.
+final class ResilienceTests: XCTestCase {
+    func testListVoicesAnswersOnceSpeechDispatcherAppears() async throws {
+        let stack = try Stack.require()
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, extraArguments: ["--voices-wait", "30"])
+        defer { Task { await service.stop() } }
+
+        let early = await service.errorName("Speak", [.string("nobody hears this"), .vardict([:])])
+        XCTAssertEqual(early, "org.voicebox.Error.EngineUnavailable")
+
+        async let listing = service.call("ListVoices", [.string("en")], timeout: .seconds(40))
+        try await Task.sleep(for: .seconds(2))
+        let startedAt = ContinuousClock.now
+        try await speechd.start()
+        let voices = try await listing.first?.arrayElements ?? []
+        XCTAssertFalse(voices.isEmpty, "the voices must arrive once speech-dispatcher is up")
+        // Backoff is bounded (10 s at most) and the listing itself takes about a second.
+        XCTAssertLessThan(ContinuousClock.now - startedAt, .seconds(15))
+
+        try await waitUntil("speaking to work", timeout: .seconds(20)) {
+            (try? await service.speak("now it works")) != nil
+        }
+    }
+
+    func testSpeechDispatcherDyingAndComingBack() async throws {
+        let stack = try Stack.require()
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        try await speechd.start()
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
+        defer { Task { await service.stop() } }
+        try await waitUntil("speaking to work", timeout: .seconds(20)) {
+            (try? await service.speak("ready")) != nil
+        }
+
+        let id = try await service.speak(SpeechTests.long)
+        try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
+        try await speechd.kill()
+        let reason = try await service.waitForFinish(id, timeout: .seconds(10))
+        XCTAssertEqual(reason, "error", "an utterance in flight ends with an error when the engine dies")
+
+        try await waitUntil("Speak to answer EngineUnavailable") {
+            await service.errorName("Speak", [.string("x"), .vardict([:])]) == "org.voicebox.Error.EngineUnavailable"
+        }
+        // The service is still there and still answers.
+        let version = try await service.property("Version")
+        XCTAssertNotNil(version?.string)
+        // Reconnecting must not spin while the engine is gone.
+        let cpu = try cpuSeconds(of: service.daemon.pid)
+        try await Task.sleep(for: .seconds(3))
+        XCTAssertLessThan(try cpuSeconds(of: service.daemon.pid) - cpu, 0.1, "reconnecting must not busy-loop")
+
+        try await speechd.start()
+        var again: UInt64 = 0
+        try await waitUntil("speaking to work again", timeout: .seconds(20)) {
+            again = (try? await service.speak("back again")) ?? 0
+            return again != 0
+        }
+        let end = try await service.waitForFinish(again)
+        XCTAssertEqual(end, "done")
+    }
+
+    func testSecondInstanceExitsWithAClearMessageAndTheFirstKeepsServing() async throws {
+        let stack = try Stack.require()
+        let service = try await ServiceHarness(stack: stack)
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let second = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", stack.speechdAddress], stdoutFD: fds[1])
+        close(fds[1])
+        let status = await second.wait(timeout: .seconds(10))
+        close(fds[0])
+        XCTAssertNotNil(status)
+        XCTAssertNotEqual(status, 0)
+        let version = try await service.property("Version")
+        XCTAssertNotNil(version)
+        await service.stop()
+    }
+
+    func testSIGTERMExitsCleanlyAndReleasesTheName() async throws {
+        let stack = try Stack.require()
+        let service = try await ServiceHarness(stack: stack)
+        service.daemon.signal(SIGTERM)
+        let status = await service.daemon.wait(timeout: .seconds(5))
+        XCTAssertEqual(status, 0)
+        let owned = try await service.client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                  interface: "org.freedesktop.DBus", member: "NameHasOwner",
+                                                  arguments: [.string(ServiceHarness.name)])
+        XCTAssertEqual(owned.first?.bool, false)
+        await service.client.close()
+    }
+
+    func testIdleServiceUsesNoCPU() async throws {
+        let stack = try Stack.require()
+        let service = try await ServiceHarness(stack: stack)
+        defer { Task { await service.stop() } }
+        // Let start-up (the voice listing) finish first.
+        try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
+            ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0
+        }
+        try await Task.sleep(for: .seconds(1))
+        let before = try cpuSeconds(of: service.daemon.pid)
+        try await Task.sleep(for: .seconds(3))
+        let used = try cpuSeconds(of: service.daemon.pid) - before
+        XCTAssertLessThanOrEqual(used, 0.02, "idle voiceboxd used \(used) s of CPU in 3 s")
+    }
+}
+
+/// User + system CPU time of a process, from /proc.
+func cpuSeconds(of pid: pid_t) throws -> Double {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // Fields after the ")" that closes the command name; utime and stime are the 12th and 13th.
+    let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+    let ticks = Double(fields[11])! + Double(fields[12])!
+    return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
