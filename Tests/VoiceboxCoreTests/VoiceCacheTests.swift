@@ -1,0 +1,104 @@
+import Synchronization
+import XCTest
+@testable import VoiceboxCore
+
+/// The voice cache's policy with a scripted lister and a virtual clock.
+final class VoiceCacheTests: XCTestCase {
+    static let english = [Voice(id: "espeak-ng/English", name: "English", language: "en", variant: "none", engine: "espeak-ng")]
+    static let more = english + [Voice(id: "espeak-ng/German", name: "German", language: "de", variant: "none", engine: "espeak-ng")]
+
+    struct Failure: Error {}
+
+    /// Answers from a script, one entry per call; the last entry repeats.
+    final class ScriptedLister: Sendable {
+        private let script: Mutex<[Result<[Voice], Failure>]>
+        let calls = Mutex(0)
+        init(_ script: [Result<[Voice], Failure>]) { self.script = Mutex(script) }
+        func list() throws -> [Voice] {
+            calls.withLock { $0 += 1 }
+            let next = script.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
+            return try next.get()
+        }
+    }
+
+    /// Records the backoff asked for and returns at once.
+    final class Sleeps: Sendable {
+        let asked = Mutex<[Duration]>([])
+        func sleep(_ duration: Duration) async throws {
+            asked.withLock { $0.append(duration) }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    func testEmptyThenFailedThenGoodListing() async throws {
+        let lister = ScriptedLister([.success([]), .failure(Failure()), .success(Self.english)])
+        let sleeps = Sleeps()
+        let changes = Mutex<[[Voice]]>([])
+        let cache = VoiceCache(lister: { try lister.list() }, sleep: { duration in
+            // The waiter's own time limit must not fire in this test.
+            if duration < .seconds(5) { try await sleeps.sleep(duration) } else { try await Task.sleep(for: .seconds(60)) }
+        }, onChange: { list in changes.withLock { $0.append(list) } })
+        let voices = try await cache.get()
+        XCTAssertEqual(voices, Self.english)
+        XCTAssertEqual(lister.calls.withLock { $0 }, 3)
+        XCTAssertEqual(sleeps.asked.withLock { $0 }, [.milliseconds(250), .milliseconds(500)], "exponential backoff")
+        XCTAssertEqual(changes.withLock { $0 }, [Self.english])
+        let cached = await cache.current
+        XCTAssertEqual(cached, Self.english)
+        // Answered from memory now: no further listing.
+        _ = try await cache.get()
+        XCTAssertEqual(lister.calls.withLock { $0 }, 3)
+    }
+
+    func testBackoffIsBounded() async throws {
+        let lister = ScriptedLister(Array(repeating: .success([]), count: 9) + [.success(Self.english)])
+        let sleeps = Sleeps()
+        var policy = VoiceCache.Policy()
+        policy.maximumWait = .seconds(60)
+        let cache = VoiceCache(policy: policy, lister: { try lister.list() }, sleep: { duration in
+            if duration <= .seconds(10) { try await sleeps.sleep(duration) }
+            else { try await Task.sleep(for: .seconds(60)) }
+        })
+        _ = try await cache.get()
+        let asked = sleeps.asked.withLock { $0 }
+        XCTAssertEqual(asked.max(), .seconds(10))
+        XCTAssertEqual(asked.prefix(3), [.milliseconds(250), .milliseconds(500), .seconds(1)])
+    }
+
+    func testWaitersGiveUpWithEngineUnavailable() async throws {
+        var policy = VoiceCache.Policy()
+        policy.maximumWait = .milliseconds(200)
+        let cache = VoiceCache(policy: policy, lister: { throw Failure() })
+        do {
+            _ = try await cache.get()
+            XCTFail("no list can arrive")
+        } catch {
+            XCTAssertEqual(error.kind, .engineUnavailable)
+            XCTAssertTrue(error.message.contains("listing voices failed"), error.message)
+        }
+        let cached = await cache.current
+        XCTAssertNil(cached, "a failed listing is never cached")
+    }
+
+    func testRefreshKeepsTheOldListOnFailureAndSignalsOnlyRealChanges() async throws {
+        let lister = ScriptedLister([.success(Self.english), .success(Self.english), .failure(Failure()), .success(Self.more)])
+        let changes = Mutex(0)
+        let cache = VoiceCache(lister: { try lister.list() }, sleep: { _ in try await Task.sleep(for: .milliseconds(1)) },
+                               onChange: { _ in changes.withLock { $0 += 1 } })
+        _ = try await cache.get()
+        XCTAssertEqual(changes.withLock { $0 }, 1)
+        await cache.refresh()  // the same list: no change
+        try await waitFor { lister.calls.withLock { $0 } == 2 }
+        try await Task.sleep(for: .milliseconds(20))
+        XCTAssertEqual(changes.withLock { $0 }, 1)
+        await cache.refresh()  // fails, then lists more voices
+        try await waitFor { changes.withLock { $0 } == 2 }
+        let voices = try await cache.get()
+        XCTAssertEqual(voices, Self.more)
+    }
+
+    private func waitFor(_ condition: @Sendable () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        XCTAssertTrue(condition())
+    }
+}
