@@ -54,10 +54,10 @@ public final class BusConnection: Sendable {
     /// Closes the connection after sending what is queued; returns once it is closed.
     public func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            loop.submit { state in
+            loop.submit({ state in
                 state.onStopped.append { done.resume() }
                 state.stopped = true
-            }
+            }, orElse: { done.resume() })
         }
     }
 
@@ -73,9 +73,9 @@ public final class BusConnection: Sendable {
         let message = try Self.makeCall(destination: destination, path: path, interface: interface, member: member, arguments: arguments)
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let result = await withCheckedContinuation { (done: CheckedContinuation<Result<[DBusValue], DBusError>, Never>) in
-            loop.submit { state in
+            loop.submit({ state in
                 state.call(message, timeoutMilliseconds: milliseconds) { done.resume(returning: $0) }
-            }
+            }, orElse: { done.resume(returning: .failure(.disconnected())) })
         }
         return try result.get()
     }

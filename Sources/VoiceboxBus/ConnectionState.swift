@@ -163,28 +163,37 @@ final class ConnectionState {
         let installed = dbus_pending_call_set_notify(pending, { pending, data in
             let box = Unmanaged<CompletionBox>.fromOpaque(data!).takeUnretainedValue()
             guard let reply = dbus_pending_call_steal_reply(pending) else {
-                box.completion(.failure(.disconnected()))
+                box.complete(.failure(.disconnected()))
                 return
             }
             let message = MessageRef(adopting: reply)
             if let error = message.asError() {
-                box.completion(.failure(error))
+                box.complete(.failure(error))
             } else {
-                box.completion(Result { () throws(DBusError) in try Marshalling.read(reply) })
+                box.complete(Result { () throws(DBusError) in try Marshalling.read(reply) })
             }
         }, box, { data in
             Unmanaged<CompletionBox>.fromOpaque(data!).release()
         })
         if installed == 0 {
-            Unmanaged<CompletionBox>.fromOpaque(box).release()
-            completion(.failure(.noMemory()))
+            let unused = Unmanaged<CompletionBox>.fromOpaque(box).takeRetainedValue()
+            unused.complete(.failure(.noMemory()))
         }
         // The notify function keeps what it needs; the connection holds the pending call.
         dbus_pending_call_unref(pending)
     }
 }
 
+/// The completion of one pending call. libdbus frees it with the pending call; a call that
+/// never got its reply (the connection closed first) is failed then, so no caller hangs.
 private final class CompletionBox {
-    let completion: @Sendable (Result<[DBusValue], DBusError>) -> Void
+    private var completion: (@Sendable (Result<[DBusValue], DBusError>) -> Void)?
     init(_ completion: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void) { self.completion = completion }
+
+    func complete(_ result: Result<[DBusValue], DBusError>) {
+        completion?(result)
+        completion = nil
+    }
+
+    deinit { completion?(.failure(.disconnected("the connection closed before the reply came"))) }
 }

@@ -9,7 +9,13 @@ import Synchronization
 final class EventLoop: Sendable {
     typealias Job = @Sendable (ConnectionState) -> Void
 
-    private let jobs = Mutex<[Job]>([])
+    private struct Queue {
+        /// Each job with what to do instead if the loop has ended before running it.
+        var jobs: [(job: Job, orElse: (@Sendable () -> Void)?)] = []
+        var ended = false
+    }
+
+    private let queue = Mutex(Queue())
     private let wakeFD: Int32
     let state: LoopConfined<ConnectionState>
 
@@ -20,10 +26,15 @@ final class EventLoop: Sendable {
 
     deinit { close(wakeFD) }
 
-    /// Runs `job` on the loop thread, after every job submitted before it.
-    func submit(_ job: @escaping Job) {
-        jobs.withLock { $0.append(job) }
-        wake()
+    /// Runs `job` on the loop thread, after every job submitted before it. If the loop has
+    /// ended (the connection is closed), runs `orElse` instead, so no waiter is left hanging.
+    func submit(_ job: @escaping Job, orElse: (@Sendable () -> Void)? = nil) {
+        let accepted = queue.withLock { queue in
+            guard !queue.ended else { return false }
+            queue.jobs.append((job, orElse))
+            return true
+        }
+        if accepted { wake() } else { orElse?() }
     }
 
     func wake() {
@@ -71,12 +82,18 @@ final class EventLoop: Sendable {
                 dbus_watch_handle(watch, flags)
             }
             state.timeouts.fireDue()
-            for job in jobs.withLock({ pending in defer { pending = [] }; return pending }) {
-                job(state)
+            for entry in queue.withLock({ queue in defer { queue.jobs = [] }; return queue.jobs }) {
+                entry.job(state)
             }
             state.dispatchIncoming()
         }
         state.shutDown()
+        let leftovers = queue.withLock { queue in
+            queue.ended = true
+            defer { queue.jobs = [] }
+            return queue.jobs
+        }
+        for entry in leftovers { entry.orElse?() }
     }
 }
 

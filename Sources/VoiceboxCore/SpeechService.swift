@@ -5,6 +5,9 @@ public actor SpeechService {
 
     private struct Utterance {
         let caller: String
+        /// Spoken with `wait`: the caller is waiting for it, so it ends if the caller leaves.
+        /// Fire-and-forget speech outlives its caller, as with spd-say.
+        let owedToCaller: Bool
         var started = false
         var waiters: [CheckedContinuation<SynthesisEnd, Never>] = []
     }
@@ -63,8 +66,8 @@ public actor SpeechService {
         }
         let id = nextID
         nextID += 1
-        utterances[id] = Utterance(caller: caller)
-        watch(caller)
+        utterances[id] = Utterance(caller: caller, owedToCaller: options.wait)
+        if options.wait { watch(caller) }
         let request = SynthesisRequest(id: id, text: text, ssml: options.ssml, priority: options.priority, voice: voice,
                                        language: nil, rate: options.rate, pitch: options.pitch, volume: options.volume)
         do {
@@ -169,15 +172,15 @@ public actor SpeechService {
     }
 
     private func unwatchIfIdle(_ caller: String) {
-        guard !utterances.values.contains(where: { $0.caller == caller }),
+        guard !utterances.values.contains(where: { $0.caller == caller && $0.owedToCaller }),
               let token = callerWatches.removeValue(forKey: caller) else { return }
         bus.unwatchCaller(token)
     }
 
-    /// A caller that left the bus cannot hear, stop or wait for its speech any more.
+    /// A caller that left the bus can no longer get the reply it was waiting for.
     private func callerLeft(_ caller: String) async {
         callerWatches[caller] = nil
-        let ids = utterances.filter { $0.value.caller == caller }.map(\.key).sorted()
+        let ids = utterances.filter { $0.value.caller == caller && $0.value.owedToCaller }.map(\.key).sorted()
         if !ids.isEmpty { await synthesizer.stop(ids) }
     }
 }

@@ -168,9 +168,31 @@ final class SpeechTests: XCTestCase {
         let id = try XCTUnwrap(reply.first?.uint64)
         let name = await service.errorName("StopSpeaking", [.uint64(id)])
         XCTAssertEqual(name, "org.voicebox.Error.InvalidArgument")
+        // Fire-and-forget speech outlives its caller, as with spd-say (and busctl, which exits at once).
         await other.close()
-        // The other caller left the bus: its speech is cancelled.
-        try await assertFinished(id, "cancelled")
+        try await waitUntil("the utterance to start") { self.service.events(of: id).contains("SpeechStarted") }
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
+        _ = try await service.call("StopSpeaking", [.uint64(0)])  // not ours: must not stop it
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
+        try await assertFinished(id, "done", timeout: .seconds(30))
+    }
+
+    func testACallerWaitingForItsSpeechThatLeavesTheBusCancelsIt() async throws {
+        let other = try BusConnection(address: stack.busAddress)
+        let long = Self.long
+        let waiting = Task { @Sendable () async -> Void in
+            _ = try? await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
+                                      member: "Speak", arguments: [.string(long), .vardict(["wait": .boolean(true)])])
+        }
+        try await waitUntil("the waited-for utterance to start") {
+            self.service.signals.contains { $0.member == "SpeechStarted" }
+        }
+        let id = try XCTUnwrap(service.signals.first { $0.member == "SpeechStarted" }?.arguments.first?.uint64)
+        await other.close()
+        try await assertFinished(id, "cancelled", timeout: .seconds(5))
+        await waiting.value
     }
 
     func testPauseAndResume() async throws {

@@ -171,6 +171,21 @@ final class ConnectionTests: XCTestCase {
         try await waitUntil { gone.withLock { $0 } }
     }
 
+    func testPendingCallsFailWhenTheConnectionClosesAndLaterCallsFailAtOnce() async throws {
+        let client = try BusConnection(address: bus.address), name = server.uniqueName
+        let pending = Task {
+            try await client.call(destination: name, path: "/org/voicebox/Test", interface: "org.voicebox.Test",
+                                  member: "Later", arguments: [.double(2)])
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        await client.close()
+        await assertError("org.freedesktop.DBus.Error.Disconnected") { _ = try await pending.value }
+        await assertError("org.freedesktop.DBus.Error.Disconnected") {
+            _ = try await client.call(destination: name, path: "/org/voicebox/Test", interface: "org.voicebox.Test", member: "Fail")
+        }
+        await client.close()  // twice is harmless
+    }
+
     func testNameOwnership() async throws {
         let first = try await server.requestName("org.voicebox.TestName")
         XCTAssertEqual(first, .primaryOwner)
