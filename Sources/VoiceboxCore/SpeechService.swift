@@ -122,7 +122,7 @@ public actor SpeechService {
         guard language.isEmpty || LanguageTag.isWellFormed(language) else {
             throw .invalidArgument("'\(language)' is not a BCP-47 language tag")
         }
-        return VoiceMatching.voices(try await voices.get(), for: language)
+        return try await voices.voices(for: language)
     }
 
     public func refreshVoices() async {

@@ -21,6 +21,8 @@ public actor VoiceCache {
     private let onChange: @Sendable ([Voice]) -> Void
 
     private var voices: [Voice]?
+    /// Answers already given, by lower-cased language: a client asking again gets them at once.
+    private var matches: [String: [Voice]] = [:]
     private var lastProblem = "the voice list has not been fetched yet"
     private var listing: Task<Void, Never>?
     private var waiters: [UInt64: CheckedContinuation<[Voice]?, Never>] = [:]
@@ -39,6 +41,15 @@ public actor VoiceCache {
 
     /// The cached list, or nil before the first good listing.
     public var current: [Voice]? { voices }
+
+    /// The voices for a language, best first (see VoiceMatching), remembered until the list changes.
+    public func voices(for language: String) async throws(VoiceboxError) -> [Voice] {
+        let key = language.lowercased()
+        if let known = matches[key] { return known }
+        let found = VoiceMatching.voices(try await get(), for: language)
+        matches[key] = found
+        return found
+    }
 
     /// Starts a listing now (at start-up, on RefreshVoices, when the engine comes back).
     /// A listing already running is restarted, so its backoff starts afresh.
@@ -92,6 +103,7 @@ public actor VoiceCache {
     private func accept(_ listed: [Voice]) {
         let changed = listed != voices
         voices = listed
+        if changed { matches = [:] }
         listing = nil
         for waiter in waiters.values { waiter.resume(returning: listed) }
         waiters.removeAll()

@@ -1,3 +1,4 @@
+import Synchronization
 import VoiceboxBus
 import VoiceboxCore
 
@@ -11,14 +12,20 @@ public final class SpeechObject: Sendable {
     private let object: ExportedObject
     private let calls: AsyncStream<MethodCall>.Continuation
     private let incoming: AsyncStream<MethodCall>
+    private let voiceReplies = VoiceReplies()
 
     public init(connection: BusConnection) throws(DBusError) {
         self.connection = connection
         let (stream, continuation) = AsyncStream<MethodCall>.makeStream()
         incoming = stream
         calls = continuation
+        let voiceReplies = voiceReplies
         object = try connection.export(path: Speech1.objectPath, interfaces: [Speech1.interface]) { call in
-            continuation.yield(call)
+            if call.member == "ListVoices", let reply = voiceReplies[call.arguments.first?.string ?? ""] {
+                call.reply([reply])
+            } else {
+                continuation.yield(call)
+            }
         }
     }
 
@@ -62,8 +69,10 @@ public final class SpeechObject: Sendable {
                 // The first listing can take a while: don't hold up other calls meanwhile.
                 Task {
                     do throws(VoiceboxError) {
-                        let voices = try await service.listVoices(language: language)
-                        call.reply([Self.voiceArray(voices)])
+                        let generation = voiceReplies.generation
+                        let reply = Self.voiceArray(try await service.listVoices(language: language))
+                        voiceReplies.store(reply, for: language, generation: generation)
+                        call.reply([reply])
                     } catch {
                         call.fail(DBusError(name: error.dbusName, message: error.message))
                     }
@@ -108,6 +117,7 @@ extension SpeechObject: ServiceBus {
         case .speechFinished(let id, let end): ("SpeechFinished", [.uint64(id), .string(end.rawValue)])
         case .voicesChanged: ("VoicesChanged", [])
         }
+        if signal == .voicesChanged { voiceReplies.removeAll() }
         connection.emit(path: Speech1.objectPath, interface: Speech1.interfaceName, member: member, arguments: arguments)
     }
 
@@ -127,4 +137,23 @@ extension SpeechObject: ServiceBus {
     public func unwatchCaller(_ token: UInt64) {
         connection.unwatchPeer(token)
     }
+}
+
+/// ListVoices replies already built, by lower-cased language, until the voices change: answered
+/// on the bus thread at once, with no hop through the service.
+final class VoiceReplies: Sendable {
+    /// The generation counts invalidations, so an answer computed from an older list is not kept.
+    private let state = Mutex<(generation: UInt64, replies: [String: DBusValue])>((0, [:]))
+
+    subscript(language: String) -> DBusValue? {
+        state.withLock { $0.replies[language.lowercased()] }
+    }
+
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    func store(_ reply: DBusValue, for language: String, generation: UInt64) {
+        state.withLock { if $0.generation == generation { $0.replies[language.lowercased()] = reply } }
+    }
+
+    func removeAll() { state.withLock { $0 = ($0.generation + 1, [:]) } }
 }
