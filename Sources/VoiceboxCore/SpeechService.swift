@@ -32,13 +32,17 @@ public actor SpeechService {
         })
     }
 
-    /// Publishes the initial properties, warms the voice cache and follows the engine's
-    /// events until the synthesizer's stream ends.
-    public func run() async {
+    /// Publishes the properties and starts warming the voice cache. Call before taking the
+    /// bus name, so the first caller (perhaps the one that activated us) finds them.
+    public func start() async {
         bus.publish(.version(Self.version))
         bus.publish(.speaking(false))
         bus.publish(.voiceCount(0))
         await voices.refresh()
+    }
+
+    /// Follows the engine's events until the synthesizer's stream ends.
+    public func run() async {
         for await event in synthesizer.events {
             await handle(event)
         }

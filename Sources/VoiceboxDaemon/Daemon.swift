@@ -32,7 +32,8 @@ public enum Daemon {
         policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
         let service = SpeechService(synthesizer: synthesizer, bus: object, voicePolicy: policy)
 
-        // Export first, then take the name: a caller activated by the name finds the object.
+        // Export and publish first, then take the name: a caller activated by the name finds it all.
+        await service.start()
         do {
             switch try await connection.requestName(Speech1.busName) {
             case .primaryOwner, .alreadyOwner:

@@ -9,7 +9,7 @@ final class ResilienceTests: XCTestCase {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, extraArguments: ["--voices-wait", "30"])
-        defer { Task { await service.stop() } }
+        addTeardownBlock { await service.stop() }
 
         let early = await service.errorName("Speak", [.string("nobody hears this"), .vardict([:])])
         XCTAssertEqual(early, "org.voicebox.Error.EngineUnavailable")
@@ -33,7 +33,7 @@ final class ResilienceTests: XCTestCase {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         try await speechd.start()
         let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
-        defer { Task { await service.stop() } }
+        addTeardownBlock { await service.stop() }
         try await waitUntil("speaking to work", timeout: .seconds(20)) {
             (try? await service.speak("ready")) != nil
         }
@@ -97,7 +97,7 @@ final class ResilienceTests: XCTestCase {
     func testIdleServiceUsesNoCPU() async throws {
         let stack = try Stack.require()
         let service = try await ServiceHarness(stack: stack)
-        defer { Task { await service.stop() } }
+        addTeardownBlock { await service.stop() }
         // Let start-up (the voice listing) finish first.
         try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
             ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0

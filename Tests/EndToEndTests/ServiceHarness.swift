@@ -27,13 +27,18 @@ final class ServiceHarness: Sendable {
         if waitForName { try await waitForOwner() }
     }
 
+    /// Waits until the name belongs to this harness's voiceboxd (not one a previous test left behind).
     func waitForOwner() async throws {
-        let client = client
+        let client = client, pid = UInt32(daemon.pid), daemon = daemon
         try await waitUntil("voiceboxd to own its name") {
             let reply = try? await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                               interface: "org.freedesktop.DBus", member: "NameHasOwner",
+                                               interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
                                                arguments: [.string(Self.name)])
-            return reply?.first?.bool == true
+            return reply?.first?.uint32 == pid || daemon.poll() != nil
+        }
+        if let status = daemon.poll() {
+            struct Exited: Error, CustomStringConvertible { var description: String }
+            throw Exited(description: "voiceboxd exited with status \(status) before owning its name")
         }
     }
 
