@@ -84,12 +84,23 @@ enum SpeechdConnector {
             cAddress = fromEnvironment
         }
         defer { SPDConnectionAddress__free(cAddress) }
-        // spd_open2 only spawns a server when `autospawn` is non-zero.
-        guard let connection = spd_open2(clientName, connectionName, nil, mode, cAddress,
-                                         autospawn ? 1 : 0, &error) else {
-            return .failure(.unavailable(takeError(&error) ?? "cannot connect to speech-dispatcher"))
+        // Never with libspeechd's own autospawn: it spawns the server from this thread, a dispatch
+        // worker whose signal mask blocks nearly everything, and the server inherits that mask (measured:
+        // SigBlk fffffffe3bfbea27), so it would ignore SIGTERM and SIGHUP for the rest of its life.
+        if let connection = spd_open2(clientName, connectionName, nil, mode, cAddress, 0, &error) {
+            return .success(SpeechdHandle(connection: connection))
         }
-        if error != nil { free(error) }
+        var refusal = takeError(&error) ?? "cannot connect to speech-dispatcher"
+        guard autospawn else { return .failure(.unavailable(refusal)) }
+        if refusal.hasSuffix(" Autospawn: Autospawn disabled") {
+            refusal.removeLast(" Autospawn: Autospawn disabled".count)
+        }
+        if let spawnError = SpeechdSpawner.spawn(for: cAddress.pointee) {
+            return .failure(.unavailable("\(refusal) Autospawn: \(spawnError)"))
+        }
+        guard let connection = spd_open2(clientName, connectionName, nil, mode, cAddress, 0, &error) else {
+            return .failure(.unavailable(takeError(&error) ?? "cannot connect to the spawned speech-dispatcher"))
+        }
         return .success(SpeechdHandle(connection: connection))
     }
 
@@ -97,6 +108,27 @@ enum SpeechdConnector {
         guard let pointer = error else { return nil }
         defer { free(pointer); error = nil }
         return String(cString: pointer)
+    }
+
+    /// Closes a live threaded connection. spd_close would pthread_cancel libspeechd's event thread in
+    /// the middle of its blocking read (inside stdio, holding the stream's lock); instead ask the server
+    /// to end the connection (SSIP `QUIT`), so that thread reads the end of the socket, closes the
+    /// stream and exits by itself, then spd_close. Bounded: falls back to plain spd_close after 1 s.
+    static func closeGracefully(_ connection: UnsafeMutablePointer<SPDConnection>) {
+        if !eventThreadEnded(connection) {
+            _ = spd_execute_command(connection, "QUIT")
+            var waited = 0
+            while !eventThreadEnded(connection), waited < 1000 {
+                usleep(1000)
+                waited += 1
+            }
+        }
+        if eventThreadEnded(connection) {
+            usleep(2000) // from `stream = NULL` to pthread_exit it only signals a condition variable
+            closeAfterEventThreadEnded(connection)
+        } else {
+            spd_close(connection)
+        }
     }
 
     /// Closes a connection whose event thread has already ended because the server went away. In
@@ -121,6 +153,114 @@ enum SpeechdConnector {
     static func eventThread(_ connection: UnsafeMutablePointer<SPDConnection>) -> pthread_t? {
         guard connection.pointee.mode == SPD_MODE_THREADED, let td = connection.pointee.td else { return nil }
         return UnsafeRawPointer(td).load(as: pthread_t.self)
+    }
+}
+
+/// Starts speech-dispatcher the way libspeechd's autospawn does (`speech-dispatcher --spawn
+/// --communication-method … --socket-path …|--port …`, `$SPEECHD_CMD` overriding the program; it
+/// returns once the server is ready, and refuses when the server's configuration disables autospawn or
+/// names another socket), but with an empty signal mask, default signal dispositions and no inherited
+/// descriptors, whatever thread calls it.
+enum SpeechdSpawner {
+    static let timeoutMilliseconds: Int32 = 20_000
+
+    /// nil on success, else why not.
+    static func spawn(for address: SPDConnectionAddress) -> String? {
+        var arguments = ["--spawn", "--communication-method"]
+        switch address.method {
+        case SPD_METHOD_UNIX_SOCKET:
+            guard let path = address.unix_socket_name else { return "no socket path" }
+            arguments += ["unix_socket", "--socket-path", String(cString: path)]
+        case SPD_METHOD_INET_SOCKET:
+            let host = address.inet_socket_host.map { String(cString: $0) } ?? "127.0.0.1"
+            guard host == "localhost" || host.hasPrefix("127.") else {
+                return "the address \(host) is not on this machine"
+            }
+            arguments += ["inet_socket", "--port", String(address.inet_socket_port)]
+        default:
+            return "unsupported address"
+        }
+        let program = ProcessInfo.processInfo.environment["SPEECHD_CMD"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/usr/bin/speech-dispatcher"
+
+        var errorPipe: [Int32] = [-1, -1]
+        guard pipe(&errorPipe) == 0 else { return "cannot create a pipe" }
+        defer { close(errorPipe[0]) }
+        _ = fcntl(errorPipe[0], F_SETFD, FD_CLOEXEC)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var all = sigset_t()
+        sigemptyset(&all)
+        for signal in 1..<32 where signal != SIGKILL && signal != SIGSTOP { sigaddset(&all, Int32(signal)) }
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        closeInheritedDescriptors(&actions)
+
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+        close(errorPipe[1])
+        guard spawned == 0 else { return "cannot run \(program): \(String(cString: strerror(spawned)))" }
+
+        // The launcher closes its standard error when it exits and the daemon has detached from it:
+        // read it to the end (bounded), then reap the launcher.
+        var output: [UInt8] = []
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeoutMilliseconds) * 1_000_000
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else {
+                return "\(program) did not finish starting within \(timeoutMilliseconds / 1000) s"
+            }
+            var fd = pollfd(fd: errorPipe[0], events: Int16(POLLIN), revents: 0)
+            let ready = poll(&fd, 1, Int32((deadline - now) / 1_000_000) + 1)
+            if ready == 0 || (ready < 0 && errno == EINTR) { continue }
+            let count = read(errorPipe[0], &buffer, buffer.count)
+            if count > 0 {
+                output += buffer[0..<count]
+            } else if count < 0 && (errno == EINTR || errno == EAGAIN) {
+                continue
+            } else {
+                break
+            }
+        }
+        var status: Int32 = 0
+        var reaped: pid_t
+        repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+        // Not reaped (ECHILD: the application ignores SIGCHLD): judge by connecting.
+        guard reaped == pid else { return nil }
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        if exited && code == 0 { return nil }
+        let message = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return "\(program) refused to start" + (message.isEmpty ? "" : ": \(message)")
+    }
+
+    /// Like GLib's g_spawn: the server must not keep any of this process's descriptors open.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+        // glibc ≥ 2.34; not imported by Swift's Glibc module (it is a GNU extension).
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            let closeFrom = unsafeBitCast(symbol, to: CloseFrom.self)
+            if closeFrom(&actions, 3) == 0 { return }
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+            if fcntl(descriptor, F_GETFD) >= 0 { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        }
     }
 }
 
@@ -163,9 +303,9 @@ final class HangupWatcher: Sendable {
         self.handle = handle
         let thread = Thread { [self] in
             defer { finished.signal() }
+            Self.nameCurrentThread()
             watch(onHangup: onHangup)
         }
-        thread.name = "voicebox-speechd-hangup"
         thread.start()
     }
 
@@ -245,6 +385,16 @@ final class HangupWatcher: Sendable {
         close(socket)
         close(wakeRead)
         close(wakeWrite)
+    }
+
+    /// Shows in /proc/PID/task/*/comm (15 bytes at most).
+    static let threadName = "vb-speechd-hup"
+
+    /// pthread_setname_np (a GNU extension Swift's Glibc module does not import), looked up once.
+    private static func nameCurrentThread() {
+        typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pthread_setname_np") else { return }
+        _ = unsafeBitCast(symbol, to: SetName.self)(pthread_self(), threadName)
     }
 
     /// `POLLRDHUP` is a GNU extension that Swift's Glibc module does not import.

@@ -59,7 +59,9 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
         await core.resume()
     }
 
-    /// Every voice of every output module, over a separate connection (about 1 s for espeak-ng).
+    /// Every voice of every output module, over a separate short-lived connection: ids are
+    /// `"<module>/<name>"` (espeak-ng: 13,362 voices, about 0.3 s). Throws `.unavailable` when
+    /// speech-dispatcher cannot be reached.
     public func listVoices() async throws -> [Voice] {
         try await lister.list()
     }

@@ -409,7 +409,7 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
     private func attemptFinished(_ result: Result<SpeechdHandle, SynthesizerError>, generation attempt: UInt64) {
         attemptInFlight = false
         if case .shutDown = phase {
-            if case .success(let handle) = result { spd_close(handle.connection) }
+            if case .success(let handle) = result { SpeechdConnector.closeGracefully(handle.connection) }
             return
         }
         switch result.flatMap({ setUp($0.connection, generation: attempt) }) {
@@ -442,7 +442,7 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
                        generation attempt: UInt64) -> Result<Link, SynthesizerError> {
         let clientID = Int(spd_get_client_id(connection))
         guard clientID > 0 else {
-            spd_close(connection)
+            SpeechdConnector.closeGracefully(connection)
             return .failure(.unavailable("speech-dispatcher did not answer"))
         }
         let defaultModule = Self.take(spd_get_output_module(connection))
@@ -453,7 +453,7 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
             self.queue.async { self.hungUp(reason, generation: attempt) }
         }
         guard let watcher else {
-            spd_close(connection)
+            SpeechdConnector.closeGracefully(connection)
             return .failure(.unavailable("speech-dispatcher closed the connection"))
         }
         connection.pointee.callback_begin = SpeechdRouter.beginCallback
@@ -468,7 +468,7 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         guard notifying == 0 else {
             SpeechdRouter.shared.unregister(token: token)
             watcher.stop()
-            spd_close(connection)
+            SpeechdConnector.closeGracefully(connection)
             return .failure(.unavailable("speech-dispatcher refused notifications"))
         }
         return .success(Link(connection: connection, generation: attempt, clientID: clientID, routerToken: token,
@@ -543,13 +543,8 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         if case .connected(let link) = previous {
             SpeechdRouter.shared.unregister(token: link.routerToken)
             _ = spd_cancel(link.connection)
-            link.watcher.stop()
-            if SpeechdConnector.eventThreadEnded(link.connection) {
-                usleep(20_000) // let the ending event thread leave (see `retire`)
-                SpeechdConnector.closeAfterEventThreadEnded(link.connection)
-            } else {
-                spd_close(link.connection)
-            }
+            link.watcher.stop() // before the server hangs up on QUIT
+            SpeechdConnector.closeGracefully(link.connection)
         }
         continuation.finish()
     }

@@ -1,0 +1,87 @@
+import CSpeechd
+import VoiceboxCore
+import XCTest
+@testable import VoiceboxSpeechd
+
+/// Pure conversions: no speech-dispatcher needed.
+final class MappingTests: XCTestCase {
+    func testRateIsFiftyTimesLog2Clamped() {
+        XCTAssertEqual(SpeechdMapping.rate(1), 0)
+        XCTAssertEqual(SpeechdMapping.rate(2), 50)
+        XCTAssertEqual(SpeechdMapping.rate(4), 100)
+        XCTAssertEqual(SpeechdMapping.rate(0.5), -50)
+        XCTAssertEqual(SpeechdMapping.rate(0.25), -100)
+        XCTAssertEqual(SpeechdMapping.rate(1.5), 29)
+        XCTAssertEqual(SpeechdMapping.rate(100), 100)
+        XCTAssertEqual(SpeechdMapping.rate(0.01), -100)
+        XCTAssertEqual(SpeechdMapping.rate(0), -100)
+        XCTAssertEqual(SpeechdMapping.rate(-3), -100)
+        XCTAssertEqual(SpeechdMapping.rate(.nan), 0)
+        XCTAssertEqual(SpeechdMapping.rate(.infinity), 100)
+    }
+
+    func testPitchIsHundredTimesLog2Clamped() {
+        XCTAssertEqual(SpeechdMapping.pitch(1), 0)
+        XCTAssertEqual(SpeechdMapping.pitch(2), 100)
+        XCTAssertEqual(SpeechdMapping.pitch(0.5), -100)
+        XCTAssertEqual(SpeechdMapping.pitch(1.25), 32)
+        XCTAssertEqual(SpeechdMapping.pitch(3), 100)
+        XCTAssertEqual(SpeechdMapping.pitch(0.1), -100)
+    }
+
+    func testVolumeIsLinear() {
+        XCTAssertEqual(SpeechdMapping.volume(0), -100)
+        XCTAssertEqual(SpeechdMapping.volume(0.5), 0)
+        XCTAssertEqual(SpeechdMapping.volume(1), 100)
+        XCTAssertEqual(SpeechdMapping.volume(0.75), 50)
+        XCTAssertEqual(SpeechdMapping.volume(2), 100)
+        XCTAssertEqual(SpeechdMapping.volume(-1), -100)
+    }
+
+    func testPriorities() {
+        XCTAssertEqual(SpeechdMapping.priority(.message), SPD_MESSAGE)
+        XCTAssertEqual(SpeechdMapping.priority(.important), SPD_IMPORTANT)
+        XCTAssertEqual(SpeechdMapping.priority(.text), SPD_TEXT)
+        XCTAssertEqual(SpeechdMapping.priority(.notification), SPD_NOTIFICATION)
+        XCTAssertEqual(SpeechdMapping.priority(.progress), SPD_PROGRESS)
+    }
+
+    func testSSMLIsWrappedOnlyWhenNeeded() {
+        XCTAssertEqual(SpeechdMapping.payload(text: "Hi <b>x</b>", ssml: false), "Hi <b>x</b>")
+        XCTAssertEqual(SpeechdMapping.payload(text: "Hi <mark name=\"a\"/>", ssml: true),
+                       "<speak>Hi <mark name=\"a\"/></speak>")
+        XCTAssertEqual(SpeechdMapping.payload(text: "<speak>Hi</speak>", ssml: true), "<speak>Hi</speak>")
+        XCTAssertEqual(SpeechdMapping.payload(text: "  <speak version=\"1.0\">Hi</speak>", ssml: true),
+                       "  <speak version=\"1.0\">Hi</speak>")
+    }
+
+    func testInternalMarks() {
+        XCTAssertTrue(SpeechdMapping.isInternalMark("__spd_1"))
+        XCTAssertFalse(SpeechdMapping.isInternalMark("chapter"))
+    }
+
+    func testAddresses() {
+        XCTAssertEqual(SpeechdAddress.parse("unix_socket:/tmp/a:b/speechd.sock"), .unixSocket(path: "/tmp/a:b/speechd.sock"))
+        XCTAssertEqual(SpeechdAddress.parse("inet_socket:localhost:7000"), .inetSocket(host: "localhost", port: 7000))
+        XCTAssertEqual(SpeechdAddress.parse("inet_socket:example.org"), .inetSocket(host: "example.org", port: 6560))
+        XCTAssertEqual(SpeechdAddress.parse("inet_socket"), .inetSocket(host: "127.0.0.1", port: 6560))
+        XCTAssertEqual(SpeechdAddress.parse("unix_socket"), .unixSocket(path: SpeechdAddress.defaultSocketPath()))
+        XCTAssertNil(SpeechdAddress.parse("dbus:whatever"))
+        XCTAssertNil(SpeechdAddress.parse("inet_socket:host:notaport"))
+    }
+
+    func testVoiceListParsing() {
+        let reply = "249-English (Great Britain)\ten-GB\tnone\r\n249-English (Great Britain)+Annie\ten-GB\tAnnie\r\n"
+            + "249-OnlyName\r\n249-Two\tfields\r\n249-Extra\tx\ty\tz\r\n249 OK VOICE LIST SENT\r\n249-after end\ten\tnone\r\n"
+        let entries = Array(reply.utf8).withUnsafeBytes { VoiceLister.parseVoiceList($0) }
+        XCTAssertEqual(entries, [
+            .init(name: "English (Great Britain)", language: "en-GB", variant: "none"),
+            .init(name: "English (Great Britain)+Annie", language: "en-GB", variant: "Annie"),
+            .init(name: "OnlyName", language: "", variant: "none"),
+            .init(name: "Two", language: "fields", variant: "none"),
+            .init(name: "Extra", language: "x", variant: "y"),
+        ])
+        XCTAssertEqual(Array("249 OK VOICE LIST SENT\r\n".utf8).withUnsafeBytes { VoiceLister.parseVoiceList($0) }, [])
+        XCTAssertEqual(Array("".utf8).withUnsafeBytes { VoiceLister.parseVoiceList($0) }, [])
+    }
+}

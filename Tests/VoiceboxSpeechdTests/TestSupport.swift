@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+import VoiceboxCore
+import XCTest
+@testable import VoiceboxSpeechd
+
+/// The stack the project's test script provides.
+enum TestStack {
+    /// `SPEECHD_ADDRESS` of the running speech-dispatcher; the tests skip without it.
+    static func address() throws -> String {
+        guard let address = ProcessInfo.processInfo.environment["SPEECHD_ADDRESS"], !address.isEmpty else {
+            throw XCTSkip("SPEECHD_ADDRESS is not set: no speech-dispatcher to test against")
+        }
+        return address
+    }
+
+    /// A ready configuration directory for extra private speech-dispatcher instances.
+    static func configDirectory() throws -> String {
+        guard let directory = ProcessInfo.processInfo.environment["VOICEBOX_SPEECHD_CONFIG"], !directory.isEmpty else {
+            throw XCTSkip("VOICEBOX_SPEECHD_CONFIG is not set")
+        }
+        return directory
+    }
+}
+
+/// Collects a synthesizer's events and waits for them with a deadline (never hangs).
+final class EventRecorder: Sendable {
+    private final class Log: Sendable {
+        let entries = Mutex<[(event: SynthesisEvent, at: ContinuousClock.Instant)]>([])
+    }
+
+    private let log = Log()
+    private let reader: Task<Void, Never>
+
+    init(_ synthesizer: SpeechDispatcherSynthesizer) {
+        let log = self.log
+        reader = Task { [events = synthesizer.events] in
+            for await event in events {
+                log.entries.withLock { $0.append((event, ContinuousClock.now)) }
+            }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    var events: [SynthesisEvent] { log.entries.withLock { $0.map(\.event) } }
+
+    func events(for id: UInt64) -> [SynthesisEvent] {
+        events.filter { event in
+            switch event {
+            case .started(let other), .mark(let other, _), .finished(let other, _): other == id
+            case .available, .unavailable: false
+            }
+        }
+    }
+
+    func times(of wanted: SynthesisEvent) -> [ContinuousClock.Instant] {
+        log.entries.withLock { $0.filter { $0.event == wanted }.map(\.at) }
+    }
+
+    func time(of wanted: SynthesisEvent) -> ContinuousClock.Instant? {
+        log.entries.withLock { $0.first { $0.event == wanted }?.at }
+    }
+
+    /// Waits until `condition` holds for the events so far; false on timeout.
+    @discardableResult
+    func wait(timeout seconds: Double, until condition: ([SynthesisEvent]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if condition(events) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition(events)
+    }
+
+    @discardableResult
+    func wait(for event: SynthesisEvent, timeout: Double) async -> Bool {
+        await wait(timeout: timeout) { $0.contains(event) }
+    }
+
+    /// Waits for the `.finished` of `id` and returns how it ended.
+    func end(of id: UInt64, timeout: Double) async -> SynthesisEnd? {
+        func find(_ events: [SynthesisEvent]) -> SynthesisEnd? {
+            for case .finished(id, let end) in events { return end }
+            return nil
+        }
+        await wait(timeout: timeout) { find($0) != nil }
+        return find(events)
+    }
+
+    func count(_ event: SynthesisEvent) -> Int { events.filter { $0 == event }.count }
+}
+
+/// A speech-dispatcher of the test's own, on its own socket, with the stack's configuration.
+final class PrivateSpeechd {
+    let directory: URL
+    var socketPath: String { directory.appendingPathComponent("speechd.sock").path }
+    var address: String { "unix_socket:\(socketPath)" }
+    private var pidFile: String { directory.appendingPathComponent("speechd.pid").path }
+    private let configDirectory: String
+    private(set) var pid: pid_t?
+
+    init(configDirectory: String) throws {
+        self.configDirectory = configDirectory
+        // Short path: a unix socket path must fit in 108 bytes.
+        directory = URL(fileURLWithPath: "/tmp/vbsd-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("log"),
+                                                withIntermediateDirectories: true)
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts it and waits (at most `timeout`) until it accepts connections.
+    func start(timeout: Double = 15) throws {
+        try? FileManager.default.removeItem(atPath: socketPath)
+        try? FileManager.default.removeItem(atPath: pidFile)
+        // -d: daemonize (the launcher returns once the modules are up); -t 60: exit after a minute
+        // without clients, so a server orphaned by a killed test run does not linger.
+        let launcher = try Self.spawn("/usr/bin/speech-dispatcher",
+                                      ["-d", "-t", "60", "-C", configDirectory, "-P", pidFile, "-S", socketPath,
+                                       "-L", directory.appendingPathComponent("log").path])
+        let deadline = Date().addingTimeInterval(timeout)
+        var launcherDone = false
+        while Date() < deadline {
+            if !launcherDone {
+                var status: Int32 = 0
+                launcherDone = waitpid(launcher, &status, WNOHANG) == launcher
+            }
+            if launcherDone, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+               let number = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), number > 1,
+               Self.accepts(socketPath) {
+                pid = number
+                return
+            }
+            usleep(20_000)
+        }
+        throw XCTSkip("private speech-dispatcher did not come up within \(timeout) s")
+    }
+
+    /// Like a crash by default (SIGKILL); waits until the socket refuses connections. False when there
+    /// was nothing of ours to kill.
+    @discardableResult
+    func kill(signal: Int32 = SIGKILL) -> Bool {
+        guard let pid, pid > 1 else { return false }
+        self.pid = nil
+        // Only what we started: the daemon named in our own pid file, serving our socket.
+        let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")))
+            .map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard command.contains("speech-dispatcher"), command.contains(socketPath) else { return false }
+        guard Glibc.kill(pid, signal) == 0 else { return false }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, Self.accepts(socketPath) { usleep(10_000) }
+        return true
+    }
+
+    /// posix_spawn with an empty signal mask and default dispositions. (Foundation's Process, called
+    /// from a Swift concurrency thread, passes on that thread's blocked signals: a speech-dispatcher
+    /// started that way ignores SIGTERM, and waitUntilExit hung here.)
+    static func spawn(_ program: String, _ arguments: [String]) throws -> pid_t {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        guard result == 0 else { throw XCTSkip("cannot start \(program): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8.prefix(107))
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+}
+
+extension SynthesisRequest {
+    static let longText = "This is a long sentence that speech dispatcher will take several seconds to say, "
+        + "because it goes on and on about nothing in particular, just to keep the synthesizer busy for a while."
+}
