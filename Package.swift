@@ -33,12 +33,13 @@ let package = Package(
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus"]),
 
-        .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse"]),
         .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxDaemon"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxDaemon", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

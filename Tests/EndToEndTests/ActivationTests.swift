@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import TestSupport
 import XCTest
 
 /// D-Bus activation with the shipped dbus/org.voicebox.Speech1.service: on a bus that knows the

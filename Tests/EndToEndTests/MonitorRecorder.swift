@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 
 /// Records a sink's monitor with parec (16 kHz mono S16) and says when it was loud.
 final class MonitorRecorder: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A speech-dispatcher of the test's own, on its own socket, so a test may start it late or
 /// kill it without disturbing the shared one.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import TestSupport
 import XCTest
 
 /// Staying up: speech-dispatcher late or dying, the name already taken, clean signals.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VoiceboxBus
+import TestSupport
 import XCTest
 
 /// One voiceboxd on the test bus and a client connection that records its signals.

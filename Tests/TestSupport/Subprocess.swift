@@ -1,16 +1,31 @@
 import Foundation
 import Glibc
 
-/// A child process started with posix_spawn and reaped with waitpid: Foundation's Process
-/// can hang async tests when a child keeps inherited descriptors.
-final class Subprocess: @unchecked Sendable {
+/// A child process started with posix_spawn and reaped with waitpid, for tests.
+///
+/// Not Foundation's Process: started from a Swift concurrency thread it passes on that thread's
+/// blocked signals (a dbus-daemon started so ignores SIGTERM and outlives the tests), and its
+/// waitUntilExit can hang async tests.
+public final class Subprocess: @unchecked Sendable {
     // @unchecked: `pid` is immutable and `status` is only touched under `lock`.
-    let pid: pid_t
+    public let pid: pid_t
     private let lock = NSLock()
     private var status: Int32?
 
     /// `stdoutFD`: where the child's standard output goes (nil: inherit).
-    init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdoutFD: Int32? = nil) throws {
+    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdoutFD: Int32? = nil) throws {
+        // A clean signal state, whatever the spawning thread blocks.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -20,13 +35,13 @@ final class Subprocess: @unchecked Sendable {
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { env.forEach { free($0) } }
         var child: pid_t = 0
-        let result = posix_spawn(&child, path, &actions, nil, argv, env)
+        let result = posix_spawn(&child, path, &actions, &attributes, argv, env)
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
         pid = child
     }
 
     /// The exit status (or 128+signal), nil while running.
-    func poll() -> Int32? {
+    public func poll() -> Int32? {
         lock.lock()
         defer { lock.unlock() }
         if let status { return status }
@@ -39,7 +54,7 @@ final class Subprocess: @unchecked Sendable {
 
     /// Waits up to `timeout` for the exit; nil if it is still running.
     @discardableResult
-    func wait(timeout: Duration = .seconds(10)) async -> Int32? {
+    public func wait(timeout: Duration = .seconds(10)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let status = poll() { return status }
@@ -48,7 +63,7 @@ final class Subprocess: @unchecked Sendable {
         return poll()
     }
 
-    func signal(_ number: Int32) { if poll() == nil { kill(pid, number) } }
+    public func signal(_ number: Int32) { if poll() == nil { kill(pid, number) } }
 
     deinit {
         if poll() == nil {

@@ -1,30 +1,34 @@
 import Foundation
+import Glibc
+import TestSupport
 
-/// A dbus-daemon of the test's own, on a socket in a fresh directory, killed at the end.
+/// A dbus-daemon of the test's own, on a socket in a fresh directory, stopped at the end.
 final class PrivateBus {
     let address: String
-    private let process: Process
+    private let process: Subprocess
     private let directory: URL
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--print-address=1", "--address=unix:path=\(directory.path)/bus"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        defer { close(fds[0]) }
+        process = try Subprocess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=\(fds[1])",
+                                                          "--address=unix:path=\(directory.path)/bus"])
+        // The child got its own copy of the pipe's write end as the same number (posix_spawn keeps
+        // descriptors without CLOEXEC); ours must close so that reading can end.
+        close(fds[1])
         // The daemon prints its address once it listens.
-        let line = output.fileHandleForReading.availableData
-        address = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !address.isEmpty else { throw CocoaError(.fileReadUnknown) }
+        var line = [UInt8]()
+        var byte: UInt8 = 0
+        while read(fds[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        address = String(decoding: line, as: UTF8.self)
+        guard !address.isEmpty else { throw POSIXError(.ECONNREFUSED) }
     }
 
     deinit {
-        // Not Process.waitUntilExit: its run loop can hang inside async tests. The daemon
-        // exits on SIGTERM by itself and Foundation reaps it.
-        kill(process.processIdentifier, SIGTERM)
+        process.signal(SIGTERM)
         try? FileManager.default.removeItem(at: directory)
     }
 }
