@@ -95,9 +95,16 @@ public protocol SpeechDecoder: AnyObject {
 
     /// Ends the utterance and returns what was said (`.empty` if nothing).
     func finish() throws -> RecognitionResult
+
+    /// Seconds the voice-activity detector keeps reporting speech after speech has ended
+    /// (pocketsphinx: 0.5). An endpointer waiting for trailing silence counts from the real end
+    /// of speech by subtracting this.
+    var speechEndDelay: Double { get }
 }
 
 public extension SpeechDecoder {
+    var speechEndDelay: Double { 0 }
+
     func process(_ samples: [Int16]) throws -> Bool {
         try samples.withUnsafeBufferPointer { try process($0) }
     }

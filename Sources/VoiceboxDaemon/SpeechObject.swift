@@ -107,6 +107,11 @@ extension SpeechObject: ServiceBus {
         case .speechMark(let id, let name): ("SpeechMark", [.uint64(id), .string(name)])
         case .speechFinished(let id, let end): ("SpeechFinished", [.uint64(id), .string(end.rawValue)])
         case .voicesChanged: ("VoicesChanged", [])
+        case .recognitionStarted(let id): ("RecognitionStarted", [.uint64(id)])
+        case .recognitionPartial(let id, let text): ("RecognitionPartial", [.uint64(id), .string(text)])
+        case .audioLevel(let id, let level): ("AudioLevel", [.uint64(id), .double(level)])
+        case .recognitionProgress(let id, let fraction): ("RecognitionProgress", [.uint64(id), .double(fraction)])
+        case .recognitionFinished(let id, let text): ("RecognitionFinished", [.uint64(id), .string(text)])
         }
         connection.emit(path: Speech1.objectPath, interface: Speech1.interfaceName, member: member, arguments: arguments)
     }
@@ -116,6 +121,8 @@ extension SpeechObject: ServiceBus {
         case .version(let v): ("Version", .string(v))
         case .speaking(let b): ("Speaking", .boolean(b))
         case .voiceCount(let n): ("VoiceCount", .uint32(n))
+        case .listening(let b): ("Listening", .boolean(b))
+        case .recognitionLanguages(let tags): ("RecognitionLanguages", .stringArray(tags))
         }
         object.setProperty(name, of: Speech1.interfaceName, to: value)
     }

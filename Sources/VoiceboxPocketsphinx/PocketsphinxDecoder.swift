@@ -22,6 +22,7 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     private let recycle: @Sendable (SphinxDecoder) -> Void
     private let framesPerSecond: Double
     private let samplesPerFrame: Int
+    public let speechEndDelay: Double
 
     private var streamStarted = false
     private var streamSamples = 0
@@ -39,9 +40,12 @@ public final class PocketsphinxDecoder: SpeechDecoder {
         let (settings, _) = sphinx.call { ps in
             let config = ps_get_config(ps)
             return (frameRate: cmd_ln_int_r(config, "-frate"), sampleRate: cmd_ln_float_r(config, "-samprate"),
-                    window: ps_get_feat(ps).map { Int($0.pointee.window_size) } ?? 0)
+                    window: ps_get_feat(ps).map { Int($0.pointee.window_size) } ?? 0,
+                    postSpeech: cmd_ln_int_r(config, "-vad_postspeech"))
         }
         framesPerSecond = Double(settings.frameRate)
+        // The detector keeps "in speech" for -vad_postspeech frames of silence (50: 0.5 s).
+        speechEndDelay = Double(settings.postSpeech) / max(1, framesPerSecond)
         samplesPerFrame = max(1, Int(settings.sampleRate) / max(1, settings.frameRate))
         clock.lag = settings.window
     }
