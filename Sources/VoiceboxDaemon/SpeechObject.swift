@@ -5,7 +5,9 @@ import VoiceboxCore
 /// signals and properties into bus traffic.
 ///
 /// Calls are handed from the bus thread to one task through an ordered stream, so that
-/// two Speak calls from one caller reach the engine in the order they were made.
+/// two Speak calls from one caller reach the engine in the order they were made. Calls that
+/// take long (Recognize, Speak with wait, a first ListVoices) are admitted in that order and
+/// then answered from a task of their own, so they never hold up the calls behind them.
 public final class SpeechObject: Sendable {
     private let connection: BusConnection
     private let object: ExportedObject
@@ -23,13 +25,13 @@ public final class SpeechObject: Sendable {
     }
 
     /// Serves calls until the connection closes.
-    public func serve(_ service: SpeechService) async {
+    public func serve(_ service: SpeechService, recognition: RecognitionService) async {
         for await call in incoming {
-            await handle(call, service: service)
+            await handle(call, service: service, recognition: recognition)
         }
     }
 
-    private func handle(_ call: MethodCall, service: SpeechService) async {
+    private func handle(_ call: MethodCall, service: SpeechService, recognition: RecognitionService) async {
         let args = call.arguments
         do throws(VoiceboxError) {
             switch call.member {
@@ -71,6 +73,8 @@ public final class SpeechObject: Sendable {
             case "RefreshVoices":
                 await service.refreshVoices()
                 call.reply()
+            case "Recognize", "StopRecognition", "CancelRecognition":
+                try await handleRecognition(call, recognition: recognition)
             default:
                 call.fail(DBusError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)"))
             }
