@@ -184,7 +184,20 @@ final class ConnectionState {
     }
 }
 
+/// The caller's completion, called exactly once. A pending call that libdbus frees without a
+/// reply (our connection was closed while it waited) completes with Disconnected here, so the
+/// awaiting task is never left suspended forever. Used on the loop thread only.
 private final class CompletionBox {
-    let completion: @Sendable (Result<[DBusValue], DBusError>) -> Void
-    init(_ completion: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void) { self.completion = completion }
+    private let body: @Sendable (Result<[DBusValue], DBusError>) -> Void
+    private var done = false
+
+    init(_ completion: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void) { body = completion }
+
+    func completion(_ result: Result<[DBusValue], DBusError>) {
+        guard !done else { return }
+        done = true
+        body(result)
+    }
+
+    deinit { completion(.failure(.disconnected("the connection was closed before the reply came"))) }
 }
