@@ -23,23 +23,31 @@ extension RecognitionSession {
         // The detector reports silence only `speechEndDelay` after speech ends: count from the real end.
         var endpointer = Endpointer(silenceSeconds: max(0, options.silenceSeconds - decoder.speechEndDelay),
                                     maxSeconds: options.maxSeconds)
+        var warmUp = DetectorWarmUp(seconds: decoder.detectorWarmUp)
         var meter = LevelMeter()
+        var dither = Dither()
         var levels = RateLimiter(perSecond: 20)
         var end: RecognitionEnd?
         var fault: VoiceboxError?
         listening: for await chunk in microphone.chunks {
             guard control.request == nil else { break }
+            meter.add(chunk)
+            var samples = chunk
+            dither.apply(&samples)
+            let seconds = Double(samples.count) / Self.sampleRate
             let inSpeech: Bool
             do throws(VoiceboxError) {
-                inSpeech = try decode(decoder, chunk)
+                let reported = try decode(decoder, samples)
+                let (counted, discard) = warmUp.feed(inSpeech: reported, seconds: seconds)
+                if discard { try drop(decoder) }
+                inSpeech = counted
             } catch {
                 fault = error
                 break
             }
-            meter.add(chunk)
             if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
             reportPartial(decoder)
-            switch endpointer.feed(inSpeech: inSpeech, seconds: Double(chunk.count) / Self.sampleRate) {
+            switch endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
             case .continue: continue
             case .endpoint: end = .endpoint
             case .maxDuration: end = .maxDuration

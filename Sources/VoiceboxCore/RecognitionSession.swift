@@ -88,15 +88,20 @@ actor RecognitionSession {
 
     /// Sends RecognitionPartial when the caller asked for it, the guess changed and the last
     /// one went out at least 0.1 s ago. `earlier`: text of utterances already finished.
+    /// Asking the decoder at every chunk is cheap (pocketsphinx: 7 ms for 240 chunks).
     func reportPartial(_ decoder: any SpeechDecoder, after earlier: [RecognitionResult] = []) {
-        guard options.partialResults, partials.due(at: .now) else { return }
+        guard options.partialResults else { return }
         let current = decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
         let text = RecognitionResult(joining: earlier + current).text
-        if partials.changed(to: text) { parts.bus.emit(.recognitionPartial(id, text)) }
+        if partials.shouldSend(text, at: .now) { parts.bus.emit(.recognitionPartial(id, text)) }
     }
 
     func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {
         do { return try decoder.process(samples) } catch { throw RecognitionFault.describe(error, options: options) }
+    }
+
+    func drop(_ decoder: any SpeechDecoder) throws(VoiceboxError) {
+        do { try decoder.discard() } catch { throw RecognitionFault.describe(error, options: options) }
     }
 
     func finish(_ decoder: any SpeechDecoder) throws(VoiceboxError) -> RecognitionResult {
@@ -104,16 +109,14 @@ actor RecognitionSession {
     }
 }
 
-/// RecognitionPartial's rules: at most 10 a second, and only a text that changed.
+/// RecognitionPartial's rules: only a text that changed, at most 10 a second. A change held
+/// back by the limit goes out with the next chunk after it, if the text still differs then.
 struct PartialReporter: Sendable {
     private var limiter = RateLimiter(perSecond: 10)
     private var last = ""
 
-    /// Whether it is time to look at the decoder's guess again (asking costs a little CPU).
-    mutating func due(at now: ContinuousClock.Instant) -> Bool { limiter.allow(at: now) }
-
-    mutating func changed(to text: String) -> Bool {
-        guard text != last else { return false }
+    mutating func shouldSend(_ text: String, at now: ContinuousClock.Instant) -> Bool {
+        guard text != last, limiter.allow(at: now) else { return false }
         last = text
         return true
     }
