@@ -28,7 +28,8 @@ let package = Package(
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore"),
         // The D-Bus face of the service and the wiring of real parts.
-        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxCore", "VoiceboxSpeechd"]),
+        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxCore", "VoiceboxSpeechd",
+                                                  "VoiceboxPocketsphinx", "VoiceboxPulse"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus"]),

@@ -95,9 +95,28 @@ public protocol SpeechDecoder: AnyObject {
 
     /// Ends the utterance and returns what was said (`.empty` if nothing).
     func finish() throws -> RecognitionResult
+
+    /// Ends the utterance without a result and forgets what the decoder adapted to from it,
+    /// keeping what its voice-activity detector has learned about the background noise. For
+    /// audio that is known not to be speech (see `detectorWarmUp`).
+    func discard() throws
+
+    /// Seconds of audio the voice-activity detector needs at the start of a stream to learn the
+    /// background noise; what it calls speech before then may be the noise itself (pocketsphinx:
+    /// it reports "speech" from about 0.1 s to 1-1.3 s after the start, whatever the noise level).
+    var detectorWarmUp: Double { get }
+
+    /// Seconds the voice-activity detector keeps reporting speech after speech has ended
+    /// (pocketsphinx: 0.5). An endpointer waiting for trailing silence counts from the real end
+    /// of speech by subtracting this.
+    var speechEndDelay: Double { get }
 }
 
 public extension SpeechDecoder {
+    var speechEndDelay: Double { 0 }
+    var detectorWarmUp: Double { 0 }
+    func discard() throws { _ = try finish() }
+
     func process(_ samples: [Int16]) throws -> Bool {
         try samples.withUnsafeBufferPointer { try process($0) }
     }

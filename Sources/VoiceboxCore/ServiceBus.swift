@@ -13,10 +13,23 @@ public enum ServiceSignal: Sendable, Equatable {
     case speechMark(UInt64, String)
     case speechFinished(UInt64, SynthesisEnd)
     case voicesChanged
+    case recognitionStarted(UInt64)
+    /// The best guess so far (only when the caller asked for partial results).
+    case recognitionPartial(UInt64, String)
+    /// The microphone's loudness, 0...1.
+    case audioLevel(UInt64, Double)
+    /// How much of a file has been decoded, 0...1.
+    case recognitionProgress(UInt64, Double)
+    /// Every recognition that started ends with this; the text is empty when it was cancelled or failed.
+    case recognitionFinished(UInt64, String)
 }
 
 public enum ServiceProperty: Sendable, Equatable {
     case version(String)
     case speaking(Bool)
     case voiceCount(UInt32)
+    /// A recognition is recording from a microphone.
+    case listening(Bool)
+    /// BCP-47 tags of the languages recognition has models for.
+    case recognitionLanguages([String])
 }

@@ -9,6 +9,8 @@ public struct VoiceboxError: Error, Sendable, Equatable, CustomStringConvertible
         case busy = "Busy"
         case cancelled = "Cancelled"
         case noMicrophone = "NoMicrophone"
+        /// An audio file that cannot be recognized: missing, unreadable, not a regular file, not audio.
+        case unreadableFile = "UnreadableFile"
         case failed = "Failed"
     }
 

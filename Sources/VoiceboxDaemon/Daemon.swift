@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import VoiceboxBus
 import VoiceboxCore
+import VoiceboxPocketsphinx
+import VoiceboxPulse
 import VoiceboxSpeechd
 
 /// Wires the real parts together and serves until SIGTERM, SIGINT or the loss of the bus.
@@ -31,6 +33,11 @@ public enum Daemon {
         var policy = VoiceCache.Policy()
         policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
         let service = SpeechService(synthesizer: synthesizer, bus: object, voicePolicy: policy)
+        // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.
+        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)))
+        let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(), bus: object,
+                                             maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
+        await recognition.run()  // its properties are there before a caller can find the name
 
         // Export and publish first, then take the name: a caller activated by the name finds it all.
         await service.start()
@@ -69,7 +76,7 @@ public enum Daemon {
             return source
         }
         Task { await service.run() }
-        Task { await object.serve(service) }
+        Task { await object.serve(service, recognition: recognition) }
         var status: Int32 = 1
         for await ending in endings {
             status = ending

@@ -9,6 +9,8 @@ public struct DaemonOptions: Sendable, Equatable {
     public var autospawn = true
     /// How long ListVoices waits for a first listing before EngineUnavailable.
     public var voicesWait: Double = 10
+    /// How long a recognition model stays loaded after its last use.
+    public var modelIdleSeconds: Double = 300
     public var showVersion = false
     public var showHelp = false
 
@@ -20,6 +22,7 @@ public struct DaemonOptions: Sendable, Equatable {
           --speechd-address ADDRESS  speech-dispatcher's address, e.g. unix_socket:/run/user/1000/speech-dispatcher/speechd.sock
           --no-autospawn             never start speech-dispatcher; wait for it to appear
           --voices-wait SECONDS      how long ListVoices waits for a first voice list (default 10)
+          --model-idle SECONDS       free a recognition model this long after its last use (default 300)
           --version                  print the version and exit
           --help                     print this and exit
         """
@@ -41,6 +44,12 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--voices-wait takes seconds between 0 and 3600, not '\(text)'")
                 }
                 voicesWait = seconds
+            case "--model-idle":
+                let text = try value(argument)
+                guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+                    throw OptionError("--model-idle takes seconds between 0 and 86400, not '\(text)'")
+                }
+                modelIdleSeconds = seconds
             case "--version": showVersion = true
             case "--help", "-h": showHelp = true
             default: throw OptionError("unknown argument '\(argument)'")

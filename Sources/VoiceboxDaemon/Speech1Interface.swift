@@ -16,16 +16,26 @@ public enum Speech1 {
             .init("ResumeSpeaking"),
             .init("ListVoices", in: [.init("language", "s")], out: [.init("voices", "a(sssss)")]),
             .init("RefreshVoices"),
+            .init("Recognize", in: [.init("options", "a{sv}")], out: [.init("text", "s"), .init("details", "a{sv}")]),
+            .init("StopRecognition"),
+            .init("CancelRecognition"),
         ],
         signals: [
             .init("SpeechStarted", [.init("id", "t")]),
             .init("SpeechMark", [.init("id", "t"), .init("name", "s")]),
             .init("SpeechFinished", [.init("id", "t"), .init("reason", "s")]),
             .init("VoicesChanged"),
+            .init("RecognitionStarted", [.init("id", "t")]),
+            .init("RecognitionPartial", [.init("id", "t"), .init("text", "s")]),
+            .init("AudioLevel", [.init("id", "t"), .init("level", "d")]),
+            .init("RecognitionProgress", [.init("id", "t"), .init("fraction", "d")]),
+            .init("RecognitionFinished", [.init("id", "t"), .init("text", "s")]),
         ],
         properties: [
             .init("Version", "s"),
             .init("Speaking", "b"),
             .init("VoiceCount", "u"),
+            .init("Listening", "b"),
+            .init("RecognitionLanguages", "as"),
         ])
 }

@@ -6,7 +6,9 @@ import VoiceboxCore
 /// signals and properties into bus traffic.
 ///
 /// Calls are handed from the bus thread to one task through an ordered stream, so that
-/// two Speak calls from one caller reach the engine in the order they were made.
+/// two Speak calls from one caller reach the engine in the order they were made. Calls that
+/// take long (Recognize, Speak with wait, a first ListVoices) are admitted in that order and
+/// then answered from a task of their own, so they never hold up the calls behind them.
 public final class SpeechObject: Sendable {
     private let connection: BusConnection
     private let object: ExportedObject
@@ -30,13 +32,13 @@ public final class SpeechObject: Sendable {
     }
 
     /// Serves calls until the connection closes.
-    public func serve(_ service: SpeechService) async {
+    public func serve(_ service: SpeechService, recognition: RecognitionService) async {
         for await call in incoming {
-            await handle(call, service: service)
+            await handle(call, service: service, recognition: recognition)
         }
     }
 
-    private func handle(_ call: MethodCall, service: SpeechService) async {
+    private func handle(_ call: MethodCall, service: SpeechService, recognition: RecognitionService) async {
         let args = call.arguments
         do throws(VoiceboxError) {
             switch call.member {
@@ -80,6 +82,8 @@ public final class SpeechObject: Sendable {
             case "RefreshVoices":
                 await service.refreshVoices()
                 call.reply()
+            case "Recognize", "StopRecognition", "CancelRecognition":
+                try await handleRecognition(call, recognition: recognition)
             default:
                 call.fail(DBusError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(call.member)"))
             }
@@ -116,6 +120,11 @@ extension SpeechObject: ServiceBus {
         case .speechMark(let id, let name): ("SpeechMark", [.uint64(id), .string(name)])
         case .speechFinished(let id, let end): ("SpeechFinished", [.uint64(id), .string(end.rawValue)])
         case .voicesChanged: ("VoicesChanged", [])
+        case .recognitionStarted(let id): ("RecognitionStarted", [.uint64(id)])
+        case .recognitionPartial(let id, let text): ("RecognitionPartial", [.uint64(id), .string(text)])
+        case .audioLevel(let id, let level): ("AudioLevel", [.uint64(id), .double(level)])
+        case .recognitionProgress(let id, let fraction): ("RecognitionProgress", [.uint64(id), .double(fraction)])
+        case .recognitionFinished(let id, let text): ("RecognitionFinished", [.uint64(id), .string(text)])
         }
         if signal == .voicesChanged { voiceReplies.removeAll() }
         connection.emit(path: Speech1.objectPath, interface: Speech1.interfaceName, member: member, arguments: arguments)
@@ -126,6 +135,8 @@ extension SpeechObject: ServiceBus {
         case .version(let v): ("Version", .string(v))
         case .speaking(let b): ("Speaking", .boolean(b))
         case .voiceCount(let n): ("VoiceCount", .uint32(n))
+        case .listening(let b): ("Listening", .boolean(b))
+        case .recognitionLanguages(let tags): ("RecognitionLanguages", .stringArray(tags))
         }
         object.setProperty(name, of: Speech1.interfaceName, to: value)
     }

@@ -22,6 +22,11 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     private let recycle: @Sendable (SphinxDecoder) -> Void
     private let framesPerSecond: Double
     private let samplesPerFrame: Int
+    public let speechEndDelay: Double
+    /// Measured, not configured: sphinxbase's noise tracker starts from the first frame and rises
+    /// towards the real noise floor slowly (0.995 a frame), so the detector reports speech from
+    /// 0.12 s to 0.9-1.4 s into a stream of steady noise at any level (±1 to σ 300 tried).
+    public let detectorWarmUp = 1.5
 
     private var streamStarted = false
     private var streamSamples = 0
@@ -39,9 +44,12 @@ public final class PocketsphinxDecoder: SpeechDecoder {
         let (settings, _) = sphinx.call { ps in
             let config = ps_get_config(ps)
             return (frameRate: cmd_ln_int_r(config, "-frate"), sampleRate: cmd_ln_float_r(config, "-samprate"),
-                    window: ps_get_feat(ps).map { Int($0.pointee.window_size) } ?? 0)
+                    window: ps_get_feat(ps).map { Int($0.pointee.window_size) } ?? 0,
+                    postSpeech: cmd_ln_int_r(config, "-vad_postspeech"))
         }
         framesPerSecond = Double(settings.frameRate)
+        // The detector keeps "in speech" for -vad_postspeech frames of silence (50: 0.5 s).
+        speechEndDelay = Double(settings.postSpeech) / max(1, framesPerSecond)
         samplesPerFrame = max(1, Int(settings.sampleRate) / max(1, settings.frameRate))
         clock.lag = settings.window
     }
@@ -81,6 +89,20 @@ public final class PocketsphinxDecoder: SpeechDecoder {
         if utteranceOpen { try closeUtterance() }
         defer { pieces = [] }
         return RecognitionResult(joining: pieces)
+    }
+
+    public func discard() throws {
+        if utteranceOpen {
+            utteranceOpen = false
+            let (status, errors) = sphinx.call { ps in ps_end_utt(ps) }
+            guard status >= 0 else {
+                throw RecognitionError.engineFailure("pocketsphinx cannot end the utterance: \(errors.joined(separator: "; "))")
+            }
+        }
+        pieces = []
+        // The cepstral mean learned from what was dropped would colour what follows; the
+        // detector's noise estimate (reset only by a new stream) is kept, which is the point.
+        sphinx.forgetEarlierStreams()
     }
 
     private func openUtterance() throws {

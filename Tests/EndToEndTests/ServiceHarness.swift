@@ -16,10 +16,13 @@ final class ServiceHarness: Sendable {
     private let received = Shared<[Signal]>([])
 
     /// Starts voiceboxd (never autospawning speech-dispatcher) and waits for its name.
-    init(stack: Stack, speechdAddress: String? = nil, extraArguments: [String] = [], waitForName: Bool = true) async throws {
+    /// `environment`: variables to set or replace in the daemon's (e.g. PULSE_SERVER).
+    init(stack: Stack, speechdAddress: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:],
+         waitForName: Bool = true) async throws {
         self.stack = stack
         daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", speechdAddress ?? stack.speechdAddress]
-                                + extraArguments)
+                                + extraArguments,
+                                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         client = try BusConnection(address: stack.busAddress)
         let received = received
         _ = try await client.subscribe(SignalFilter(interface: Self.interface)) { signal in

@@ -1,9 +1,9 @@
-import VoiceboxCore
-
 extension RecognitionResult {
     /// Several results as one: texts joined with spaces, words in order, and the confidence of
     /// the whole as the mean of all its words' (so it does not shrink with length).
-    init(joining parts: [RecognitionResult]) {
+    /// In the core because both an engine (pieces of one utterance) and the service (segments of
+    /// a file) join results, and they must agree.
+    public init(joining parts: [RecognitionResult]) {
         let spoken = parts.filter { !$0.text.isEmpty }
         guard !spoken.isEmpty else {
             self = .empty
@@ -16,7 +16,7 @@ extension RecognitionResult {
                   words: words)
     }
 
-    static func meanConfidence(_ words: [RecognizedWord]) -> Double {
+    public static func meanConfidence(_ words: [RecognizedWord]) -> Double {
         words.isEmpty ? 0 : words.map(\.confidence).reduce(0, +) / Double(words.count)
     }
 }

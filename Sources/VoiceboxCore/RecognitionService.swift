@@ -1,0 +1,122 @@
+/// Recognizing: the behaviour behind Recognize, StopRecognition and CancelRecognition, over a
+/// RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
+///
+/// This actor only keeps the books (who recognizes what, the limits, callers leaving); each
+/// recognition runs as a `RecognitionSession` on a queue of its own, so a long file never holds
+/// up a StopRecognition.
+///
+/// Limits: one microphone recognition at a time, and at most `maxFileRecognitions` files at
+/// once (decoding a file keeps a core busy). Past either limit Recognize fails at once with
+/// Busy rather than queueing: a caller waiting in a hidden queue cannot tell a slow answer from
+/// a hung one, and can retry or wait for RecognitionFinished itself.
+public actor RecognitionService {
+    private struct Entry {
+        let caller: String
+        let microphone: Bool
+        let control: RecognitionControl
+    }
+
+    private let parts: RecognitionSession.Parts
+    private let maxFileRecognitions: Int
+    private var entries: [UInt64: Entry] = [:]
+    private var nextID: UInt64 = 1
+    /// Watches on callers with recognitions in flight, so their leaving cancels them.
+    private var callerWatches: [String: UInt64] = [:]
+
+    public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, bus: any ServiceBus,
+                maxFileRecognitions: Int) {
+        parts = .init(engine: engine, capture: capture, files: files, bus: bus)
+        self.maxFileRecognitions = max(1, maxFileRecognitions)
+    }
+
+    /// Publishes the initial properties.
+    public func run() {
+        parts.bus.publish(.listening(false))
+        parts.bus.publish(.recognitionLanguages(parts.engine.languages))
+    }
+
+    /// Admits a recognition and starts it; its answer comes from the returned handle. Admission
+    /// is synchronous so that a StopRecognition sent right after Recognize finds it.
+    public func start(_ options: RecognizeOptions, caller: String) throws(VoiceboxError) -> PendingRecognition {
+        guard let language = RecognitionLanguageMatching.best(for: options.language, among: parts.engine.languages) else {
+            throw .init(.unsupportedLanguage, "no recognition model for '\(options.language)'; RecognitionLanguages lists the languages")
+        }
+        if options.isMicrophone {
+            if let (id, _) = entries.first(where: { $0.value.microphone }) {
+                throw .init(.busy, "the microphone is in use by recognition \(id); one microphone recognition at a time")
+            }
+        } else {
+            let running = entries.values.filter { !$0.microphone }.count
+            guard running < maxFileRecognitions else {
+                throw .init(.busy, "\(running) file recognitions are running, the limit (one per core); try again when one finishes")
+            }
+        }
+        let id = nextID
+        nextID += 1
+        let control = RecognitionControl()
+        entries[id] = Entry(caller: caller, microphone: options.isMicrophone, control: control)
+        watch(caller)
+        let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
+        let task = Task { [weak self] in
+            let outcome = await session.run()
+            await self?.ended(id)
+            return outcome
+        }
+        return PendingRecognition(id: id, task: task)
+    }
+
+    /// Ends the caller's recognitions now; each answers with what it heard so far (reason
+    /// stopped). Nothing to do when the caller has none.
+    public func stopRecognition(caller: String) async {
+        await request(.stop, from: caller)
+    }
+
+    /// Ends the caller's recognitions now; each fails with Cancelled. Nothing to do when the
+    /// caller has none.
+    public func cancelRecognition(caller: String) async {
+        await request(.cancel, from: caller)
+    }
+
+    /// Returns once every microphone these recognitions held is released.
+    private func request(_ request: RecognitionControl.Request, from caller: String) async {
+        let microphones = entries.values.filter { $0.caller == caller }.compactMap { $0.control.request(request) }
+        for microphone in microphones { await microphone.close() }
+    }
+
+    private func ended(_ id: UInt64) {
+        guard let entry = entries.removeValue(forKey: id) else { return }
+        unwatchIfIdle(entry.caller)
+    }
+
+    // MARK: Callers
+
+    private func watch(_ caller: String) {
+        guard callerWatches[caller] == nil else { return }
+        callerWatches[caller] = parts.bus.watchCaller(caller) { [weak self] name in
+            Task { await self?.callerLeft(name) }
+        }
+    }
+
+    private func unwatchIfIdle(_ caller: String) {
+        guard !entries.values.contains(where: { $0.caller == caller }),
+              let token = callerWatches.removeValue(forKey: caller) else { return }
+        parts.bus.unwatchCaller(token)
+    }
+
+    /// A caller that left the bus cannot take the answer: stop listening for it at once.
+    private func callerLeft(_ caller: String) async {
+        callerWatches[caller] = nil
+        await request(.cancel, from: caller)
+    }
+}
+
+/// A recognition under way.
+public struct PendingRecognition: Sendable {
+    public let id: UInt64
+    let task: Task<Result<Recognition, VoiceboxError>, Never>
+
+    /// Waits for the answer.
+    public func outcome() async throws(VoiceboxError) -> Recognition {
+        try await task.value.get()
+    }
+}

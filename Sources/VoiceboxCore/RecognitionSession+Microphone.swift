@@ -1,0 +1,79 @@
+/// Listening: one utterance from a microphone, ended by trailing silence, `max_seconds`, or a request.
+extension RecognitionSession {
+    func listen(source: String?) async throws(VoiceboxError) -> Recognition {
+        // The model first (it may take half a second to load), so that listening starts only
+        // when every word can be decoded as it comes.
+        let decoder = try await makeDecoder()
+        if let early = try endedBeforeStart() { return early }
+        let microphone: any CaptureStream
+        do {
+            microphone = try await parts.capture.open(source: source)
+        } catch {
+            throw RecognitionFault.describe(error, options: options)
+        }
+        guard control.attach(microphone) else {
+            await microphone.close()
+            return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
+        }
+        // Only one microphone recognition runs at a time (the service sees to it, and frees the
+        // slot only once this returns), so Listening can be set from here without a race.
+        parts.bus.publish(.listening(true))
+        begin()
+
+        // The detector reports silence only `speechEndDelay` after speech ends: count from the real end.
+        var endpointer = Endpointer(silenceSeconds: max(0, options.silenceSeconds - decoder.speechEndDelay),
+                                    maxSeconds: options.maxSeconds)
+        var warmUp = DetectorWarmUp(seconds: decoder.detectorWarmUp)
+        var meter = LevelMeter()
+        var dither = Dither()
+        var levels = RateLimiter(perSecond: 20)
+        var end: RecognitionEnd?
+        var fault: VoiceboxError?
+        listening: for await chunk in microphone.chunks {
+            guard control.request == nil else { break }
+            meter.add(chunk)
+            var samples = chunk
+            dither.apply(&samples)
+            let seconds = Double(samples.count) / Self.sampleRate
+            let inSpeech: Bool
+            do throws(VoiceboxError) {
+                let reported = try decode(decoder, samples)
+                let (counted, discard) = warmUp.feed(inSpeech: reported, seconds: seconds)
+                if discard { try drop(decoder) }
+                inSpeech = counted
+            } catch {
+                fault = error
+                break
+            }
+            if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
+            reportPartial(decoder)
+            switch endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
+            case .continue: continue
+            case .endpoint: end = .endpoint
+            case .maxDuration: end = .maxDuration
+            }
+            break listening
+        }
+
+        // Release the microphone before anything else: the answer can wait a few milliseconds,
+        // the recording (and its indicator) should not.
+        control.detach()
+        let recordingFailure = await microphone.failure
+        await microphone.close()
+        parts.bus.publish(.listening(false))
+
+        if let fault { throw fault }
+        switch control.request {
+        case .cancel: throw RecognitionFault.cancelled
+        case .stop: end = end ?? .stopped
+        case nil: break
+        }
+        guard let end else {
+            // The recording ended by itself: the server went away or the source was removed.
+            throw RecognitionFault.describe(recordingFailure ?? CaptureError.failed("the recording ended unexpectedly"),
+                                            options: options)
+        }
+        let result = try finish(decoder)
+        return Recognition(id: id, result: result, duration: endpointer.elapsedSeconds, end: end, language: language)
+    }
+}

@@ -1,0 +1,123 @@
+/// One recognition, from opening its audio to its answer.
+///
+/// It runs on a dispatch queue of its own (`QueueExecutor`): decoding is synchronous CPU work
+/// (a file decodes at several times real time, in one loop), and doing it here keeps Swift's
+/// cooperative pool free for the bus and the other recognitions. The decoder and the file are
+/// not thread-safe; living in this actor's isolation, they are only ever touched from this queue.
+///
+/// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
+actor RecognitionSession {
+    /// The service's parts a session uses.
+    struct Parts: Sendable {
+        var engine: any RecognitionEngine
+        var capture: any AudioCapture
+        var files: any AudioFiles
+        var bus: any ServiceBus
+    }
+
+    static let sampleRate = 16_000.0
+    /// Samples per read from a file: pocketsphinx_continuous's chunk, so that a file is cut
+    /// into utterances where the bare tool cuts it and gives the same words.
+    static let fileChunk = 2048
+    /// A file's speech without a pause is cut into utterances of at most this, to bound the
+    /// decoder's work per utterance (as the engine's own `transcribeFile` does).
+    static let maxSegmentSeconds = 30.0
+
+    let id: UInt64
+    let options: RecognizeOptions
+    /// The model's language tag, already matched.
+    let language: String
+    let parts: Parts
+    let control: RecognitionControl
+
+    private let executor = QueueExecutor(label: "voicebox.recognition")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Whether RecognitionStarted went out (and so RecognitionFinished must follow).
+    private var started = false
+    private var partials = PartialReporter()
+
+    init(id: UInt64, options: RecognizeOptions, language: String, parts: Parts, control: RecognitionControl) {
+        self.id = id
+        self.options = options
+        self.language = language
+        self.parts = parts
+        self.control = control
+    }
+
+    /// Recognizes, and always ends a started recognition with RecognitionFinished.
+    func run() async -> Result<Recognition, VoiceboxError> {
+        let outcome: Result<Recognition, VoiceboxError>
+        do throws(VoiceboxError) {
+            switch options.input {
+            case .microphone(let source): outcome = .success(try await listen(source: source))
+            case .file(let path): outcome = .success(try await read(path: path))
+            }
+        } catch {
+            outcome = .failure(error)
+        }
+        if started {
+            parts.bus.emit(.recognitionFinished(id, (try? outcome.get())?.result.text ?? ""))
+        }
+        return outcome
+    }
+
+    // MARK: Shared steps
+
+    func makeDecoder() async throws(VoiceboxError) -> any SpeechDecoder {
+        do {
+            return try await parts.engine.makeDecoder(options.configuration(language: language))
+        } catch {
+            throw RecognitionFault.describe(error, options: options)
+        }
+    }
+
+    func begin() {
+        started = true
+        parts.bus.emit(.recognitionStarted(id))
+    }
+
+    /// The answer when a stop or cancel came before any audio was taken: nothing heard.
+    func endedBeforeStart() throws(VoiceboxError) -> Recognition? {
+        switch control.request {
+        case nil: return nil
+        case .cancel: throw RecognitionFault.cancelled
+        case .stop: return Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
+        }
+    }
+
+    /// Sends RecognitionPartial when the caller asked for it, the guess changed and the last
+    /// one went out at least 0.1 s ago. `earlier`: text of utterances already finished.
+    /// Asking the decoder at every chunk is cheap (pocketsphinx: 7 ms for 240 chunks).
+    func reportPartial(_ decoder: any SpeechDecoder, after earlier: [RecognitionResult] = []) {
+        guard options.partialResults else { return }
+        let current = decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
+        let text = RecognitionResult(joining: earlier + current).text
+        if partials.shouldSend(text, at: .now) { parts.bus.emit(.recognitionPartial(id, text)) }
+    }
+
+    func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {
+        do { return try decoder.process(samples) } catch { throw RecognitionFault.describe(error, options: options) }
+    }
+
+    func drop(_ decoder: any SpeechDecoder) throws(VoiceboxError) {
+        do { try decoder.discard() } catch { throw RecognitionFault.describe(error, options: options) }
+    }
+
+    func finish(_ decoder: any SpeechDecoder) throws(VoiceboxError) -> RecognitionResult {
+        do { return try decoder.finish() } catch { throw RecognitionFault.describe(error, options: options) }
+    }
+}
+
+/// RecognitionPartial's rules: only a text that changed, at most 10 a second. A change held
+/// back by the limit goes out with the next chunk after it, if the text still differs then.
+struct PartialReporter: Sendable {
+    private var limiter = RateLimiter(perSecond: 10)
+    private var last = ""
+
+    mutating func shouldSend(_ text: String, at now: ContinuousClock.Instant) -> Bool {
+        guard text != last, limiter.allow(at: now) else { return false }
+        last = text
+        return true
+    }
+}

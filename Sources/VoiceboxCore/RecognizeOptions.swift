@@ -1,0 +1,112 @@
+/// The options of Recognize, checked. Everything a caller can get wrong is refused here, naming
+/// the key, before a model, a file or the microphone is touched.
+public struct RecognizeOptions: Sendable, Equatable {
+    /// Where the audio comes from.
+    public enum Input: Sendable, Equatable {
+        /// A PulseAudio source by name, or nil for the default source.
+        case microphone(source: String?)
+        /// An absolute path to an audio file.
+        case file(String)
+    }
+
+    public static let defaultMicrophoneSeconds = 30.0
+    public static let maximumSeconds = 86_400.0
+    public static let maximumGrammarBytes = 65_536
+    public static let maximumKeyphrases = 256
+
+    public var input = Input.microphone(source: nil)
+    public var language = "en-US"
+    public var grammar: String?
+    public var keyphrases: [String]?
+    public var hint = RecognitionHint.dictation
+    /// The longest stretch of audio to take; nil for none (a file's default: read it all).
+    public var maxSeconds: Double? = defaultMicrophoneSeconds
+    /// Trailing silence that ends a microphone utterance.
+    public var silenceSeconds = 1.0
+    public var partialResults = false
+
+    public init() {}
+
+    public init(_ options: [String: OptionValue]) throws(VoiceboxError) {
+        var reader = OptionReader(options)
+        let file = try reader.string("file")
+        let source = try reader.string("source")
+        if let language = try reader.string("language") { self.language = language }
+        grammar = try reader.string("grammar")
+        keyphrases = try reader.strings("keyphrases")
+        let hint = try reader.string("hint")
+        let maxSeconds = try reader.double("max_seconds", in: 0.1...Self.maximumSeconds)
+        let silenceSeconds = try reader.double("silence_seconds", in: 0...10)
+        partialResults = try reader.bool("partial_results") ?? false
+        try reader.finish()
+
+        switch (file, source) {
+        case (.some, .some):
+            throw .invalidArgument("options 'file' and 'source' contradict each other: a file or a microphone, not both")
+        case (.some(let path), nil):
+            // The daemon's working directory is not the caller's: a relative path would name another file.
+            guard path.hasPrefix("/") else { throw .invalidArgument("option 'file' must be an absolute path, not '\(path)'") }
+            input = .file(path)
+            if silenceSeconds != nil {
+                throw .invalidArgument("option 'silence_seconds' applies to the microphone only, not to a file")
+            }
+            self.maxSeconds = maxSeconds
+        case (nil, let source):
+            if let source, source.isEmpty { throw .invalidArgument("option 'source' is empty: leave it out for the default source") }
+            input = .microphone(source: source)
+            self.maxSeconds = maxSeconds ?? Self.defaultMicrophoneSeconds
+            self.silenceSeconds = silenceSeconds ?? 1.0
+        }
+        guard LanguageTag.isWellFormed(language) else {
+            throw .invalidArgument("option 'language' is not a BCP-47 tag: '\(language)'")
+        }
+        if let hint {
+            guard let known = RecognitionHint(rawValue: hint) else {
+                let names = RecognitionHint.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .invalidArgument("option 'hint' must be one of \(names), not '\(hint)'")
+            }
+            self.hint = known
+        }
+        try checkSearch()
+    }
+
+    /// The grammar, keyphrases and hint: one search, well formed.
+    private func checkSearch() throws(VoiceboxError) {
+        if grammar != nil && keyphrases != nil {
+            throw .invalidArgument("options 'grammar' and 'keyphrases' contradict each other: give one")
+        }
+        if hint == .confirmation, grammar != nil || keyphrases != nil {
+            throw .invalidArgument("option 'hint' confirmation brings its own grammar: it takes no 'grammar' or 'keyphrases'")
+        }
+        if let grammar {
+            guard grammar.contains(where: { !$0.isWhitespace }) else { throw .invalidArgument("option 'grammar' is empty") }
+            guard grammar.utf8.count <= Self.maximumGrammarBytes else {
+                throw .init(.tooLarge, "option 'grammar' is \(grammar.utf8.count) bytes; the limit is \(Self.maximumGrammarBytes)")
+            }
+        }
+        if let keyphrases {
+            guard !keyphrases.isEmpty else { throw .invalidArgument("option 'keyphrases' is empty") }
+            guard keyphrases.count <= Self.maximumKeyphrases else {
+                throw .init(.tooLarge, "option 'keyphrases' has \(keyphrases.count) phrases; the limit is \(Self.maximumKeyphrases)")
+            }
+            for phrase in keyphrases {
+                guard phrase.contains(where: { !$0.isWhitespace }) else {
+                    throw .invalidArgument("option 'keyphrases' holds an empty phrase")
+                }
+                // The engine keeps phrases one a line, "phrase/threshold/".
+                guard !phrase.contains(where: { $0 == "/" || $0.isNewline || ($0.asciiValue ?? 0x20) < 0x20 }) else {
+                    throw .invalidArgument("option 'keyphrases': a phrase cannot contain '/' or control characters: '\(phrase)'")
+                }
+            }
+        }
+    }
+
+    public var isMicrophone: Bool {
+        if case .microphone = input { true } else { false }
+    }
+
+    /// What the engine is asked for, with `language` replaced by the model's own tag.
+    public func configuration(language resolved: String) -> RecognitionConfiguration {
+        RecognitionConfiguration(language: resolved, grammar: grammar, keyphrases: keyphrases, hint: hint)
+    }
+}

@@ -1,0 +1,159 @@
+import Synchronization
+import VoiceboxCore
+
+/// Scripted parts for RecognitionService: loud samples (|x| > 1000) are "speech", each chunk of
+/// speech is one word, "w1 w2 ...".
+final class FakeEngine: RecognitionEngine {
+    let languages: [String]
+    let warmUp: Double
+    init(languages: [String] = ["de-DE", "en-US"], warmUp: Double = 0) {
+        self.languages = languages
+        self.warmUp = warmUp
+    }
+
+    func makeDecoder(_ configuration: RecognitionConfiguration) async throws -> sending any SpeechDecoder {
+        if let grammar = configuration.grammar, grammar.contains("broken") {
+            throw RecognitionError.invalidGrammar("syntax error at 'broken'")
+        }
+        return FakeDecoder(warmUp: warmUp)
+    }
+}
+
+final class FakeDecoder: SpeechDecoder {
+    let detectorWarmUp: Double
+    private var words: [String] = []
+    private var count = 0
+    private(set) var discards = 0
+
+    init(warmUp: Double) { detectorWarmUp = warmUp }
+
+    func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {
+        guard samples.contains(where: { abs(Int($0)) > 1000 }) else { return false }
+        count += 1
+        words.append("w\(count)")
+        return true
+    }
+
+    func partial() -> String? { words.isEmpty ? nil : words.joined(separator: " ") }
+
+    func finish() throws -> RecognitionResult {
+        defer { words = [] }
+        return RecognitionResult(text: words.joined(separator: " "), confidence: words.isEmpty ? 0 : 0.5,
+                                 words: words.map { RecognizedWord(word: $0, start: 0, end: 0.1, confidence: 0.5) })
+    }
+
+    func discard() throws {
+        discards += 1
+        words = []
+    }
+}
+
+/// A microphone the test feeds by hand.
+final class FakeCapture: AudioCapture {
+    private let state = Mutex<(opened: [FakeStream], failure: CaptureError?)>(([], nil))
+
+    /// Makes the next `open` fail.
+    func failNextOpen(_ error: CaptureError) { state.withLock { $0.failure = error } }
+
+    var streams: [FakeStream] { state.withLock { $0.opened } }
+
+    func open(source: String?) async throws -> any CaptureStream {
+        try state.withLock { state in
+            if let failure = state.failure {
+                state.failure = nil
+                throw failure
+            }
+            let stream = FakeStream(source: source)
+            state.opened.append(stream)
+            return stream
+        }
+    }
+}
+
+final class FakeStream: CaptureStream {
+    let source: String?
+    let chunks: AsyncStream<[Int16]>
+    private let feed: AsyncStream<[Int16]>.Continuation
+    private let state = Mutex<(closed: Bool, failure: CaptureError?)>((false, nil))
+
+    init(source: String?) {
+        self.source = source
+        (chunks, feed) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// 0.1 s of loud or quiet audio.
+    func send(speech: Bool, count: Int = 1) {
+        for _ in 0..<count { feed.yield([Int16](repeating: speech ? 5000 : 0, count: 1600)) }
+    }
+
+    /// The recording ends by itself, as when the server goes away.
+    func fail(_ error: CaptureError) {
+        state.withLock { $0.failure = error }
+        feed.finish()
+    }
+
+    var isClosed: Bool { state.withLock { $0.closed } }
+    var failure: CaptureError? { get async { state.withLock { $0.failure } } }
+
+    func close() async {
+        state.withLock { $0.closed = true }
+        feed.finish()
+    }
+}
+
+/// Files from memory: path → samples.
+struct FakeFiles: AudioFiles {
+    let files: [String: [Int16]]
+
+    func open(path: String) throws -> any AudioFile {
+        guard let samples = files[path] else { throw RecognitionError.unreadableAudio("\(path): No such file or directory") }
+        return FakeFile(samples: samples)
+    }
+}
+
+final class FakeFile: AudioFile {
+    private var samples: ArraySlice<Int16>
+    let duration: Double?
+    init(samples: [Int16]) {
+        self.samples = samples[...]
+        duration = Double(samples.count) / 16_000
+    }
+
+    func read(maxSamples: Int) throws -> [Int16] {
+        let chunk = samples.prefix(maxSamples)
+        samples = samples.dropFirst(chunk.count)
+        return Array(chunk)
+    }
+}
+
+/// Records what the service announces, and lets a test make a caller leave.
+final class RecordingBus: ServiceBus {
+    private let state = Mutex<(signals: [ServiceSignal], properties: [ServiceProperty],
+                               watches: [UInt64: (caller: String, onVanish: @Sendable (String) -> Void)], next: UInt64)>(([], [], [:], 1))
+
+    var signals: [ServiceSignal] { state.withLock { $0.signals } }
+    var properties: [ServiceProperty] { state.withLock { $0.properties } }
+    var watchedCallers: [String] { state.withLock { $0.watches.values.map(\.caller).sorted() } }
+
+    func emit(_ signal: ServiceSignal) { state.withLock { $0.signals.append(signal) } }
+    func publish(_ property: ServiceProperty) { state.withLock { $0.properties.append(property) } }
+
+    func watchCaller(_ caller: String, onVanish: @escaping @Sendable (String) -> Void) -> UInt64 {
+        state.withLock { state in
+            defer { state.next += 1 }
+            state.watches[state.next] = (caller, onVanish)
+            return state.next
+        }
+    }
+
+    func unwatchCaller(_ token: UInt64) { state.withLock { _ = $0.watches.removeValue(forKey: token) } }
+
+    func vanish(_ caller: String) {
+        let handlers = state.withLock { state in
+            let mine = state.watches.filter { $0.value.caller == caller }
+            for key in mine.keys { state.watches[key] = nil }
+            return mine.values.map(\.onVanish)
+        }
+        for handler in handlers { handler(caller) }
+    }
+}

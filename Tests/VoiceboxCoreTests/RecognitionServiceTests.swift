@@ -1,0 +1,180 @@
+import XCTest
+@testable import VoiceboxCore
+
+/// RecognitionService over scripted parts: the bookkeeping, the endings and the signals.
+final class RecognitionServiceTests: XCTestCase {
+    private let bus = RecordingBus()
+    private let capture = FakeCapture()
+    private let loud = [Int16](repeating: 5000, count: 16_000)
+    private let quiet = [Int16](repeating: 0, count: 16_000)
+
+    private func makeService(warmUp: Double = 0, files: [String: [Int16]] = [:], maxFiles: Int = 2) -> RecognitionService {
+        RecognitionService(engine: FakeEngine(warmUp: warmUp), capture: capture, files: FakeFiles(files: files), bus: bus,
+                           maxFileRecognitions: maxFiles)
+    }
+
+    private func options(_ values: [String: OptionValue] = [:]) throws -> RecognizeOptions {
+        try RecognizeOptions(values)
+    }
+
+    /// The microphone the service opened (waits for it).
+    private func microphone(_ index: Int = 0) async throws -> FakeStream {
+        try await waitFor("the microphone to open") { self.capture.streams.count > index }
+        return capture.streams[index]
+    }
+
+    private func errorKind(_ body: () async throws -> Void) async -> VoiceboxError.Kind? {
+        do {
+            try await body()
+            return nil
+        } catch let error as VoiceboxError {
+            return error.kind
+        } catch {
+            XCTFail("not a VoiceboxError: \(error)")
+            return nil
+        }
+    }
+
+    func testAFileIsReadToTheEndWithProgress() async throws {
+        let service = makeService(files: ["/a.wav": quiet + loud + quiet])
+        await service.run()
+        let done = try await service.start(options(["file": .string("/a.wav")]), caller: ":1.1").outcome()
+        XCTAssertEqual(done.end, .endOfFile)
+        XCTAssertEqual(done.duration, 3, accuracy: 1e-9)
+        XCTAssertEqual(done.language, "en-US")
+        XCTAssertFalse(done.result.text.isEmpty)
+        let signals = bus.signals
+        XCTAssertEqual(signals.first, .recognitionStarted(done.id))
+        XCTAssertEqual(signals.last, .recognitionFinished(done.id, done.result.text))
+        XCTAssertTrue(signals.contains(.recognitionProgress(done.id, 1)))
+        XCTAssertEqual(bus.properties, [.listening(false), .recognitionLanguages(["de-DE", "en-US"])])
+        XCTAssertEqual(bus.watchedCallers, [], "no watch left once the caller has no recognition")
+    }
+
+    func testMaxSecondsCutsAFile() async throws {
+        let service = makeService(files: ["/a.wav": loud + loud])
+        let done = try await service.start(options(["file": .string("/a.wav"), "max_seconds": .double(0.5)]), caller: ":1.1").outcome()
+        XCTAssertEqual(done.end, .maxDuration)
+        XCTAssertEqual(done.duration, 0.5, accuracy: 1e-9)
+    }
+
+    func testTheMicrophoneEndsAfterTheTrailingSilence() async throws {
+        let service = makeService()
+        let pending = try await service.start(options(["silence_seconds": .double(0.5), "partial_results": .bool(true)]),
+                                              caller: ":1.1")
+        let mic = try await microphone()
+        mic.send(speech: false, count: 3)
+        mic.send(speech: true, count: 4)
+        mic.send(speech: false, count: 5)
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .endpoint)
+        XCTAssertEqual(done.result.text, "w1 w2 w3 w4")
+        XCTAssertEqual(done.duration, 1.2, accuracy: 1e-9)
+        XCTAssertTrue(mic.isClosed)
+        XCTAssertEqual(bus.properties, [.listening(true), .listening(false)])
+        XCTAssertTrue(bus.signals.contains { if case .audioLevel = $0 { true } else { false } })
+        XCTAssertTrue(bus.signals.contains { if case .recognitionPartial(_, "w1") = $0 { true } else { false } })
+    }
+
+    func testSpeechWithinTheDetectorWarmUpIsDroppedNotCounted() async throws {
+        let service = makeService(warmUp: 1)
+        let pending = try await service.start(options(["silence_seconds": .double(0.3)]), caller: ":1.1")
+        let mic = try await microphone()
+        mic.send(speech: true, count: 3)  // the detector's false start
+        mic.send(speech: false, count: 8)  // would have ended the recognition after 0.3 s
+        mic.send(speech: true, count: 2)
+        mic.send(speech: false, count: 3)
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .endpoint)
+        XCTAssertEqual(done.result.text, "w4 w5", "the false start's words are gone")
+        XCTAssertEqual(done.duration, 1.6, accuracy: 1e-9)
+    }
+
+    func testOneMicrophoneAtATimeAndFilesUpToTheLimit() async throws {
+        let service = makeService(files: ["/a.wav": quiet], maxFiles: 1)
+        let first = try await service.start(options(), caller: ":1.1")
+        let second = await errorKind { _ = try await service.start(self.options(), caller: ":1.2") }
+        XCTAssertEqual(second, .busy)
+        // Files are admitted meanwhile, up to their own limit.
+        let file = try await service.start(options(["file": .string("/a.wav")]), caller: ":1.2")
+        _ = try await file.outcome()
+        await service.stopRecognition(caller: ":1.1")
+        let stopped = try await first.outcome()
+        XCTAssertEqual(stopped.end, .stopped)
+        // The slot is free again.
+        _ = try await service.start(options(), caller: ":1.2")
+        await service.cancelRecognition(caller: ":1.2")
+    }
+
+    func testStopAnswersWithWhatWasHeardAndCancelFails() async throws {
+        let service = makeService()
+        let pending = try await service.start(options(), caller: ":1.1")
+        let mic = try await microphone()
+        mic.send(speech: true, count: 2)
+        try await waitFor("two chunks decoded") { self.bus.signals.filter { if case .audioLevel = $0 { true } else { false } }.count >= 1 }
+        await service.stopRecognition(caller: ":1.2")  // someone else's: no effect
+        XCTAssertFalse(mic.isClosed)
+        await service.stopRecognition(caller: ":1.1")
+        XCTAssertTrue(mic.isClosed, "the microphone is released when StopRecognition returns")
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .stopped)
+
+        let next = try await service.start(options(), caller: ":1.1")
+        _ = try await microphone(1)
+        await service.cancelRecognition(caller: ":1.1")
+        let kind = await errorKind { _ = try await next.outcome() }
+        XCTAssertEqual(kind, .cancelled)
+        XCTAssertEqual(bus.signals.last, .recognitionFinished(next.id, ""))
+    }
+
+    func testACallerLeavingCancelsItsRecognitionAndReleasesTheMicrophone() async throws {
+        let service = makeService()
+        let pending = try await service.start(options(), caller: ":1.7")
+        let mic = try await microphone()
+        XCTAssertEqual(bus.watchedCallers, [":1.7"])
+        bus.vanish(":1.7")
+        let kind = await errorKind { _ = try await pending.outcome() }
+        XCTAssertEqual(kind, .cancelled)
+        XCTAssertTrue(mic.isClosed)
+    }
+
+    func testFaultsBecomeTheirErrors() async throws {
+        let service = makeService()
+        let unsupported = await errorKind { _ = try await service.start(self.options(["language": .string("fr")]), caller: ":1.1") }
+        XCTAssertEqual(unsupported, .unsupportedLanguage)
+        let german = try await service.start(options(["file": .string("/missing.wav")]), caller: ":1.1")
+        let missing = await errorKind { _ = try await german.outcome() }
+        XCTAssertEqual(missing, .unreadableFile)
+        let grammar = try await service.start(options(["grammar": .string("broken")]), caller: ":1.1")
+        let invalid = await errorKind { _ = try await grammar.outcome() }
+        XCTAssertEqual(invalid, .invalidArgument)
+        capture.failNextOpen(.noMicrophone("no source"))
+        let noMic = try await service.start(options(), caller: ":1.1")
+        let none = await errorKind { _ = try await noMic.outcome() }
+        XCTAssertEqual(none, .noMicrophone)
+        // The recording dies mid-way (the server went away).
+        let dying = try await service.start(options(), caller: ":1.1")
+        try await microphone(0).fail(.serverUnavailable("gone"))
+        let died = await errorKind { _ = try await dying.outcome() }
+        XCTAssertEqual(died, .noMicrophone)
+        XCTAssertTrue(bus.signals.allSatisfy { if case .recognitionStarted = $0 { $0 == .recognitionStarted(dying.id) } else { true } },
+                      "only the recognition that got going announced itself")
+    }
+
+    func testTheLanguageFallsBackToTheModelOfTheSameLanguage() async throws {
+        let service = makeService(files: ["/a.wav": quiet])
+        let done = try await service.start(options(["file": .string("/a.wav"), "language": .string("de")]), caller: ":1.1").outcome()
+        XCTAssertEqual(done.language, "de-DE")
+    }
+}
+
+func waitFor(_ what: String, timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            XCTFail("timed out waiting for \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
