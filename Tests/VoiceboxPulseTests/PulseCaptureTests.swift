@@ -132,6 +132,15 @@ final class CaptureCleanupTests: XCTestCase {
         (try? FileManager.default.contentsOfDirectory(atPath: directory).count) ?? -1
     }
 
+    /// The mainloop threads our captures start (named "voicebox-mic"). Counting every
+    /// thread of the test process would also count dispatch's pool, which grows as it likes.
+    private func mainloopThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("voicebox-mic") == true
+        }.count
+    }
+
     func testCancellingTheReaderReleasesTheMicrophone() async throws {
         _ = try sharedServerEnvironment()
         let capture = try await PulseCapture(mediaName: "test cancel").openStream(source: nil)
@@ -147,13 +156,13 @@ final class CaptureCleanupTests: XCTestCase {
         // One round first, so lazily created process-wide things (dispatch threads) exist.
         try await openAndClose(times: 1)
         try await Task.sleep(for: .milliseconds(300))
-        let threads = count("/proc/self/task"), descriptors = count("/proc/self/fd")
+        let threads = mainloopThreads(), descriptors = count("/proc/self/fd")
         try await openAndClose(times: 10)
         // Each capture's mainloop thread is joined on its queue just after close() returns.
         let settled = await waitUntil(.seconds(2)) {
-            self.count("/proc/self/task") <= threads && self.count("/proc/self/fd") <= descriptors
+            self.mainloopThreads() <= threads && self.count("/proc/self/fd") <= descriptors
         }
-        print("METRIC threads \(threads) -> \(count("/proc/self/task")), descriptors \(descriptors) -> \(count("/proc/self/fd"))")
+        print("METRIC mainloop threads \(threads) -> \(mainloopThreads()), descriptors \(descriptors) -> \(count("/proc/self/fd"))")
         XCTAssertTrue(settled, "threads or descriptors leaked")
     }
 
@@ -162,6 +171,9 @@ final class CaptureCleanupTests: XCTestCase {
             let capture = try await PulseCapture(mediaName: "test cleanup").open(source: nil)
             var chunks = capture.chunks.makeAsyncIterator()
             _ = await chunks.next()
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap {
+                try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            XCTAssertGreaterThan(mainloopThreads(), 0, "an open capture runs a mainloop thread: the count must see it \(names)")
             await capture.close()
         }
     }
