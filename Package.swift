@@ -37,9 +37,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore"]),
-        .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd"]),
+        .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse"]),
-        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx"]),
+        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxDaemon", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

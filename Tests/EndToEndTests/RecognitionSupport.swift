@@ -4,32 +4,13 @@ import Glibc
 import VoiceboxBus
 import XCTest
 
-/// pocketsphinx-testdata's recordings (real speech with transcripts).
-enum Recordings {
-    static let directory = "/usr/share/pocketsphinx/test/data"
-    static func path(_ name: String) -> String { directory + "/" + name }
-
+/// What the end-to-end tests add to the shared recordings.
+extension Recordings {
     /// Skips (not fails) when the model or the recordings are not installed.
     static func require() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: "/usr/share/pocketsphinx/model/en-us/en-us.lm.bin"),
                           "pocketsphinx-en-us is not installed")
         try XCTSkipUnless(FileManager.default.fileExists(atPath: path("goforward.raw")), "pocketsphinx-testdata is not installed")
-    }
-
-    static func cardsGrammar() throws -> String {
-        try String(contentsOfFile: path("cards/cards.gram"), encoding: .utf8)
-    }
-
-    /// cards.transcription: "<s> ten of clubs  </s> (001)" → ["001": "ten of clubs"].
-    static func cardsTranscription() throws -> [String: String] {
-        let text = try String(contentsOfFile: path("cards/cards.transcription"), encoding: .utf8)
-        var result: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let words = line.split(separator: " ").map(String.init)
-            guard let id = words.last, id.hasPrefix("(") else { continue }
-            result[String(id.dropFirst().dropLast())] = words.dropLast().filter { $0 != "<s>" && $0 != "</s>" }.joined(separator: " ")
-        }
-        return result
     }
 
     /// A headerless recording as a WAV file (paplay and sox want a header), in `directory`.

@@ -12,8 +12,9 @@ public final class Subprocess: @unchecked Sendable {
     private let lock = NSLock()
     private var status: Int32?
 
-    /// `stdoutFD`: where the child's standard output goes (nil: inherit).
-    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil, stdoutFD: Int32? = nil) throws {
+    /// `stdoutFD`, `stderrFD`: where the child's output goes (nil: inherit).
+    public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
+                stdoutFD: Int32? = nil, stderrFD: Int32? = nil) throws {
         // A clean signal state, whatever the spawning thread blocks.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -30,6 +31,7 @@ public final class Subprocess: @unchecked Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let stdoutFD { posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1) }
+        if let stderrFD { posix_spawn_file_actions_adddup2(&actions, stderrFD, 2) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -15,7 +16,7 @@ final class AudioFileReaderTests: XCTestCase {
 
     func testRawFilesAreSixteenKilohertzMonoLittleEndian() throws {
         try TestData.requireModel()
-        let path = TestData.path("goforward.raw")
+        let path = Recordings.path("goforward.raw")
         let reader = try AudioFileReader(path: path)
         XCTAssertEqual(reader.sourceSampleRate, 16_000)
         XCTAssertEqual(reader.channels, 1)
@@ -31,7 +32,7 @@ final class AudioFileReaderTests: XCTestCase {
 
     func testWavHeaderIsReadNotDecoded() throws {
         try TestData.requireModel()
-        let reader = try AudioFileReader(path: TestData.path("cards/001.wav"))
+        let reader = try AudioFileReader(path: Recordings.path("cards/001.wav"))
         XCTAssertEqual(reader.sourceSampleRate, 16_000)
         XCTAssertEqual(try readAll(reader).count, 17526)
     }
@@ -42,7 +43,7 @@ final class AudioFileReaderTests: XCTestCase {
         let directory = try makeTemporaryDirectory(self)
         let path = directory.appendingPathComponent("stereo.wav").path
         XCTAssertNotNil(runProgram("/usr/bin/sox", ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1",
-                                                    TestData.path("goforward.raw"), path, "rate", "44100", "channels", "2"]))
+                                                    Recordings.path("goforward.raw"), path, "rate", "44100", "channels", "2"]))
         let reader = try AudioFileReader(path: path)
         XCTAssertEqual(reader.sourceSampleRate, 44_100)
         XCTAssertEqual(reader.channels, 2)
@@ -50,7 +51,7 @@ final class AudioFileReaderTests: XCTestCase {
         let samples = try readAll(reader)
         XCTAssertEqual(samples.count, 44580, accuracy: 2)
         // The same waveform: compare loudness with the 16 kHz original.
-        let original = try readAll(AudioFileReader(path: TestData.path("goforward.raw")))
+        let original = try readAll(AudioFileReader(path: Recordings.path("goforward.raw")))
         XCTAssertEqual(rms(samples), rms(original), accuracy: rms(original) * 0.02)
     }
 

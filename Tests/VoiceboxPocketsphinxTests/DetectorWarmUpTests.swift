@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -18,7 +19,7 @@ final class DetectorWarmUpTests: XCTestCase {
     }
 
     private func speechAfterNoise() throws -> (audio: [Int16], speechStart: Double) {
-        let reader = try AudioFileReader(path: TestData.path("goforward.raw"))
+        let reader = try AudioFileReader(path: Recordings.path("goforward.raw"))
         var speech: [Int16] = []
         while case let chunk = try reader.read(), !chunk.isEmpty { speech += chunk }
         var seed: UInt64 = 42

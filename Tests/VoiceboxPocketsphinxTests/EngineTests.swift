@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -35,12 +36,12 @@ final class EngineTests: XCTestCase {
     }
 
     func testAPooledDecoderHearsLikeAFreshOne() async throws {
-        let fresh = try await PocketsphinxEngine().transcribeFile(path: TestData.path("cards/004.wav"),
+        let fresh = try await PocketsphinxEngine().transcribeFile(path: Recordings.path("cards/004.wav"),
                                                                    configuration: Self.cards)
         let engine = PocketsphinxEngine()
-        _ = try await engine.transcribeFile(path: TestData.path("numbers.raw"), configuration: Self.cards)
-        _ = try await engine.transcribeFile(path: TestData.path("cards/005.wav"), configuration: Self.cards)
-        let reused = try await engine.transcribeFile(path: TestData.path("cards/004.wav"), configuration: Self.cards)
+        _ = try await engine.transcribeFile(path: Recordings.path("numbers.raw"), configuration: Self.cards)
+        _ = try await engine.transcribeFile(path: Recordings.path("cards/005.wav"), configuration: Self.cards)
+        let reused = try await engine.transcribeFile(path: Recordings.path("cards/004.wav"), configuration: Self.cards)
         XCTAssertEqual(reused, fresh)
         XCTAssertEqual(fresh.result.text, "five five")
     }
@@ -49,7 +50,7 @@ final class EngineTests: XCTestCase {
         let lines = LockedArray<String>()
         let stderrText = try await capturingStandardError {
             let engine = PocketsphinxEngine(log: { lines.append($0) })
-            let file = try await engine.transcribeFile(path: TestData.path("goforward.raw"))
+            let file = try await engine.transcribeFile(path: Recordings.path("goforward.raw"))
             XCTAssertEqual(file.result.text, "go forward ten meters")
             _ = try? await engine.makeDecoder(.init(grammar: "#JSGF V1.0; grammar g; public <a> = (;"))
         }
@@ -61,7 +62,7 @@ final class EngineTests: XCTestCase {
     /// A grammar search keeps one utterance across a pause; the words after it still get their
     /// own times although pocketsphinx drops the silence.
     func testWordTimesAcrossAPause() async throws {
-        let audio = try AudioFileReader(path: TestData.path("goforward.raw")).readAll()
+        let audio = try AudioFileReader(path: Recordings.path("goforward.raw")).readAll()
         let grammar = RecognitionConfiguration(grammar: """
             #JSGF V1.0; grammar move; public <move> = go <direction> <distance> meters;
             <direction> = forward | backward; <distance> = one | two | five | ten;

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -35,7 +36,7 @@ final class PerformanceTests: XCTestCase {
     /// Dictation over every recording without a grammar: our words are the tool's, file by file.
     func testDecodingAgainstPocketsphinxContinuous() async throws {
         try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.tool), "pocketsphinx_continuous is not installed")
-        let librivox = try FileManager.default.contentsOfDirectory(atPath: TestData.path("librivox"))
+        let librivox = try FileManager.default.contentsOfDirectory(atPath: Recordings.path("librivox"))
             .filter { $0.hasSuffix(".wav") }.sorted().map { "librivox/" + $0 }
         let files = ["goforward.raw", "numbers.raw", "something.raw"] + librivox
         try await TestData.engine.preload()
@@ -43,10 +44,10 @@ final class PerformanceTests: XCTestCase {
         var ours = (wall: 0.0, cpu: 0.0), theirs = (wall: 0.0, cpu: 0.0), audio = 0.0
         for name in files {
             let (start, cpuStart) = (ContinuousClock.now, cpuSeconds(RUSAGE_SELF))
-            let file = try await TestData.engine.transcribeFile(path: TestData.path(name))
+            let file = try await TestData.engine.transcribeFile(path: Recordings.path(name))
             let ourTime = (wall: seconds(ContinuousClock.now - start), cpu: cpuSeconds(RUSAGE_SELF) - cpuStart)
             let (toolStart, toolCPUStart) = (ContinuousClock.now, cpuSeconds(RUSAGE_CHILDREN))
-            let printed = try XCTUnwrap(runProgram(Self.tool, ["-infile", TestData.path(name), "-logfn", "/dev/null"]))
+            let printed = try XCTUnwrap(runProgram(Self.tool, ["-infile", Recordings.path(name), "-logfn", "/dev/null"]))
             let toolTime = (wall: seconds(ContinuousClock.now - toolStart), cpu: cpuSeconds(RUSAGE_CHILDREN) - toolCPUStart)
             let toolText = printed.split(whereSeparator: \.isNewline).joined(separator: " ")
             XCTAssertEqual(file.result.text, toolText, name)

@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -10,7 +11,7 @@ final class RecognitionTests: XCTestCase {
     }
 
     func testGoForward() async throws {
-        let file = try await TestData.engine.transcribeFile(path: TestData.path("goforward.raw"))
+        let file = try await TestData.engine.transcribeFile(path: Recordings.path("goforward.raw"))
         XCTAssertEqual(file.result.text, "go forward ten meters")
         XCTAssertEqual(file.result.words.map(\.word), ["go", "forward", "ten", "meters"])
         XCTAssertEqual(file.duration, 89160.0 / 2 / 16000, accuracy: 1e-9)
@@ -32,18 +33,18 @@ final class RecognitionTests: XCTestCase {
         let expected = ["numbers.raw": "thirty three four or six ninety two",
                         "something.raw": "go somewhere and do something"]
         for (name, text) in expected {
-            let file = try await TestData.engine.transcribeFile(path: TestData.path(name))
+            let file = try await TestData.engine.transcribeFile(path: Recordings.path(name))
             XCTAssertEqual(file.result.text, text, name)
         }
     }
 
     func testCardsWithTheirGrammar() async throws {
-        let grammar = try TestData.cardsGrammar()
-        let transcription = try TestData.cardsTranscription()
+        let grammar = try Recordings.cardsGrammar()
+        let transcription = try Recordings.cardsTranscription()
         XCTAssertEqual(transcription.count, 5)
         for (id, said) in transcription.sorted(by: { $0.key < $1.key }) {
             let file = try await TestData.engine.transcribeFile(
-                path: TestData.path("cards/\(id).wav"), configuration: .init(grammar: grammar))
+                path: Recordings.path("cards/\(id).wav"), configuration: .init(grammar: grammar))
             // On 001 the en-US model hears a "five" in the opening noise; pocketsphinx_continuous
             // -jsgf cards.gram prints the same.
             XCTAssertEqual(file.result.text, id == "001" ? "five " + said : said, id)
@@ -54,7 +55,7 @@ final class RecognitionTests: XCTestCase {
         let sox = "/usr/bin/sox"
         try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: sox), "sox is not installed")
         let directory = try makeTemporaryDirectory(self)
-        let source = ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", TestData.path("goforward.raw")]
+        let source = ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", Recordings.path("goforward.raw")]
         let conversions: [(name: String, output: [String], effects: [String])] = [
             ("goforward.wav", [], []),
             ("goforward.flac", [], []),
@@ -75,7 +76,7 @@ final class RecognitionTests: XCTestCase {
     }
 
     func testStreamingReportsSpeechPartialsAndReusesTheDecoder() async throws {
-        let reader = try AudioFileReader(path: TestData.path("goforward.raw"))
+        let reader = try AudioFileReader(path: Recordings.path("goforward.raw"))
         var audio: [Int16] = []
         while case let chunk = try reader.read(), !chunk.isEmpty { audio += chunk }
         let decoder = try await TestData.engine.makeDecoder(.init(grammar: """
@@ -101,8 +102,8 @@ final class RecognitionTests: XCTestCase {
     }
 
     func testTwoDecodersAtOnce() async throws {
-        async let a = TestData.engine.transcribeFile(path: TestData.path("goforward.raw"))
-        async let b = TestData.engine.transcribeFile(path: TestData.path("something.raw"))
+        async let a = TestData.engine.transcribeFile(path: Recordings.path("goforward.raw"))
+        async let b = TestData.engine.transcribeFile(path: Recordings.path("something.raw"))
         let (first, second) = try await (a, b)
         XCTAssertEqual(first.result.text, "go forward ten meters")
         XCTAssertEqual(second.result.text, "go somewhere and do something")
@@ -110,7 +111,7 @@ final class RecognitionTests: XCTestCase {
 
     func testProgressIsReported() async throws {
         let seen = LockedArray<Double>()
-        let file = try await TestData.engine.transcribeFile(path: TestData.path("numbers.raw")) { seconds, total in
+        let file = try await TestData.engine.transcribeFile(path: Recordings.path("numbers.raw")) { seconds, total in
             XCTAssertEqual(total ?? 0, 128742.0 / 2 / 16000, accuracy: 1e-9)
             seen.append(seconds)
         }
@@ -122,7 +123,7 @@ final class RecognitionTests: XCTestCase {
 
     func testCancellation() async throws {
         let task = Task {
-            try await TestData.engine.transcribeFile(path: TestData.path("numbers.raw"))
+            try await TestData.engine.transcribeFile(path: Recordings.path("numbers.raw"))
         }
         task.cancel()
         do {

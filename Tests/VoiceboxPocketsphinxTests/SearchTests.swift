@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -19,7 +20,7 @@ final class SearchTests: XCTestCase {
     }
 
     func testAWordMissingFromTheDictionaryIsNamed() async throws {
-        let defective = try String(contentsOfFile: TestData.path("defective.gram"), encoding: .utf8)
+        let defective = try String(contentsOfFile: Recordings.path("defective.gram"), encoding: .utf8)
         do {
             _ = try await TestData.engine.makeDecoder(.init(grammar: defective))
             XCTFail("a grammar with an unknown word was accepted")
@@ -49,13 +50,13 @@ final class SearchTests: XCTestCase {
     func testADecoderRecoversFromARefusedGrammar() async throws {
         _ = try? await TestData.engine.makeDecoder(.init(grammar: "#JSGF V1.0; grammar g; public <a> = (;"))
         let file = try await TestData.engine.transcribeFile(
-            path: TestData.path("cards/004.wav"), configuration: .init(grammar: try TestData.cardsGrammar()))
+            path: Recordings.path("cards/004.wav"), configuration: .init(grammar: try Recordings.cardsGrammar()))
         XCTAssertEqual(file.result.text, "five five")
     }
 
     func testKeyphraseSpotting() async throws {
         let file = try await TestData.engine.transcribeFile(
-            path: TestData.path("goforward.raw"), configuration: .init(keyphrases: ["forward"]))
+            path: Recordings.path("goforward.raw"), configuration: .init(keyphrases: ["forward"]))
         XCTAssertEqual(file.result.text, "forward")
         XCTAssertEqual(file.result.confidence, 1)
         let word = try XCTUnwrap(file.result.words.first)
@@ -68,14 +69,14 @@ final class SearchTests: XCTestCase {
 
     func testSeveralKeyphrasesAndCase() async throws {
         let file = try await TestData.engine.transcribeFile(
-            path: TestData.path("goforward.raw"),
+            path: Recordings.path("goforward.raw"),
             configuration: .init(keyphrases: ["Forward", "  ten   meters "], keyphraseThreshold: 1e-10))
         XCTAssertEqual(file.result.words.map(\.word), ["forward", "ten meters"])
     }
 
     func testKeyphrasesNotSpokenAreNotFound() async throws {
         let file = try await TestData.engine.transcribeFile(
-            path: TestData.path("something.raw"), configuration: .init(keyphrases: ["forward"]))
+            path: Recordings.path("something.raw"), configuration: .init(keyphrases: ["forward"]))
         XCTAssertEqual(file.result, .empty)
     }
 
@@ -112,7 +113,7 @@ final class SearchTests: XCTestCase {
     /// A second model in the models directory: pocketsphinx-testdata's digits model, linked in
     /// as a made-up language. Its words are pocketsphinx_continuous's with the same model.
     func testAModelFromTheModelsDirectory() async throws {
-        let digits = TestData.path("tidigits")
+        let digits = Recordings.path("tidigits")
         let root = try makeTemporaryDirectory(self)
         let directory = root.appendingPathComponent("en-x-digits")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -129,7 +130,7 @@ final class SearchTests: XCTestCase {
 
     /// The same digits model declared for 8 kHz audio: refused, since everything here is 16 kHz.
     func testAModelForAnotherSampleRateIsRefused() async throws {
-        let digits = TestData.path("tidigits")
+        let digits = Recordings.path("tidigits")
         let root = try makeTemporaryDirectory(self)
         let acoustic = root.appendingPathComponent("en-x-phone/hmm")
         try FileManager.default.createDirectory(at: acoustic, withIntermediateDirectories: true)

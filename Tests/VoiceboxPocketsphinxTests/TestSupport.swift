@@ -1,38 +1,19 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
 
-/// pocketsphinx-testdata's recordings with what is said in them.
+/// The engine the tests share, and their skip rule.
 enum TestData {
-    static let directory = "/usr/share/pocketsphinx/test/data"
-    static func path(_ name: String) -> String { directory + "/" + name }
-
     /// One engine for all tests: its pool keeps models warm between them, as in the service.
     static let engine = PocketsphinxEngine(idleUnloadAfter: .seconds(600))
 
     /// Skips (not fails) when the model or the recordings are not installed.
     static func requireModel() throws {
         try XCTSkipUnless(ModelCatalog.debianEnglish != nil, "pocketsphinx-en-us is not installed")
-        try XCTSkipUnless(FileManager.default.fileExists(atPath: path("goforward.raw")),
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.path("goforward.raw")),
                           "pocketsphinx-testdata is not installed")
-    }
-
-    static func cardsGrammar() throws -> String {
-        try String(contentsOfFile: path("cards/cards.gram"), encoding: .utf8)
-    }
-
-    /// cards.transcription: "<s> ten of clubs  </s> (001)" → ["001": "ten of clubs"].
-    static func cardsTranscription() throws -> [String: String] {
-        let text = try String(contentsOfFile: path("cards/cards.transcription"), encoding: .utf8)
-        var result: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let words = line.split(separator: " ").map(String.init)
-            guard let id = words.last, id.hasPrefix("(") else { continue }
-            let said = words.dropLast().filter { $0 != "<s>" && $0 != "</s>" }
-            result[String(id.dropFirst().dropLast())] = said.joined(separator: " ")
-        }
-        return result
     }
 }
 

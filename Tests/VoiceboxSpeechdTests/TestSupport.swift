@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Synchronization
 import VoiceboxCore
 import XCTest
@@ -120,16 +121,16 @@ final class PrivateSpeechd {
         try? FileManager.default.removeItem(atPath: pidFile)
         // -d: daemonize (the launcher returns once the modules are up); -t 60: exit after a minute
         // without clients, so a server orphaned by a killed test run does not linger.
-        let launcher = try Self.spawn("/usr/bin/speech-dispatcher",
+        let devNull = open("/dev/null", O_WRONLY)
+        defer { close(devNull) }
+        let launcher = try Subprocess("/usr/bin/speech-dispatcher",
                                       ["-d", "-t", "60", "-C", configDirectory, "-P", pidFile, "-S", socketPath,
-                                       "-L", directory.appendingPathComponent("log").path])
+                                       "-L", directory.appendingPathComponent("log").path],
+                                      stdoutFD: devNull, stderrFD: devNull)
         let deadline = Date().addingTimeInterval(timeout)
         var launcherDone = false
         while Date() < deadline {
-            if !launcherDone {
-                var status: Int32 = 0
-                launcherDone = waitpid(launcher, &status, WNOHANG) == launcher
-            }
+            if !launcherDone { launcherDone = launcher.poll() != nil }
             if launcherDone, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
                let number = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), number > 1,
                Self.accepts(socketPath) {
@@ -155,34 +156,6 @@ final class PrivateSpeechd {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, Self.accepts(socketPath) { usleep(10_000) }
         return true
-    }
-
-    /// posix_spawn with an empty signal mask and default dispositions. (Foundation's Process, called
-    /// from a Swift concurrency thread, passes on that thread's blocked signals: a speech-dispatcher
-    /// started that way ignores SIGTERM, and waitUntilExit hung here.)
-    static func spawn(_ program: String, _ arguments: [String]) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, program, &actions, &attributes, argv, environ)
-        guard result == 0 else { throw XCTSkip("cannot start \(program): \(String(cString: strerror(result)))") }
-        return pid
     }
 
     static func accepts(_ path: String) -> Bool {
