@@ -8,8 +8,8 @@ import VoiceboxSpeechd
 
 /// Wires the real parts together and serves until SIGTERM, SIGINT or the loss of the bus.
 public enum Daemon {
-    /// Returns the process's exit status.
-    public static func run(_ options: DaemonOptions) async -> Int32 {
+    /// Returns the process's exit status. `terminations` carries the numbers of SIGTERM and SIGINT.
+    public static func run(_ options: DaemonOptions, terminations: AsyncStream<Int32>) async -> Int32 {
         let connection: BusConnection
         do throws(DBusError) {
             if let address = options.busAddress {
@@ -64,16 +64,12 @@ public enum Daemon {
             log("lost the bus; exiting")
             end.yield(1)
         }
-        // Signals as dispatch sources, so the handler runs as ordinary code, not in a signal context.
-        let signalSources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
+        // A signal that came during start-up has waited in the stream.
+        Task {
+            for await number in terminations {
                 log("signal \(number): exiting")
                 end.yield(0)
             }
-            source.resume()
-            return source
         }
         Task { await service.run() }
         Task { await object.serve(service, recognition: recognition) }
@@ -82,7 +78,6 @@ public enum Daemon {
             status = ending
             break
         }
-        signalSources.forEach { $0.cancel() }
         try? await connection.releaseName(Speech1.busName)
         await connection.close()
         synthesizer.shutdown()

@@ -2,6 +2,10 @@ import Foundation
 import VoiceboxDaemon
 import VoiceboxCore
 
+// Before any thread starts, so that every thread inherits the blocked signals: only the main
+// thread's sigwait below ever takes them.
+TerminationSignals.block()
+
 let options: DaemonOptions
 do {
     options = try DaemonOptions(arguments: Array(CommandLine.arguments.dropFirst()))
@@ -17,4 +21,9 @@ if options.showVersion {
     print("voiceboxd \(SpeechService.version)")
     exit(0)
 }
-exit(await Daemon.run(options))
+let (terminations, terminated) = AsyncStream<Int32>.makeStream()
+// Detached: top-level code is on the main actor, whose thread waits in sigwait below.
+Task.detached {
+    exit(await Daemon.run(options, terminations: terminations))
+}
+TerminationSignals.waitForever { terminated.yield($0) }

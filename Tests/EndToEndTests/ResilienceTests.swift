@@ -95,6 +95,28 @@ final class ResilienceTests: XCTestCase {
         await service.client.close()
     }
 
+    /// A TERM sent the moment the name appears (as when an activated service is stopped by its first
+    /// caller) once fell into the gap before the handler was ready and was lost, 1 run in 20.
+    func testSIGTERMTheMomentTheNameAppearsIsNeverLost() async throws {
+        let stack = try Stack.require()
+        let watcher = try BusConnection(address: stack.busAddress)
+        let target = Shared<pid_t>(0)
+        // Sent from the bus thread as the NameOwnerChanged signal arrives: no polling delay.
+        _ = try await watcher.subscribe(SignalFilter(sender: "org.freedesktop.DBus", member: "NameOwnerChanged")) { signal in
+            guard signal.arguments.first?.string == ServiceHarness.name, signal.arguments.last?.string?.isEmpty == false else { return }
+            let pid = target.withLock { $0 }
+            if pid > 0 { kill(pid, SIGTERM) }
+        }
+        for attempt in 1...10 {
+            let daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", stack.speechdAddress])
+            target.withLock { $0 = daemon.pid }
+            let status = await daemon.wait(timeout: .seconds(5))
+            XCTAssertEqual(status, 0, "attempt \(attempt): voiceboxd did not exit cleanly on TERM")
+            if status != 0 { daemon.signal(SIGKILL); break }
+        }
+        await watcher.close()
+    }
+
     func testIdleServiceUsesNoCPU() async throws {
         let stack = try Stack.require()
         let service = try await ServiceHarness(stack: stack)
