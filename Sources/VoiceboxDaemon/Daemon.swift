@@ -34,7 +34,8 @@ public enum Daemon {
         policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
         let service = SpeechService(synthesizer: synthesizer, bus: object, voicePolicy: policy)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.
-        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)))
+        let sphinxLog: LogSink? = options.debug ? { @Sendable message in Daemon.log("debug: pocketsphinx: " + message) } : nil
+        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog)
         let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(), bus: object,
                                              maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
         await recognition.run()  // its properties are there before a caller can find the name

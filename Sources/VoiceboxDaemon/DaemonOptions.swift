@@ -11,6 +11,8 @@ public struct DaemonOptions: Sendable, Equatable {
     public var voicesWait: Double = 10
     /// How long a recognition model stays loaded after its last use.
     public var modelIdleSeconds: Double = 300
+    /// Whether pocketsphinx's own messages go to stderr (voiceboxd's log), marked as debug lines.
+    public var debug = false
     public var showVersion = false
     public var showHelp = false
 
@@ -23,6 +25,7 @@ public struct DaemonOptions: Sendable, Equatable {
           --no-autospawn             never start speech-dispatcher; wait for it to appear
           --voices-wait SECONDS      how long ListVoices waits for a first voice list (default 10)
           --model-idle SECONDS       free a recognition model this long after its last use (default 300)
+          --debug                    log pocketsphinx's own messages too
           --version                  print the version and exit
           --help                     print this and exit
         """
@@ -50,6 +53,7 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--model-idle takes seconds between 0 and 86400, not '\(text)'")
                 }
                 modelIdleSeconds = seconds
+            case "--debug": debug = true
             case "--version": showVersion = true
             case "--help", "-h": showHelp = true
             default: throw OptionError("unknown argument '\(argument)'")

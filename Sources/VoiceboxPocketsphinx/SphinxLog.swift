@@ -30,18 +30,22 @@ final class SphinxLog: @unchecked Sendable {
         let previous = pthread_getspecific(key)
         pthread_setspecific(key, Unmanaged.passUnretained(scope).toOpaque())
         defer { pthread_setspecific(key, previous) }
+        // A last line without its newline is still a line.
+        defer { scope.flush() }
         let value = try withExtendedLifetime(scope) { try body() }
+        scope.flush()
         return (value, scope.errors)
     }
 
     private func receive(level: Int32, message: UnsafePointer<CChar>?) {
         guard let raw = pthread_getspecific(key), let message else { return }
         let scope = Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()
-        var text = String(cString: message)
-        while text.last?.isNewline == true { text.removeLast() }
-        guard !text.isEmpty else { return }
-        if level >= Int32(ERR_ERROR.rawValue) { scope.errors.append(Self.reason(text)) }
-        scope.sink?(text)
+        // A line can come in pieces (E_INFOCONT continues it, e.g. CMN's 13 values): it is
+        // complete at its newline.
+        let piece = String(cString: message)
+        scope.pending += piece
+        scope.pendingLevel = max(scope.pendingLevel, level)
+        if piece.last?.isNewline == true { scope.flush() }
     }
 
     /// `ERROR: "jsgf.c", line 155: syntax error at line 3 current token 'x'` → the part after
@@ -55,7 +59,20 @@ final class SphinxLog: @unchecked Sendable {
     private final class Scope {
         let sink: LogSink?
         var errors: [String] = []
+        var pending = ""
+        var pendingLevel: Int32 = 0
         init(sink: LogSink?) { self.sink = sink }
+
+        func flush() {
+            var text = pending
+            let level = pendingLevel
+            pending = ""
+            pendingLevel = 0
+            while text.last?.isWhitespace == true { text.removeLast() }
+            guard !text.isEmpty else { return }
+            if level >= Int32(ERR_ERROR.rawValue) { errors.append(SphinxLog.reason(text)) }
+            sink?(text)
+        }
     }
 }
 

@@ -11,6 +11,8 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(options.speechdAddress, "unix_socket:/tmp/s")
         XCTAssertFalse(options.autospawn)
         XCTAssertEqual(options.voicesWait, 2.5)
+        XCTAssertFalse(options.debug)
+        XCTAssertTrue(try DaemonOptions(arguments: ["--debug"]).debug)
     }
 
     func testBadArgumentsAreRefused() {

@@ -17,12 +17,14 @@ final class ServiceHarness: Sendable {
 
     /// Starts voiceboxd (never autospawning speech-dispatcher) and waits for its name.
     /// `environment`: variables to set or replace in the daemon's (e.g. PULSE_SERVER).
+    /// `stderrFD`: where the daemon's log goes (nil: the test's own stderr).
     init(stack: Stack, speechdAddress: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:],
-         waitForName: Bool = true) async throws {
+         stderrFD: Int32? = nil, waitForName: Bool = true) async throws {
         self.stack = stack
         daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", speechdAddress ?? stack.speechdAddress]
                                 + extraArguments,
-                                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+                                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                stderrFD: stderrFD)
         client = try BusConnection(address: stack.busAddress)
         let received = received
         _ = try await client.subscribe(SignalFilter(interface: Self.interface)) { signal in
