@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import VoiceboxBus
 import VoiceboxCore
 import VoiceboxPocketsphinx
@@ -10,6 +11,16 @@ import VoiceboxSpeechd
 public enum Daemon {
     /// Returns the process's exit status. `terminations` carries the numbers of SIGTERM and SIGINT.
     public static func run(_ options: DaemonOptions, terminations: AsyncStream<Int32>) async -> Int32 {
+        // Whatever ends the service first (a signal, or the bus going away) gives the status.
+        let (endings, end) = AsyncStream<Int32>.makeStream()
+        let stopRequested = StopRequest()
+        Task {
+            for await number in terminations {
+                log("signal \(number): exiting")
+                stopRequested.set()
+                end.yield(0)
+            }
+        }
         let connection: BusConnection
         do throws(DBusError) {
             if let address = options.busAddress {
@@ -42,6 +53,12 @@ public enum Daemon {
 
         // Export and publish first, then take the name: a caller activated by the name finds it all.
         await service.start()
+        // Stopped while starting: never publish an owner that is about to go.
+        if stopRequested.isSet {
+            await connection.close()
+            synthesizer.shutdown()
+            return 0
+        }
         do {
             switch try await connection.requestName(Speech1.busName) {
             case .primaryOwner, .alreadyOwner:
@@ -59,18 +76,9 @@ public enum Daemon {
         }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
 
-        // Whatever ends the service first (a signal, or the bus going away) gives the status.
-        let (endings, end) = AsyncStream<Int32>.makeStream()
         connection.onDisconnect {
             log("lost the bus; exiting")
             end.yield(1)
-        }
-        // A signal that came during start-up has waited in the stream.
-        Task {
-            for await number in terminations {
-                log("signal \(number): exiting")
-                end.yield(0)
-            }
         }
         Task { await service.run() }
         Task { await object.serve(service, recognition: recognition) }
@@ -90,3 +98,9 @@ public enum Daemon {
     }
 }
 
+/// Set once TERM or INT has come; read by start-up, which must not take the name then.
+private final class StopRequest: Sendable {
+    private let flag = Atomic(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
+}

@@ -40,12 +40,9 @@ final class SphinxLog: @unchecked Sendable {
     private func receive(level: Int32, message: UnsafePointer<CChar>?) {
         guard let raw = pthread_getspecific(key), let message else { return }
         let scope = Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()
-        // A line can come in pieces (E_INFOCONT continues it, e.g. CMN's 13 values): it is
-        // complete at its newline.
-        let piece = String(cString: message)
-        scope.pending += piece
-        scope.pendingLevel = max(scope.pendingLevel, level)
-        if piece.last?.isNewline == true { scope.flush() }
+        for line in scope.lines.add(String(cString: message), continuing: level == Int32(ERR_INFOCONT.rawValue), level: level) {
+            scope.emit(line)
+        }
     }
 
     /// `ERROR: "jsgf.c", line 155: syntax error at line 3 current token 'x'` → the part after
@@ -59,20 +56,54 @@ final class SphinxLog: @unchecked Sendable {
     private final class Scope {
         let sink: LogSink?
         var errors: [String] = []
-        var pending = ""
-        var pendingLevel: Int32 = 0
+        var lines = LogLines()
         init(sink: LogSink?) { self.sink = sink }
 
-        func flush() {
-            var text = pending
-            let level = pendingLevel
-            pending = ""
-            pendingLevel = 0
-            while text.last?.isWhitespace == true { text.removeLast() }
-            guard !text.isEmpty else { return }
-            if level >= Int32(ERR_ERROR.rawValue) { errors.append(SphinxLog.reason(text)) }
-            sink?(text)
+        func emit(_ line: LogLines.Line) {
+            if line.level >= Int32(ERR_ERROR.rawValue) { errors.append(SphinxLog.reason(line.text)) }
+            sink?(line.text)
         }
+
+        func flush() {
+            if let line = lines.flush() { emit(line) }
+        }
+    }
+}
+
+/// sphinxbase's messages, made into lines. A message usually is one line with its newline, but
+/// E_INFOCONT pieces continue the line before them (CMN's 13 values come so), and some messages
+/// (errors among them) have no newline: they still end where the next message that is not a
+/// continuation begins.
+struct LogLines {
+    struct Line: Equatable {
+        var level: Int32
+        var text: String
+    }
+
+    /// A line this long is let out without its end, so that no message can grow it for ever.
+    static let limit = 4096
+
+    private var pending = ""
+    private var level: Int32 = 0
+
+    /// Takes one message; returns the lines it completes (trailing whitespace cut, empty ones dropped).
+    mutating func add(_ piece: String, continuing: Bool, level: Int32) -> [Line] {
+        var done: [Line] = []
+        if !continuing {
+            if let line = flush() { done.append(line) }
+            self.level = level
+        }
+        pending += piece
+        if piece.last?.isNewline == true || pending.utf8.count > Self.limit, let line = flush() { done.append(line) }
+        return done
+    }
+
+    /// The line begun and not yet ended, if any.
+    mutating func flush() -> Line? {
+        var text = pending
+        pending = ""
+        while text.last?.isWhitespace == true { text.removeLast() }
+        return text.isEmpty ? nil : Line(level: level, text: text)
     }
 }
 

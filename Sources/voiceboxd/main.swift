@@ -26,4 +26,13 @@ let (terminations, terminated) = AsyncStream<Int32>.makeStream()
 Task.detached {
     exit(await Daemon.run(options, terminations: terminations))
 }
-TerminationSignals.waitForever { terminated.yield($0) }
+var received = 0
+TerminationSignals.waitForever { number in
+    received += 1
+    // A second one while the first is being handled: whatever hangs, the user means it.
+    if received > 1 {
+        FileHandle.standardError.write(Data("voiceboxd: signal \(number) again: exiting at once\n".utf8))
+        _exit(128 + number)
+    }
+    terminated.yield(number)
+}

@@ -80,6 +80,29 @@ final class SphinxMessageTests: XCTestCase {
         XCTAssertEqual(SphinxLog.reason("plain text"), "plain text")
     }
 
+    func testPiecesAreJoinedIntoLines() {
+        let (info, cont, error) = (Int32(1), Int32(2), Int32(4))
+        var lines = LogLines()
+        XCTAssertEqual(lines.add("INFO: a.c(1): whole\n", continuing: false, level: info), [.init(level: info, text: "INFO: a.c(1): whole")])
+        // CMN's values: a head without a newline, continuations, the newline last.
+        XCTAssertEqual(lines.add("INFO: cmn_live.c(120): Update from < ", continuing: false, level: info), [])
+        XCTAssertEqual(lines.add("41.00 ", continuing: true, level: cont), [])
+        XCTAssertEqual(lines.add("-5.29 ", continuing: true, level: cont), [])
+        XCTAssertEqual(lines.add(">\n", continuing: true, level: cont),
+                       [.init(level: info, text: "INFO: cmn_live.c(120): Update from < 41.00 -5.29 >")])
+        // An error without a newline ends where the next message begins, keeping its own level.
+        XCTAssertEqual(lines.add("ERROR: b.c(2): No entries", continuing: false, level: error), [])
+        XCTAssertEqual(lines.add("INFO: c.c(3): next\n", continuing: false, level: info),
+                       [.init(level: error, text: "ERROR: b.c(2): No entries"), .init(level: info, text: "INFO: c.c(3): next")])
+        // Blank messages make no lines; a line without its end comes out on flush.
+        XCTAssertEqual(lines.add("\n", continuing: false, level: info), [])
+        XCTAssertEqual(lines.add("WARN: tail", continuing: false, level: 3), [])
+        XCTAssertEqual(lines.flush(), .init(level: 3, text: "WARN: tail"))
+        XCTAssertNil(lines.flush())
+        // Nothing grows a line for ever.
+        XCTAssertEqual(lines.add(String(repeating: "x", count: LogLines.limit + 1), continuing: false, level: info).count, 1)
+    }
+
     func testABogusParserLineIsDropped() {
         XCTAssertEqual(SphinxDecoder.withoutBogusLine("syntax error at line -385875966 current token ';'", lines: 3),
                        "syntax error current token ';'")
