@@ -5,9 +5,10 @@ import Glibc
 ///
 /// Neither a dispatch signal source nor a sigwait thread beside an async main is enough: the source
 /// needs the signal ignored first and registers asynchronously (a TERM sent in between was discarded,
-/// 1 run in 20), and an async main parks the main thread in libdispatch's sigsuspend with an empty
-/// mask, where any signal is taken by its default action. So the signals are blocked from the start
-/// of the process, and the main thread itself, which has nothing else to do, takes them with sigwait(3).
+/// 1 run in 20), and under an async main the main thread runs with an empty mask whatever main
+/// blocked (seen in /proc; libdispatch parks it in sigsuspend), so it takes any signal by its default
+/// action. So the signals are blocked from the start of the process, and the main thread itself,
+/// which has nothing else to do, takes them with sigwait(3).
 public enum TerminationSignals {
     static let numbers: [Int32] = [SIGTERM, SIGINT]
 

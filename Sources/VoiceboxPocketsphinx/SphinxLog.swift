@@ -30,7 +30,8 @@ final class SphinxLog: @unchecked Sendable {
         let previous = pthread_getspecific(key)
         pthread_setspecific(key, Unmanaged.passUnretained(scope).toOpaque())
         defer { pthread_setspecific(key, previous) }
-        // A last line without its newline is still a line.
+        // A last line without its newline is still a line: flushed before the errors are read,
+        // and by the defer when `body` throws (then a no-op otherwise).
         defer { scope.flush() }
         let value = try withExtendedLifetime(scope) { try body() }
         scope.flush()
