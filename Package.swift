@@ -21,6 +21,8 @@ let package = Package(
 
         // One small Swift module per C library; each hides its pointers and callbacks.
         .target(name: "VoiceboxBus", dependencies: ["CDBus"]),
+        // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
+        .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSndfile", "CSamplerate", "VoiceboxCore"]),
@@ -28,11 +30,11 @@ let package = Package(
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore"),
         // The D-Bus face of the service and the wiring of real parts.
-        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxCore", "VoiceboxSpeechd",
+        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
                                                   "VoiceboxPocketsphinx", "VoiceboxPulse"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
-        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus"]),
+        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface"]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
@@ -40,7 +42,7 @@ let package = Package(
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse"]),
         .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxDaemon", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -125,19 +125,15 @@ public final class BusConnection: Sendable {
 
     // MARK: Objects and signals
 
-    /// Exports an object; `handler` gets every call to the interfaces' own methods on the loop
-    /// thread and must hand work elsewhere at once.
-    public func export(path: String, interfaces: [InterfaceDescription],
-                       handler: @escaping @Sendable (MethodCall) -> Void) throws(DBusError) -> ExportedObject {
+    /// Exports an object with one interface; `handlers` must cover each of its methods exactly.
+    public func export(path: String, interface: InterfaceDescription, handlers: [MethodHandler]) throws(DBusError) -> ExportedObject {
         try Names.check(path: path)
-        for interface in interfaces {
-            try Names.check(interface: interface.name)
-            for method in interface.methods {
-                try Names.check(member: method.name)
-                _ = try DBusType.parseList(method.inputSignature)
-            }
+        try Names.check(interface: interface.name)
+        for method in interface.methods {
+            try Names.check(member: method.name)
+            _ = try DBusType.parseList(method.inputSignature)
         }
-        let object = ExportedObject(path: path, interfaces: interfaces, loop: loop, handler: handler)
+        let object = try ExportedObject(path: path, interface: interface, handlers: handlers, loop: loop)
         loop.submit { $0.objects[path] = object }
         return object
     }

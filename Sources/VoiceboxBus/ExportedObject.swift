@@ -1,31 +1,60 @@
+import Glibc
 import Synchronization
 
-/// An object on the bus: its interfaces, the handler for their methods, and its properties.
+/// An object on the bus: one interface, the handler of each of its methods, and its properties.
 /// org.freedesktop.DBus.Introspectable and .Properties are answered here; .Peer by libdbus.
+///
+/// Calls run on Swift tasks, each caller's in the order it sent them, different callers'
+/// independently (`CallerLanes`); property reads and introspection are answered on the loop
+/// thread at once, whatever any method is doing.
 public final class ExportedObject: Sendable {
     public let path: String
-    public let interfaces: [InterfaceDescription]
-    private let handler: @Sendable (MethodCall) -> Void
-    private let properties = Mutex<[String: [String: DBusValue]]>([:])
+    public let interface: InterfaceDescription
+    private let handlers: [String: MethodHandler]
+    private let properties = Mutex<[String: DBusValue]>([:])
+    private let lanes = CallerLanes()
     private let loop: EventLoop
 
-    init(path: String, interfaces: [InterfaceDescription], loop: EventLoop, handler: @escaping @Sendable (MethodCall) -> Void) {
+    init(path: String, interface: InterfaceDescription, handlers: [MethodHandler], loop: EventLoop) throws(DBusError) {
+        var table: [String: MethodHandler] = [:]
+        for handler in handlers {
+            guard interface.method(named: handler.method.name) == handler.method else {
+                throw .invalidArgs("\(handler.method.name) is not declared so in \(interface.name)")
+            }
+            guard table.updateValue(handler, forKey: handler.method.name) == nil else {
+                throw .invalidArgs("two handlers for \(handler.method.name)")
+            }
+        }
+        if let missing = interface.methods.first(where: { table[$0.name] == nil }) {
+            throw .invalidArgs("no handler for \(interface.name).\(missing.name)")
+        }
         self.path = path
-        self.interfaces = interfaces
+        self.interface = interface
+        self.handlers = table
         self.loop = loop
-        self.handler = handler
+    }
+
+    /// Emits one of the interface's signals from this object.
+    public func emit<each Argument>(_ signal: BusSignal<repeat each Argument>, _ arguments: repeat each Argument) {
+        let path = path, interfaceName = interface.name, values = signal.encode(repeat each arguments)
+        loop.submit { $0.emit(path: path, interface: interfaceName, member: signal.name, arguments: values) }
     }
 
     /// Sets a property's value; announces it with PropertiesChanged when it really changed.
-    public func setProperty(_ name: String, of interfaceName: String, to value: DBusValue) {
-        guard let declared = interfaces.first(where: { $0.name == interfaceName })?.property(named: name),
-              declared.type == value.type.signature else {
+    public func set<Value>(_ property: BusProperty<Value>, _ value: Value) {
+        setProperty(property.name, to: value.busValue)
+    }
+
+    /// Sets a property's value; announces it with PropertiesChanged when it really changed.
+    func setProperty(_ name: String, to value: DBusValue) {
+        let interfaceName = interface.name
+        guard let declared = interface.property(named: name), declared.type == value.type.signature else {
             busLog("property \(interfaceName).\(name) set to a value of type \(value.type): ignored")
             return
         }
         let changed = properties.withLock { table in
-            guard table[interfaceName]?[name] != value else { return false }
-            table[interfaceName, default: [:]][name] = value
+            guard table[name] != value else { return false }
+            table[name] = value
             return true
         }
         guard changed else { return }
@@ -38,8 +67,8 @@ public final class ExportedObject: Sendable {
         }
     }
 
-    public func property(_ name: String, of interfaceName: String) -> DBusValue? {
-        properties.withLock { $0[interfaceName]?[name] }
+    func property(_ name: String) -> DBusValue? {
+        properties.withLock { $0[name] }
     }
 
     // MARK: Dispatch (loop thread)
@@ -49,7 +78,7 @@ public final class ExportedObject: Sendable {
         switch message.interface {
         case "org.freedesktop.DBus.Introspectable" where member == "Introspect":
             let children = Introspection.children(of: path, among: state.objects.keys)
-            state.reply(to: message, [.string(Introspection.xml(interfaces: interfaces, children: children))])
+            state.reply(to: message, [.string(Introspection.xml(interfaces: [interface], children: children))])
             return
         case "org.freedesktop.DBus.Properties":
             handleProperties(message, member: member, state: state)
@@ -57,38 +86,43 @@ public final class ExportedObject: Sendable {
         default:
             break
         }
-        let candidates = message.interface.map { name in interfaces.filter { $0.name == name } } ?? interfaces
-        guard !candidates.isEmpty else {
+        guard message.interface == nil || message.interface == interface.name else {
             state.replyError(to: message, .init(name: "org.freedesktop.DBus.Error.UnknownInterface",
                                                 message: "no interface \(message.interface ?? "") at \(path)"))
             return
         }
-        guard let interface = candidates.first(where: { $0.method(named: member) != nil }),
-              let method = interface.method(named: member) else {
+        guard let handler = handlers[member] else {
             state.replyError(to: message, .init(name: "org.freedesktop.DBus.Error.UnknownMethod",
                                                 message: "no method \(member) at \(path)"))
             return
         }
-        guard message.signature == method.inputSignature else {
-            state.replyError(to: message, .invalidArgs("\(member) takes (\(method.inputSignature)), not (\(message.signature))"))
+        // Refused before anything is read, so no descriptor of a wrong call is ever taken out.
+        guard message.signature == handler.method.inputSignature else {
+            state.replyError(to: message, .invalidArgs("\(member) takes (\(handler.method.inputSignature)), not (\(message.signature))"))
             return
         }
+        var descriptors: [Int32] = []
         do {
-            let arguments = try Marshalling.read(message.pointer)
-            handler(MethodCall(message: message, interface: interface.name, method: method, arguments: arguments, loop: loop))
+            let arguments = try Marshalling.read(message.pointer, descriptors: &descriptors)
+            let call = MethodCall(message: message, method: handler.method, arguments: arguments, descriptors: descriptors,
+                                  loop: loop)
+            lanes.run(for: call.sender) { await handler.run(call) }
         } catch {
+            for descriptor in descriptors { close(descriptor) }
             state.replyError(to: message, error)
         }
     }
 
     private func handleProperties(_ message: MessageRef, member: String, state: ConnectionState) {
-        let arguments = (try? Marshalling.read(message.pointer)) ?? []
+        // Every Properties method takes strings and a variant at most; anything else is refused
+        // below before the body is read.
+        let arguments = ["ss", "s", "ssv"].contains(message.signature) ? (try? Marshalling.read(message.pointer)) ?? [] : []
         let interfaceName = arguments.first?.string ?? ""
-        let known = interfaces.first { $0.name == interfaceName }
+        let known: InterfaceDescription? = interfaceName == interface.name ? interface : nil
         switch (member, message.signature) {
         case ("Get", "ss"):
             let name = arguments[1].string ?? ""
-            guard let known, known.property(named: name) != nil, let value = property(name, of: known.name) else {
+            guard let known, known.property(named: name) != nil, let value = property(name) else {
                 state.replyError(to: message, .init(name: "org.freedesktop.DBus.Error.UnknownProperty",
                                                     message: "no property \(interfaceName).\(name)"))
                 return
@@ -97,9 +131,9 @@ public final class ExportedObject: Sendable {
         case ("GetAll", "s"):
             // The empty interface name means all interfaces (the spec allows it).
             var all: [String: DBusValue] = [:]
-            for interface in interfaces where interfaceName.isEmpty || interface.name == interfaceName {
+            if interfaceName.isEmpty || known != nil {
                 for declared in interface.properties {
-                    if let value = property(declared.name, of: interface.name) { all[declared.name] = value }
+                    if let value = property(declared.name) { all[declared.name] = value }
                 }
             }
             guard interfaceName.isEmpty || known != nil else {

@@ -1,4 +1,5 @@
-/// What an exported interface offers. The introspection XML is generated from it and the
+/// What an exported interface offers, with the types erased: built from the typed declarations
+/// (`BusMethod`, `BusSignal`, `BusProperty`). The introspection XML is generated from it and the
 /// incoming calls are checked against it, so the two cannot disagree.
 public struct InterfaceDescription: Sendable, Hashable {
     public struct Argument: Sendable, Hashable {
@@ -14,10 +15,13 @@ public struct InterfaceDescription: Sendable, Hashable {
         public var name: String
         public var inputs: [Argument]
         public var outputs: [Argument]
-        public init(_ name: String, in inputs: [Argument] = [], out outputs: [Argument] = []) {
+        /// One line for people; introspection shows it as a comment.
+        public var summary: String
+        public init(_ name: String, in inputs: [Argument] = [], out outputs: [Argument] = [], summary: String = "") {
             self.name = name
             self.inputs = inputs
             self.outputs = outputs
+            self.summary = summary
         }
         public var inputSignature: String { inputs.map(\.type).joined() }
     }
@@ -25,9 +29,11 @@ public struct InterfaceDescription: Sendable, Hashable {
     public struct SignalDescription: Sendable, Hashable {
         public var name: String
         public var arguments: [Argument]
-        public init(_ name: String, _ arguments: [Argument] = []) {
+        public var summary: String
+        public init(_ name: String, _ arguments: [Argument] = [], summary: String = "") {
             self.name = name
             self.arguments = arguments
+            self.summary = summary
         }
     }
 
@@ -36,10 +42,12 @@ public struct InterfaceDescription: Sendable, Hashable {
         public var type: String
         /// Whether PropertiesChanged carries new values (all of ours are read-only).
         public var emitsChanged: Bool
-        public init(_ name: String, _ type: String, emitsChanged: Bool = true) {
+        public var summary: String
+        public init(_ name: String, _ type: String, emitsChanged: Bool = true, summary: String = "") {
             self.name = name
             self.type = type
             self.emitsChanged = emitsChanged
+            self.summary = summary
         }
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// org.freedesktop.DBus.Introspectable's XML, generated from the interface descriptions.
 public enum Introspection {
     static let standardInterfaces: [InterfaceDescription] = [
@@ -36,17 +38,20 @@ public enum Introspection {
     public static func xml(_ interface: InterfaceDescription) -> String {
         var out = " <interface name=\"\(escape(interface.name))\">\n"
         for method in interface.methods {
+            out += comment(method.summary)
             out += "  <method name=\"\(method.name)\">\n"
             for arg in method.inputs { out += "   <arg name=\"\(arg.name)\" type=\"\(arg.type)\" direction=\"in\"/>\n" }
             for arg in method.outputs { out += "   <arg name=\"\(arg.name)\" type=\"\(arg.type)\" direction=\"out\"/>\n" }
             out += "  </method>\n"
         }
         for signal in interface.signals {
+            out += comment(signal.summary)
             out += "  <signal name=\"\(signal.name)\">\n"
             for arg in signal.arguments { out += "   <arg name=\"\(arg.name)\" type=\"\(arg.type)\"/>\n" }
             out += "  </signal>\n"
         }
         for property in interface.properties {
+            out += comment(property.summary)
             out += "  <property name=\"\(property.name)\" type=\"\(property.type)\" access=\"read\">\n"
             if !property.emitsChanged {
                 out += "   <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"false\"/>\n"
@@ -65,6 +70,12 @@ public enum Introspection {
             if let first = object.dropFirst(prefix.count).split(separator: "/").first { names.insert(String(first)) }
         }
         return names.sorted()
+    }
+
+    private static func comment(_ summary: String) -> String {
+        guard !summary.isEmpty else { return "" }
+        // "--" may not appear inside an XML comment.
+        return "  <!-- \(summary.replacingOccurrences(of: "--", with: "- -")) -->\n"
     }
 
     private static func escape(_ text: String) -> String {

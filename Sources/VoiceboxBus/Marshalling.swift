@@ -1,4 +1,5 @@
 import CDBus
+import Glibc
 
 /// Writing and reading message bodies through libdbus's message iterators (its variadic
 /// `dbus_message_append_args` is out of Swift's reach).
@@ -156,16 +157,26 @@ enum Marshalling {
     // MARK: Reading
 
     /// Reads a whole message body. libdbus has validated incoming messages already.
-    static func read(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
+    /// libdbus hands out each unix descriptor as a new duplicate: they are appended to
+    /// `descriptors`, which the caller must close (also when this throws).
+    static func read(_ message: OpaquePointer, descriptors: inout [Int32]) throws(DBusError) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
-        return try readAll(&iter)
+        return try readAll(&iter, &descriptors)
     }
 
-    private static func readAll(_ iter: inout DBusMessageIter) throws(DBusError) -> [DBusValue] {
+    /// Reads a body whose descriptors nobody keeps (replies, signals, property calls): any that
+    /// came are closed at once, and the values name closed numbers.
+    static func read(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
+        var descriptors: [Int32] = []
+        defer { for descriptor in descriptors { close(descriptor) } }
+        return try read(message, descriptors: &descriptors)
+    }
+
+    private static func readAll(_ iter: inout DBusMessageIter, _ descriptors: inout [Int32]) throws(DBusError) -> [DBusValue] {
         var values: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&iter) != VB_TYPE_INVALID {
-            values.append(try readOne(&iter))
+            values.append(try readOne(&iter, &descriptors))
             dbus_message_iter_next(&iter)
         }
         return values
@@ -189,7 +200,7 @@ enum Marshalling {
         return try DBusType.parse(String(cString: raw))
     }
 
-    private static func readOne(_ iter: inout DBusMessageIter) throws(DBusError) -> DBusValue {
+    private static func readOne(_ iter: inout DBusMessageIter, _ descriptors: inout [Int32]) throws(DBusError) -> DBusValue {
         let type = dbus_message_iter_get_arg_type(&iter)
         switch type {
         case VB_TYPE_BYTE: return .byte(basic(&iter, UInt8(0)))
@@ -201,18 +212,21 @@ enum Marshalling {
         case VB_TYPE_INT64: return .int64(basic(&iter, Int64(0)))
         case VB_TYPE_UINT64: return .uint64(basic(&iter, UInt64(0)))
         case VB_TYPE_DOUBLE: return .double(basic(&iter, Double(0)))
-        case VB_TYPE_UNIX_FD: return .unixFD(basic(&iter, Int32(-1)))
+        case VB_TYPE_UNIX_FD:
+            let descriptor = basic(&iter, Int32(-1))
+            if descriptor >= 0 { descriptors.append(descriptor) }
+            return .unixFD(descriptor)
         case VB_TYPE_STRING: return .string(string(&iter))
         case VB_TYPE_OBJECT_PATH: return .objectPath(string(&iter))
         case VB_TYPE_SIGNATURE: return .signature(string(&iter))
         case VB_TYPE_VARIANT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            return .variant(try readOne(&sub))
+            return .variant(try readOne(&sub, &descriptors))
         case VB_TYPE_STRUCT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            return .structure(try readAll(&sub))
+            return .structure(try readAll(&sub, &descriptors))
         case VB_TYPE_ARRAY:
             let arrayType = try signature(of: &iter)
             var sub = DBusMessageIter()
@@ -223,15 +237,15 @@ enum Marshalling {
                 while dbus_message_iter_get_arg_type(&sub) == VB_TYPE_DICT_ENTRY {
                     var pair = DBusMessageIter()
                     dbus_message_iter_recurse(&sub, &pair)
-                    let key = try readOne(&pair)
+                    let key = try readOne(&pair, &descriptors)
                     dbus_message_iter_next(&pair)
-                    let value = try readOne(&pair)
+                    let value = try readOne(&pair, &descriptors)
                     entries.append(DBusDictEntry(key, value))
                     dbus_message_iter_next(&sub)
                 }
                 return .dictionary(key: keyType, value: valueType, entries)
             case .array(let elementType):
-                return .array(elementType, try readAll(&sub))
+                return .array(elementType, try readAll(&sub, &descriptors))
             default:
                 throw .invalidSignature(arrayType.signature, "array iterator without array type")
             }

@@ -1,32 +1,35 @@
+import Glibc
 import Synchronization
 
 /// An incoming method call. Answer it exactly once, from any thread, now or later; a call
 /// dropped unanswered is answered with an error, so no caller waits for nothing.
-public final class MethodCall: Sendable {
-    public let sender: String
-    public let path: String
-    public let interface: String
-    public let member: String
-    public let arguments: [DBusValue]
+///
+/// The unix descriptors that came with it (libdbus hands out duplicates) belong to the call and
+/// are closed when it is answered: a handler that needs one for longer duplicates it.
+final class MethodCall: Sendable {
+    let sender: String
+    let member: String
+    let arguments: [DBusValue]
 
     private let message: MessageRef
     private let outputSignature: String
     private let loop: EventLoop
     private let answered = Atomic<Bool>(false)
+    private let descriptors: [Int32]
 
-    init(message: MessageRef, interface: String, method: InterfaceDescription.Method, arguments: [DBusValue], loop: EventLoop) {
+    init(message: MessageRef, method: InterfaceDescription.Method, arguments: [DBusValue], descriptors: [Int32],
+         loop: EventLoop) {
         self.sender = message.sender ?? ""
-        self.path = message.path ?? "/"
-        self.interface = interface
         self.member = method.name
         self.arguments = arguments
+        self.descriptors = descriptors
         self.message = message
         self.outputSignature = method.outputs.map(\.type).joined()
         self.loop = loop
     }
 
     deinit {
-        if !answered.load(ordering: .acquiring) {
+        if claim() {
             let message = message
             let member = member
             loop.submit { state in
@@ -35,11 +38,16 @@ public final class MethodCall: Sendable {
         }
     }
 
+    /// True for the first answer only; it also closes the call's descriptors.
     private func claim() -> Bool {
-        answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            return false
+        }
+        for descriptor in descriptors { close(descriptor) }
+        return true
     }
 
-    public func reply(_ values: [DBusValue] = []) {
+    func reply(_ values: [DBusValue] = []) {
         guard claim() else { return }
         let message = message
         let signature = values.map(\.type.signature).joined()
@@ -51,7 +59,7 @@ public final class MethodCall: Sendable {
         loop.submit { $0.reply(to: message, values) }
     }
 
-    public func fail(_ error: DBusError) {
+    func fail(_ error: DBusError) {
         guard claim() else { return }
         let message = message
         loop.submit { $0.replyError(to: message, error) }

@@ -20,13 +20,14 @@ public actor RecognitionService {
     private let maxFileRecognitions: Int
     private var entries: [UInt64: Entry] = [:]
     private var nextID: UInt64 = 1
-    /// Watches on callers with recognitions in flight, so their leaving cancels them.
-    private var callerWatches: [String: UInt64] = [:]
+    /// Callers with recognitions in flight, so their leaving cancels them.
+    private var callers: CallerTracker
 
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, bus: any ServiceBus,
                 maxFileRecognitions: Int) {
         parts = .init(engine: engine, capture: capture, files: files, bus: bus)
         self.maxFileRecognitions = max(1, maxFileRecognitions)
+        callers = CallerTracker(bus: bus)
     }
 
     /// Publishes the initial properties.
@@ -55,7 +56,7 @@ public actor RecognitionService {
         nextID += 1
         let control = RecognitionControl()
         entries[id] = Entry(caller: caller, microphone: options.isMicrophone, control: control)
-        watch(caller)
+        callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
             let outcome = await session.run()
@@ -85,27 +86,12 @@ public actor RecognitionService {
 
     private func ended(_ id: UInt64) {
         guard let entry = entries.removeValue(forKey: id) else { return }
-        unwatchIfIdle(entry.caller)
-    }
-
-    // MARK: Callers
-
-    private func watch(_ caller: String) {
-        guard callerWatches[caller] == nil else { return }
-        callerWatches[caller] = parts.bus.watchCaller(caller) { [weak self] name in
-            Task { await self?.callerLeft(name) }
-        }
-    }
-
-    private func unwatchIfIdle(_ caller: String) {
-        guard !entries.values.contains(where: { $0.caller == caller }),
-              let token = callerWatches.removeValue(forKey: caller) else { return }
-        parts.bus.unwatchCaller(token)
+        callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 
     /// A caller that left the bus cannot take the answer: stop listening for it at once.
     private func callerLeft(_ caller: String) async {
-        callerWatches[caller] = nil
+        callers.left(caller)
         await request(.cancel, from: caller)
     }
 }

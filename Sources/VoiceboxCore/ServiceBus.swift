@@ -27,6 +27,8 @@ public enum ServiceSignal: Sendable, Equatable {
 public enum ServiceProperty: Sendable, Equatable {
     case version(String)
     case speaking(Bool)
+    /// Speech is held because at least one caller paused it.
+    case paused(Bool)
     case voiceCount(UInt32)
     /// A recognition is recording from a microphone.
     case listening(Bool)

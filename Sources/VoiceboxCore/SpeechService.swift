@@ -1,7 +1,10 @@
-/// Speaking: the behaviour behind Speak, StopSpeaking, PauseSpeaking, ResumeSpeaking,
-/// ListVoices and RefreshVoices, over a Synthesizer and a ServiceBus.
+/// Speaking: the behaviour behind Speak, StopSpeaking, StopAllSpeaking, PauseSpeaking,
+/// ResumeSpeaking, ListVoices and RefreshVoices, over a Synthesizer and a ServiceBus.
+///
+/// Nothing here waits on another caller: the synthesizer bounds every exchange with its engine,
+/// and stopping or pausing never waits for the engine at all.
 public actor SpeechService {
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     private struct Utterance {
         let caller: String
@@ -18,14 +21,21 @@ public actor SpeechService {
 
     private var utterances: [UInt64: Utterance] = [:]
     private var nextID: UInt64 = 1
-    /// Watches on callers with utterances in flight, so their leaving cancels them.
-    private var callerWatches: [String: UInt64] = [:]
+    /// Callers waiting for speech or holding a pause: their leaving releases both.
+    private var callers: CallerTracker
+    /// Who paused: speech is held while anyone does.
+    private var pauseHolders: Set<String> = []
+    /// What the synthesizer was last told, and whether telling it is under way: pause and resume
+    /// reach it in the order the holders changed, one at a time.
+    private var enginePaused = false
+    private var applyingPause = false
     private var engineProblem: String?
     private var speaking = false
 
     public init(synthesizer: any Synthesizer, bus: any ServiceBus, voicePolicy: VoiceCache.Policy = .init()) {
         self.synthesizer = synthesizer
         self.bus = bus
+        callers = CallerTracker(bus: bus)
         voices = VoiceCache(policy: voicePolicy, lister: { try await synthesizer.listVoices() }, onChange: { list in
             bus.publish(.voiceCount(UInt32(clamping: list.count)))
             bus.emit(.voicesChanged)
@@ -37,6 +47,7 @@ public actor SpeechService {
     public func start() async {
         bus.publish(.version(Self.version))
         bus.publish(.speaking(false))
+        bus.publish(.paused(false))
         bus.publish(.voiceCount(0))
         await voices.refresh()
     }
@@ -51,8 +62,16 @@ public actor SpeechService {
     // MARK: Speaking
 
     /// Queues `text`; returns its id once the engine accepted it (or, with `wait`, once it
-    /// has been spoken, stopped or failed).
+    /// has been spoken, stopped or failed). While speech is paused it is queued and held.
     public func speak(_ text: String, options: SpeakOptions, caller: String) async throws(VoiceboxError) -> UInt64 {
+        let id = try await admit(text, options: options, caller: caller)
+        if options.wait { _ = await finish(of: id) }
+        return id
+    }
+
+    /// Queues `text` and returns its id once the engine accepted it, with `wait` or not; `finish(of:)`
+    /// then waits for its end. For callers that answer later than they admit.
+    public func admit(_ text: String, options: SpeakOptions, caller: String) async throws(VoiceboxError) -> UInt64 {
         guard text.utf8.count <= SpeakOptions.maximumTextBytes else {
             throw .init(.tooLarge, "text is \(text.utf8.count) bytes; the limit is \(SpeakOptions.maximumTextBytes)")
         }
@@ -78,47 +97,65 @@ public actor SpeechService {
             try await synthesizer.speak(request)
         } catch {
             utterances[id] = nil
-            unwatchIfIdle(caller)
+            release(caller)
             switch error as? SynthesizerError {
             case .rejected(let why): throw .init(.failed, "speech-dispatcher refused the text: \(why)")
             case .unavailable(let why): throw .engineUnavailable(why)
             case nil: throw .engineUnavailable("\(error)")
             }
         }
-        if options.wait {
-            _ = await finish(of: id)
-        }
         return id
     }
 
     /// Waits until utterance `id` has ended; nil if there is no such utterance in flight.
-    private func finish(of id: UInt64) async -> SynthesisEnd? {
+    public func finish(of id: UInt64) async -> SynthesisEnd? {
         guard utterances[id] != nil else { return nil }
         return await withCheckedContinuation { utterances[id]?.waiters.append($0) }
     }
 
-    /// Stops one of the caller's utterances, or (id 0) all of them.
-    public func stopSpeaking(_ id: UInt64, caller: String) async throws(VoiceboxError) {
-        let ids: [UInt64]
-        if id == 0 {
-            ids = utterances.filter { $0.value.caller == caller }.map(\.key).sorted()
-        } else {
-            guard let utterance = utterances[id] else { return }  // already over: nothing to do
-            guard utterance.caller == caller else {
-                throw .invalidArgument("utterance \(id) belongs to another caller")
-            }
-            ids = [id]
-        }
+    /// Stops utterance `id`, whoever queued it (ids are announced in signals, and the session bus
+    /// is one user's); 0 stops everything the caller queued. An id already over is no error.
+    public func stopSpeaking(_ id: UInt64, caller: String) async {
+        let ids = id == 0 ? utterances.filter { $0.value.caller == caller }.map(\.key) : [id].filter { utterances[$0] != nil }
+        if !ids.isEmpty { await synthesizer.stop(ids.sorted()) }
+    }
+
+    /// Stops every caller's speech.
+    public func stopAllSpeaking() async {
+        let ids = utterances.keys.sorted()
         if !ids.isEmpty { await synthesizer.stop(ids) }
     }
 
-    public func pauseSpeaking() async throws(VoiceboxError) {
-        do { try await synthesizer.pause() } catch { throw .engineUnavailable("\(error)") }
+    /// Holds speech until this caller resumes or leaves the bus (and every other holder has too).
+    public func pauseSpeaking(caller: String) async {
+        guard pauseHolders.insert(caller).inserted else { return }
+        watch(caller)
+        if pauseHolders.count == 1 { bus.publish(.paused(true)) }
+        await applyPause()
     }
 
-    public func resumeSpeaking() async throws(VoiceboxError) {
-        do { try await synthesizer.resume() } catch { throw .engineUnavailable("\(error)") }
+    /// Releases this caller's pause; nothing to do if it holds none.
+    public func resumeSpeaking(caller: String) async {
+        guard pauseHolders.remove(caller) != nil else { return }
+        release(caller)
+        if pauseHolders.isEmpty { bus.publish(.paused(false)) }
+        await applyPause()
     }
+
+    /// Tells the synthesizer to pause or resume until it matches the holders, one call at a time.
+    private func applyPause() async {
+        guard !applyingPause else { return }
+        applyingPause = true
+        defer { applyingPause = false }
+        while enginePaused != !pauseHolders.isEmpty {
+            let target = !pauseHolders.isEmpty
+            // Neither waits on the engine; a failure leaves nothing to undo here.
+            if target { try? await synthesizer.pause() } else { try? await synthesizer.resume() }
+            enginePaused = target
+        }
+    }
+
+    public var isPaused: Bool { !pauseHolders.isEmpty }
 
     // MARK: Voices
 
@@ -149,7 +186,7 @@ public actor SpeechService {
             guard let utterance = utterances.removeValue(forKey: id) else { return }
             bus.emit(.speechFinished(id, end))
             for waiter in utterance.waiters { waiter.resume(returning: end) }
-            unwatchIfIdle(utterance.caller)
+            release(utterance.caller)
             updateSpeaking()
         case .unavailable(let reason):
             engineProblem = "speech-dispatcher is unreachable: \(reason)"
@@ -169,22 +206,24 @@ public actor SpeechService {
     // MARK: Callers
 
     private func watch(_ caller: String) {
-        guard callerWatches[caller] == nil else { return }
-        callerWatches[caller] = bus.watchCaller(caller) { [weak self] name in
-            Task { await self?.callerLeft(name) }
-        }
+        callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
     }
 
-    private func unwatchIfIdle(_ caller: String) {
-        guard !utterances.values.contains(where: { $0.caller == caller && $0.owedToCaller }),
-              let token = callerWatches.removeValue(forKey: caller) else { return }
-        bus.unwatchCaller(token)
+    private func release(_ caller: String) {
+        let busy = pauseHolders.contains(caller)
+            || utterances.values.contains { $0.caller == caller && $0.owedToCaller }
+        callers.release(caller, stillBusy: busy)
     }
 
-    /// A caller that left the bus can no longer get the reply it was waiting for.
+    /// A caller that left the bus can no longer get the reply it was waiting for, nor resume
+    /// what it paused: both are released.
     private func callerLeft(_ caller: String) async {
-        callerWatches[caller] = nil
+        callers.left(caller)
         let ids = utterances.filter { $0.value.caller == caller && $0.value.owedToCaller }.map(\.key).sorted()
         if !ids.isEmpty { await synthesizer.stop(ids) }
+        if pauseHolders.remove(caller) != nil {
+            if pauseHolders.isEmpty { bus.publish(.paused(false)) }
+            await applyPause()
+        }
     }
 }

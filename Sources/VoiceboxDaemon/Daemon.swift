@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import VoiceboxBus
 import VoiceboxCore
+import VoiceboxInterface
 import VoiceboxPocketsphinx
 import VoiceboxPulse
 import VoiceboxSpeechd
@@ -81,7 +82,7 @@ public enum Daemon {
             end.yield(1)
         }
         Task { await service.run() }
-        Task { await object.serve(service, recognition: recognition) }
+        object.serve(service, recognition: recognition)
         var status: Int32 = 1
         for await ending in endings {
             status = ending

@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxInterface
 
 /// voicebox: the command-line client of voiceboxd.
 let usage = """
@@ -8,7 +9,8 @@ let usage = """
           --voice ID  --language TAG  --rate R  --pitch P  --volume V  --ssml
           --priority message|important|text|notification|progress  --no-wait (print the id at once)
       voices [LANGUAGE]       list voices (id, language, variant), best match first
-      stop [ID]               stop an utterance (no ID: everything this client queued)
+      stop [ID]               stop an utterance, whoever queued it
+      stop --all              stop every program's speech (bind it to a "stop reading" key)
     """
 
 struct UsageError: Error, CustomStringConvertible { var description: String }
@@ -30,8 +32,8 @@ guard let command = arguments.popFirst(), command != "--help", command != "-h" e
 }
 
 /// Turns `say`'s flags into Speak's options.
-func sayOptions(_ args: inout ArraySlice<String>) throws -> (String, [String: DBusValue]) {
-    var options: [String: DBusValue] = ["wait": .boolean(true)]
+func sayOptions(_ args: inout ArraySlice<String>) throws -> (String, VarDict) {
+    var options = VarDict(["wait": .boolean(true)])
     var words: [String] = []
     func value(_ flag: String) throws -> String {
         guard let next = args.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
@@ -69,10 +71,13 @@ do {
     fail("cannot reach the session bus: \(error)")
 }
 
-func call(_ member: String, _ args: [DBusValue], timeout: Duration = .seconds(25)) async -> [DBusValue] {
+let speech = Speech1.proxy(connection)
+
+/// Runs one call; a service error is one plain line, never a D-Bus dump.
+@discardableResult
+func run<T>(_ body: () async throws(DBusError) -> T) async -> T {
     do {
-        return try await connection.call(destination: "org.voicebox.Speech1", path: "/org/voicebox/Speech1",
-                                         interface: "org.voicebox.Speech1", member: member, arguments: args, timeout: timeout)
+        return try await body()
     } catch {
         fail(error.message.isEmpty ? error.name : "\(error.message) (\(error.name))")
     }
@@ -82,17 +87,20 @@ do {
     switch command {
     case "say":
         let (text, options) = try sayOptions(&arguments)
-        let reply = await call("Speak", [.string(text), .vardict(options)], timeout: .seconds(600))
-        if options["wait"] == .boolean(false) { print(reply.first?.uint64 ?? 0) }
+        let id = await run { () async throws(DBusError) in try await speech.call(Speech1.speak, text, options, timeout: .seconds(600)) }
+        if options["wait"] == .boolean(false) { print(id) }
     case "voices":
-        let reply = await call("ListVoices", [.string(arguments.popFirst() ?? "")])
-        for voice in reply.first?.arrayElements ?? [] {
-            guard case .structure(let fields) = voice else { continue }
-            print(fields.map { $0.string ?? "" }[0...3].joined(separator: "\t"))
-        }
+        let language = arguments.popFirst() ?? ""
+        let voices = await run { () async throws(DBusError) in try await speech.call(Speech1.listVoices, language) }
+        for voice in voices { print([voice.id, voice.name, voice.language, voice.variant].joined(separator: "\t")) }
     case "stop":
-        let id = UInt64(arguments.popFirst() ?? "0") ?? 0
-        _ = await call("StopSpeaking", [.uint64(id)])
+        if arguments.first == "--all" {
+            await run { () async throws(DBusError) in try await speech.call(Speech1.stopAllSpeaking) }
+        } else {
+            let text = arguments.popFirst() ?? "0"
+            guard let id = UInt64(text) else { throw UsageError(description: "stop takes an utterance id, not '\(text)'") }
+            await run { () async throws(DBusError) in try await speech.call(Speech1.stopSpeaking, id) }
+        }
     default:
         throw UsageError(description: "unknown command '\(command)'\n\(usage)")
     }

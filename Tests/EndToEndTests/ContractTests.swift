@@ -3,7 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import VoiceboxBus
-import VoiceboxDaemon
+import VoiceboxInterface
 import XCTest
 
 /// dbus/org.voicebox.Speech1.xml is the contract: what voiceboxd serves must say the same,

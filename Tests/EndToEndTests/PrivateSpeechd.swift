@@ -37,8 +37,20 @@ final class PrivateSpeechd: Sendable {
         try? FileManager.default.removeItem(atPath: socket)
     }
 
+    /// Freezes it (SIGSTOP), as a wedged server looks: its socket stays open and nothing answers.
+    func freeze() {
+        if let pid { Glibc.kill(pid, SIGSTOP) }
+    }
+
+    func thaw() {
+        if let pid { Glibc.kill(pid, SIGCONT) }
+    }
+
     deinit {
-        if let pid { Glibc.kill(pid, SIGKILL) }
+        if let pid {
+            Glibc.kill(pid, SIGKILL)
+            Glibc.kill(pid, SIGCONT)
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VoiceboxBus
+import VoiceboxInterface
 import TestSupport
 import XCTest
 
@@ -13,6 +14,8 @@ final class ServiceHarness: Sendable {
     let stack: Stack
     let daemon: Subprocess
     let client: BusConnection
+    /// The service through its declarations.
+    var proxy: BusProxy { Speech1.proxy(client) }
     private let received = Shared<[Signal]>([])
 
     /// Starts voiceboxd (never autospawning speech-dispatcher) and waits for its name.
@@ -62,8 +65,7 @@ final class ServiceHarness: Sendable {
     }
 
     func speak(_ text: String, _ options: [String: DBusValue] = [:]) async throws -> UInt64 {
-        let reply = try await call("Speak", [.string(text), .vardict(options)])
-        return reply.first?.uint64 ?? 0
+        try await proxy.call(Speech1.speak, text, VarDict(options))
     }
 
     func property(_ name: String) async throws -> DBusValue? {

@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxInterface
 import XCTest
 
 /// Speak, StopSpeaking, ListVoices and friends against the real stack: a real dbus-daemon,
@@ -161,22 +162,20 @@ final class SpeechTests: XCTestCase {
         try await assertFinished(id, "done")
     }
 
-    func testAnotherCallersUtteranceCannotBeStopped() async throws {
+    /// Fire-and-forget speech outlives its caller (as with spd-say); StopSpeaking(0) from another
+    /// caller leaves it alone, StopSpeaking(id) stops it whoever queued it.
+    func testStopSpeakingByIdStopsAnyCallersUtteranceAndZeroOnlyTheCallersOwn() async throws {
         let other = try BusConnection(address: stack.busAddress)
-        let reply = try await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
-                                         member: "Speak", arguments: [.string(Self.long), .vardict([:])])
-        let id = try XCTUnwrap(reply.first?.uint64)
-        let name = await service.errorName("StopSpeaking", [.uint64(id)])
-        XCTAssertEqual(name, "org.voicebox.Error.InvalidArgument")
-        // Fire-and-forget speech outlives its caller, as with spd-say (and busctl, which exits at once).
+        let id = try await Speech1.proxy(other).call(Speech1.speak, Self.long, VarDict())
         await other.close()
         try await waitUntil("the utterance to start") { self.service.events(of: id).contains("SpeechStarted") }
         try await Task.sleep(for: .milliseconds(500))
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
-        _ = try await service.call("StopSpeaking", [.uint64(0)])  // not ours: must not stop it
+        try await service.proxy.call(Speech1.stopSpeaking, 0)  // not ours: must not stop it
         try await Task.sleep(for: .milliseconds(300))
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
-        try await assertFinished(id, "done", timeout: .seconds(30))
+        try await service.proxy.call(Speech1.stopSpeaking, id)
+        try await assertFinished(id, "cancelled", timeout: .seconds(5))
     }
 
     func testACallerWaitingForItsSpeechThatLeavesTheBusCancelsIt() async throws {

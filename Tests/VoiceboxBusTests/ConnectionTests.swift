@@ -6,43 +6,69 @@ import XCTest
 /// The connection against a real dbus-daemon: exported objects, properties, introspection,
 /// signals, late replies from other threads, errors and peers leaving.
 final class ConnectionTests: XCTestCase {
-    static let interface = InterfaceDescription(
-        name: "org.voicebox.Test",
-        methods: [
-            .init("Echo", in: [.init("value", "v")], out: [.init("value", "v")]),
-            .init("Later", in: [.init("delay", "d")], out: [.init("text", "s")]),
-            .init("Fail"),
-            .init("Forget"),
-        ],
-        signals: [.init("Ping", [.init("n", "u")])],
-        properties: [.init("Count", "u"), .init("Name", "s")])
+    /// The test object's interface, declared as services declare theirs.
+    enum Test {
+        static let echo = BusMethod("Echo", "Returns its argument.", in: ("value", Variant.self), out: ("value", Variant.self))
+        static let later = BusMethod("Later", "Replies after `delay` seconds.", in: ("delay", Double.self), out: ("text", String.self))
+        static let fail = BusMethod("Fail", "Fails with org.voicebox.Error.Test.")
+        static let forget = BusMethod("Forget", "Never answers.")
+        static let block = BusMethod("Block", "Waits until Unblock is called (by anyone).")
+        static let unblock = BusMethod("Unblock", "Ends every Block.")
+        static let count = BusMethod("Count", "Increments and returns a counter.", out: ("n", UInt32.self))
+        static let takeDescriptor = BusMethod("TakeDescriptor", "Gets an option dictionary that may hold descriptors.",
+                                              in: ("options", VarDict.self))
+        static let ping = BusSignal("Ping", "Numbered.", ("n", UInt32.self))
+        static let countProperty = BusProperty("Count", "A number.", UInt32.self)
+        static let name = BusProperty("Name", "A name.", String.self)
+        static let interface = InterfaceDescription(
+            name: "org.voicebox.Test",
+            methods: [echo.description, later.description, fail.description, forget.description, block.description,
+                      unblock.description, count.description, takeDescriptor.description],
+            signals: [ping.description],
+            properties: [countProperty.description, name.description])
+
+        static func handlers(_ blocker: Blocker, _ counter: Counter) -> [MethodHandler] {
+            [
+                echo.handler { _, value in value },
+                later.deferredHandler { call, delay in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { call.reply("later") }
+                },
+                fail.handler { _ in throw DBusError(name: "org.voicebox.Error.Test", message: "as asked") },
+                forget.deferredHandler { _ in },  // dropped unanswered
+                block.handler { _ in
+                    await blocker.wait()
+                    return NoReply()
+                },
+                unblock.handler { _ in
+                    blocker.release()
+                    return NoReply()
+                },
+                count.handler { _ in counter.next() },
+                takeDescriptor.handler { _, _ in NoReply() },
+            ]
+        }
+    }
 
     var bus: PrivateBus!
     var server: BusConnection!
     var client: BusConnection!
     var object: ExportedObject!
+    let blocker = Blocker()
 
     override func setUp() async throws {
         bus = try PrivateBus()
         server = try BusConnection(address: bus.address)
         client = try BusConnection(address: bus.address)
-        object = try server.export(path: "/org/voicebox/Test", interfaces: [Self.interface]) { call in
-            switch call.member {
-            case "Echo": call.reply(call.arguments)
-            case "Later":
-                let delay = call.arguments[0].double ?? 0
-                DispatchQueue.global().asyncAfter(deadline: .now() + delay) { call.reply([.string("later")]) }
-            case "Fail": call.fail(DBusError(name: "org.voicebox.Error.Test", message: "as asked"))
-            default: break  // "Forget": dropped unanswered
-            }
-        }
-        object.setProperty("Count", of: "org.voicebox.Test", to: .uint32(1))
-        object.setProperty("Name", of: "org.voicebox.Test", to: .string("test"))
+        object = try server.export(path: "/org/voicebox/Test", interface: Test.interface,
+                                   handlers: Test.handlers(blocker, Counter()))
+        object.set(Test.countProperty, 1)
+        object.set(Test.name, "test")
         // One round trip: the server has now sent everything set up above.
         _ = try await call("Get", [.string("org.voicebox.Test"), .string("Count")], interface: "org.freedesktop.DBus.Properties")
     }
 
     override func tearDown() async throws {
+        blocker.release()
         await client?.close()
         await server?.close()
         object = nil
@@ -87,12 +113,86 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(b, [.string("later")])
     }
 
+    func testTypedProxyCallsReadsPropertiesAndReceivesSignals() async throws {
+        let proxy = BusProxy(connection: client, destination: server.uniqueName, path: "/org/voicebox/Test",
+                             interface: "org.voicebox.Test")
+        let echoed = try await proxy.call(Test.echo, Variant(.string("hello")))
+        XCTAssertEqual(echoed, Variant(.string("hello")))
+        let name = try await proxy.get(Test.name)
+        XCTAssertEqual(name, "test")
+        let pings = Mutex<[UInt32]>([])
+        _ = try await proxy.subscribe(Test.ping) { n in pings.withLock { $0.append(n) } }
+        object.emit(Test.ping, 7)
+        try await waitUntil { pings.withLock { $0 == [7] } }
+        do {
+            _ = try await proxy.call(Test.fail)
+            XCTFail("Fail answered")
+        } catch {
+            XCTAssertEqual(error.name, "org.voicebox.Error.Test")
+        }
+    }
+
+    func testExportRefusesAMethodWithoutItsHandler() throws {
+        XCTAssertThrowsError(try server.export(path: "/org/voicebox/Half", interface: Test.interface,
+                                               handlers: [Test.echo.handler { _, value in value }]))
+    }
+
+    /// A caller whose call is stuck holds up only itself: another caller is answered at once,
+    /// while the stuck caller's own next call keeps its place behind it.
+    func testOneCallersStuckCallHoldsUpOnlyThatCaller() async throws {
+        let stuckCaller = try BusConnection(address: bus.address), name = server.uniqueName, blocker = blocker
+        let stuck = Task {
+            try await stuckCaller.call(destination: name, path: "/org/voicebox/Test", interface: "org.voicebox.Test", member: "Block")
+        }
+        try await waitUntil { blocker.waiting > 0 }
+        let next = Task {
+            try await stuckCaller.call(destination: name, path: "/org/voicebox/Test", interface: "org.voicebox.Test", member: "Count")
+        }
+        var slowest = Duration.zero
+        for _ in 0..<20 {
+            let started = ContinuousClock.now
+            _ = try await call("Count")
+            slowest = max(slowest, ContinuousClock.now - started)
+        }
+        XCTAssertLessThan(slowest, .milliseconds(50))
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(blocker.waiting, 1, "the stuck caller's next call ran before its first ended")
+        _ = try await call("Unblock")
+        _ = try await stuck.value
+        let count = try await next.value.first?.uint32 ?? 0
+        XCTAssertEqual(count, 21, "the stuck caller's next call came last")
+        await stuckCaller.close()
+    }
+
+    /// Descriptors that arrive with a call are closed when it is answered; a call refused for its
+    /// signature never takes one out of libdbus.
+    func testDescriptorsInCallsAreClosedWhenTheCallEnds() async throws {
+        let before = openDescriptors()
+        let null = open("/dev/null", O_RDONLY)
+        defer { close(null) }
+        for _ in 0..<200 {
+            _ = try await call("TakeDescriptor", [.vardict(["fd": .unixFD(null)])])
+        }
+        for _ in 0..<50 {
+            await assertError("org.freedesktop.DBus.Error.InvalidArgs") {
+                _ = try await self.call("Echo", [.unixFD(null)])
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertLessThanOrEqual(openDescriptors(), before + 2, "descriptors leaked")
+    }
+
+    private func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
+
     func testErrors() async throws {
         await assertError("org.voicebox.Error.Test") { _ = try await self.call("Fail") }
         await assertError("org.freedesktop.DBus.Error.UnknownMethod") { _ = try await self.call("Nope") }
         await assertError("org.freedesktop.DBus.Error.UnknownInterface") { _ = try await self.call("Echo", interface: "org.voicebox.Other") }
         await assertError("org.freedesktop.DBus.Error.UnknownObject") { _ = try await self.call("Echo", path: "/nowhere") }
         await assertError("org.freedesktop.DBus.Error.InvalidArgs") { _ = try await self.call("Echo", [.string("not a variant")]) }
+        await assertError("org.freedesktop.DBus.Error.InvalidArgs") { _ = try await self.call("Echo") }
         await assertError("org.freedesktop.DBus.Error.Failed") { _ = try await self.call("Forget") }
         // The object still serves after all that.
         let back = try await call("Echo", [.variant(.boolean(true))])
@@ -118,8 +218,8 @@ final class ConnectionTests: XCTestCase {
         _ = try await client.subscribe(SignalFilter(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")) { signal in
             received.withLock { $0.append(signal) }
         }
-        object.setProperty("Count", of: "org.voicebox.Test", to: .uint32(1))  // unchanged: no signal
-        object.setProperty("Count", of: "org.voicebox.Test", to: .uint32(2))
+        object.set(Test.countProperty, 1)  // unchanged: no signal
+        object.set(Test.countProperty, 2)
         try await waitUntil { received.withLock { !$0.isEmpty } }
         try await Task.sleep(for: .milliseconds(100))
         let signals = received.withLock { $0 }
@@ -194,6 +294,38 @@ final class ConnectionTests: XCTestCase {
         try await server.releaseName("org.voicebox.TestName")
         let third = try await client.requestName("org.voicebox.TestName")
         XCTAssertEqual(third, .primaryOwner)
+    }
+}
+
+final class Counter: Sendable {
+    private let value = Mutex<UInt32>(0)
+    func next() -> UInt32 { value.withLock { $0 += 1; return $0 } }
+}
+
+/// Holds Block calls until released.
+final class Blocker: Sendable {
+    private let state = Mutex<(released: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    func wait() async {
+        await withCheckedContinuation { waiter in
+            let go = state.withLock { state in
+                if state.released { return true }
+                state.waiters.append(waiter)
+                return false
+            }
+            if go { waiter.resume() }
+        }
+    }
+
+    func release() {
+        let waiters = state.withLock { state in
+            state.released = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }
 

@@ -62,14 +62,26 @@ final class MarshallingTests: XCTestCase {
         ])
     }
 
-    func testUnixFileDescriptorIsDuplicated() throws {
+    /// libdbus hands out a duplicate of each descriptor: it goes to whoever reads the message,
+    /// and the plain read (replies, signals) closes it at once, so none is ever left open.
+    func testReceivedDescriptorsAreHandedOverOrClosed() throws {
         let fd = open("/dev/null", O_RDONLY)
         defer { close(fd) }
-        let back = try roundTrip([.unixFD(fd)])
-        guard case .unixFD(let received) = back.first else { return XCTFail("no fd came back: \(back)") }
+        let message = try BusConnection.makeSignal(path: "/t", interface: "org.voicebox.Test", member: "T",
+                                                   arguments: [.vardict(["fd": .unixFD(fd)])])
+        var descriptors: [Int32] = []
+        let kept = try Marshalling.read(message.pointer, descriptors: &descriptors)
+        XCTAssertEqual(descriptors.count, 1)
+        guard let received = descriptors.first else { return }
+        XCTAssertEqual(kept.first?.vardictEntries?["fd"], .unixFD(received))
         XCTAssertNotEqual(received, fd)
-        XCTAssertGreaterThanOrEqual(fcntl(received, F_GETFD), 0, "the received descriptor must be open")
+        XCTAssertGreaterThanOrEqual(fcntl(received, F_GETFD), 0, "the handed-over descriptor must be open")
         close(received)
+
+        guard case .unixFD(let closedOnRead)? = try Marshalling.read(message.pointer).first?.vardictEntries?["fd"] else {
+            return XCTFail("no descriptor read")
+        }
+        XCTAssertEqual(fcntl(closedOnRead, F_GETFD), -1, "the plain read must close what it took")
     }
 
     func testInvalidValuesAreRefusedNotCrashed() {

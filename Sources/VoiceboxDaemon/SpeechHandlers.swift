@@ -1,0 +1,97 @@
+import VoiceboxBus
+import VoiceboxCore
+import VoiceboxInterface
+
+/// What each method of org.voicebox.Speech1 does, one handler per declaration.
+enum SpeechHandlers {
+    static func all(_ gate: ServicesGate) -> [MethodHandler] {
+        [
+            Speech1.speak.deferredHandler { call, text, options in
+                let speech = await gate.services.speech
+                let options = try SpeakOptions(optionValues(options))
+                let id = try await speech.admit(text, options: options, caller: call.sender)
+                guard options.wait else { return call.reply(id) }
+                // Waiting for the end must not hold up the caller's next call.
+                Task {
+                    _ = await speech.finish(of: id)
+                    call.reply(id)
+                }
+            },
+            Speech1.stopSpeaking.handler { sender, id in
+                await gate.services.speech.stopSpeaking(id, caller: sender)
+                return NoReply()
+            },
+            Speech1.stopAllSpeaking.handler { _ in
+                await gate.services.speech.stopAllSpeaking()
+                return NoReply()
+            },
+            Speech1.pauseSpeaking.handler { sender in
+                await gate.services.speech.pauseSpeaking(caller: sender)
+                return NoReply()
+            },
+            Speech1.resumeSpeaking.handler { sender in
+                await gate.services.speech.resumeSpeaking(caller: sender)
+                return NoReply()
+            },
+            Speech1.listVoices.handler { _, language in
+                try await gate.services.speech.listVoices(language: language).map(voiceEntry)
+            },
+            Speech1.refreshVoices.handler { _ in
+                await gate.services.speech.refreshVoices()
+                return NoReply()
+            },
+            Speech1.recognize.deferredHandler { call, options in
+                let recognition = await gate.services.recognition
+                // Admitted in the caller's order (so a StopRecognition sent right after finds it),
+                // answered from a task of its own when recognition ends.
+                let pending = try await recognition.start(try RecognizeOptions(optionValues(options)), caller: call.sender)
+                Task {
+                    await call.answer {
+                        let done = try await pending.outcome()
+                        return RecognizeReply(text: done.result.text, details: details(done))
+                    }
+                }
+            },
+            Speech1.stopRecognition.handler { sender in
+                await gate.services.recognition.stopRecognition(caller: sender)
+                return NoReply()
+            },
+            Speech1.cancelRecognition.handler { sender in
+                await gate.services.recognition.cancelRecognition(caller: sender)
+                return NoReply()
+            },
+        ]
+    }
+
+    /// An `a{sv}` as the core's option values; other types are kept by signature, to be named
+    /// in the error.
+    static func optionValues(_ options: VarDict) -> [String: OptionValue] {
+        options.entries.mapValues { value in
+            switch value {
+            case .string(let s): .string(s)
+            case .double(let d): .double(d)
+            case .boolean(let b): .bool(b)
+            case .array(.string, let items): .strings(items.compactMap(\.string))
+            default: .other(signature: value.type.signature)
+            }
+        }
+    }
+
+    static func voiceEntry(_ voice: Voice) -> VoiceEntry {
+        VoiceEntry(id: voice.id, name: voice.name, language: voice.language, variant: voice.variant, engine: voice.engine)
+    }
+
+    /// Recognize's `details`.
+    static func details(_ recognition: Recognition) -> VarDict {
+        VarDict([
+            "confidence": .double(recognition.result.confidence),
+            "words": .array(.structure([.string, .double, .double]), recognition.result.words.map { word in
+                .structure([.string(word.word), .double(word.start), .double(word.end)])
+            }),
+            "duration": .double(recognition.duration),
+            "reason": .string(recognition.end.rawValue),
+            "language": .string(recognition.language),
+            "id": .uint64(recognition.id),
+        ])
+    }
+}
