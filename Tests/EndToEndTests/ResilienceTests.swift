@@ -66,6 +66,30 @@ final class ResilienceTests: XCTestCase {
         XCTAssertEqual(end, "done")
     }
 
+    /// speech-dispatcher listening on a socket its configuration moved: voiceboxd finds it through
+    /// $SPEECHD_ADDRESS, as every speech-dispatcher client does, and speaks there.
+    func testSpeechDispatcherOnAConfiguredSocketIsFoundThroughSPEECHD_ADDRESS() async throws {
+        let stack = try Stack.require()
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        try await speechd.start()
+        XCTAssertNotEqual(speechd.address, stack.speechdAddress)
+        let service = try await ServiceHarness(stack: stack, addressFromEnvironment: true,
+                                               environment: ["SPEECHD_ADDRESS": speechd.address])
+        addTeardownBlock { await service.stop() }
+        var id: UInt64 = 0
+        try await waitUntil("speaking to work", timeout: .seconds(20)) {
+            id = (try? await service.speak("found it")) ?? 0
+            return id != 0
+        }
+        let end = try await service.waitForFinish(id)
+        XCTAssertEqual(end, "done")
+        // It really is the private server: once that one dies, the utterance cannot be spoken.
+        try await speechd.kill()
+        try await waitUntil("Speak to answer EngineUnavailable") {
+            await service.errorName("Speak", [.string("x"), .vardict([:])]) == "org.voicebox.Error.EngineUnavailable"
+        }
+    }
+
     func testSecondInstanceExitsWithAClearMessageAndTheFirstKeepsServing() async throws {
         let stack = try Stack.require()
         let service = try await ServiceHarness(stack: stack)

@@ -21,11 +21,13 @@ final class ServiceHarness: Sendable {
     /// Starts voiceboxd (never autospawning speech-dispatcher) and waits for its name.
     /// `environment`: variables to set or replace in the daemon's (e.g. PULSE_SERVER).
     /// `stderrFD`: where the daemon's log goes (nil: the test's own stderr).
-    init(stack: Stack, speechdAddress: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:],
-         stderrFD: Int32? = nil, waitForName: Bool = true) async throws {
+    /// `addressFromEnvironment`: give no --speechd-address, so voiceboxd finds speech-dispatcher the
+    /// way every client does ($SPEECHD_ADDRESS, then the runtime directory).
+    init(stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false, extraArguments: [String] = [],
+         environment: [String: String] = [:], stderrFD: Int32? = nil, waitForName: Bool = true) async throws {
         self.stack = stack
-        daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", speechdAddress ?? stack.speechdAddress]
-                                + extraArguments,
+        let address = addressFromEnvironment ? [] : ["--speechd-address", speechdAddress ?? stack.speechdAddress]
+        daemon = try Subprocess(stack.daemonPath, ["--no-autospawn"] + address + extraArguments,
                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                 stderrFD: stderrFD)
         client = try BusConnection(address: stack.busAddress)
