@@ -19,6 +19,13 @@ public protocol AudioMixer: Sendable {
     func setMute(_ stream: UInt32, _ muted: Bool) async throws
     /// Sets one playback stream's per-channel volume (`PlaybackStream.volume`'s scale).
     func setVolume(_ stream: UInt32, _ volume: [UInt32]) async throws
+
+    /// Plays silence with `media.role` = `role` (one of `SoundServerInfo.roleCorkTriggers`) until
+    /// `stopCorkTrigger`: while it plays, module-role-cork corks the streams of its target roles
+    /// and asks their clients to pause. Returns the trigger stream's index (so the policy can
+    /// tell it from a real call), once the server has it.
+    func startCorkTrigger(role: String) async throws -> UInt32
+    func stopCorkTrigger() async
 }
 
 public struct SoundServerInfo: Sendable, Equatable {
