@@ -16,12 +16,6 @@ actor RecognitionSession {
     }
 
     static let sampleRate = 16_000.0
-    /// Samples per read from a file: pocketsphinx_continuous's chunk, so that a file is cut
-    /// into utterances where the bare tool cuts it and gives the same words.
-    static let fileChunk = 2048
-    /// A file's speech without a pause is cut into utterances of at most this, to bound the
-    /// decoder's work per utterance (as the engine's own `transcribeFile` does).
-    static let maxSegmentSeconds = 30.0
 
     let id: UInt64
     let options: RecognizeOptions

@@ -70,34 +70,14 @@ public struct RecognizeOptions: Sendable, Equatable {
         try checkSearch()
     }
 
-    /// The grammar, keyphrases and hint: one search, well formed.
+    /// The grammar, keyphrases and hint: one search, well formed, by the rules the engine
+    /// applies too (`RecognitionConfiguration.checkSearch`), within the service's limits.
     private func checkSearch() throws(VoiceboxError) {
-        if grammar != nil && keyphrases != nil {
-            throw .invalidArgument("options 'grammar' and 'keyphrases' contradict each other: give one")
-        }
-        if hint == .confirmation, grammar != nil || keyphrases != nil {
-            throw .invalidArgument("option 'hint' confirmation brings its own grammar: it takes no 'grammar' or 'keyphrases'")
-        }
-        if let grammar {
-            guard grammar.contains(where: { !$0.isWhitespace }) else { throw .invalidArgument("option 'grammar' is empty") }
-            guard grammar.utf8.count <= Self.maximumGrammarBytes else {
-                throw .init(.tooLarge, "option 'grammar' is \(grammar.utf8.count) bytes; the limit is \(Self.maximumGrammarBytes)")
-            }
-        }
-        if let keyphrases {
-            guard !keyphrases.isEmpty else { throw .invalidArgument("option 'keyphrases' is empty") }
-            guard keyphrases.count <= Self.maximumKeyphrases else {
-                throw .init(.tooLarge, "option 'keyphrases' has \(keyphrases.count) phrases; the limit is \(Self.maximumKeyphrases)")
-            }
-            for phrase in keyphrases {
-                guard phrase.contains(where: { !$0.isWhitespace }) else {
-                    throw .invalidArgument("option 'keyphrases' holds an empty phrase")
-                }
-                // The engine keeps phrases one a line, "phrase/threshold/".
-                guard !phrase.contains(where: { $0 == "/" || $0.isNewline || ($0.asciiValue ?? 0x20) < 0x20 }) else {
-                    throw .invalidArgument("option 'keyphrases': a phrase cannot contain '/' or control characters: '\(phrase)'")
-                }
-            }
+        do {
+            try configuration(language: language)
+                .checkSearch(maxGrammarBytes: Self.maximumGrammarBytes, maxKeyphrases: Self.maximumKeyphrases)
+        } catch {
+            throw error.optionError
         }
     }
 

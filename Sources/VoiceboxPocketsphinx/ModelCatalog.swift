@@ -1,4 +1,5 @@
 import Foundation
+import VoiceboxCore
 
 /// The files of one pocketsphinx model: an acoustic model directory, a language model and a
 /// pronunciation dictionary.
@@ -70,19 +71,14 @@ public struct ModelCatalog: Sendable, Equatable {
         return byLanguage.values.sorted { $0.language < $1.language }
     }
 
-    /// The model for a BCP-47 tag: the same tag (any case), else one of the same primary language
-    /// ("en-GB" falls back to "en-US"; "en" takes any English one).
+    /// The model for a BCP-47 tag, by `RecognitionLanguageMatching.best`: the same tag (any
+    /// case), else one of the same primary language ("en-GB" falls back to "en-US"; "en" takes
+    /// any English one). The service names the model's language with the same function before
+    /// the engine is asked, so the two cannot disagree.
     public func model(for language: String) -> SpeechModel? {
         let all = models()
-        let wanted = language.lowercased()
-        if let exact = all.first(where: { $0.language.lowercased() == wanted }) { return exact }
-        let primary = Self.primarySubtag(wanted)
-        guard !primary.isEmpty else { return nil }
-        return all.first { Self.primarySubtag($0.language.lowercased()) == primary }
-    }
-
-    private static func primarySubtag(_ tag: String) -> Substring {
-        tag.split(whereSeparator: { $0 == "-" || $0 == "_" }).first ?? ""
+        guard let chosen = RecognitionLanguageMatching.best(for: language, among: all.map(\.language)) else { return nil }
+        return all.first { $0.language == chosen }
     }
 
     private static func models(in root: String) -> [SpeechModel] {

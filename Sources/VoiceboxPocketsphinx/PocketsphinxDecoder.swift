@@ -92,13 +92,7 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     }
 
     public func discard() throws {
-        if utteranceOpen {
-            utteranceOpen = false
-            let (status, errors) = sphinx.call { ps in ps_end_utt(ps) }
-            guard status >= 0 else {
-                throw RecognitionError.engineFailure("pocketsphinx cannot end the utterance: \(errors.joined(separator: "; "))")
-            }
-        }
+        if utteranceOpen { try endUtterance() }
         pieces = []
         // The cepstral mean learned from what was dropped would colour what follows; the
         // detector's noise estimate (reset only by a new stream) is kept, which is the point.
@@ -123,13 +117,17 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     }
 
     private func closeUtterance() throws {
+        try endUtterance()
+        // Without speech there are only fillers; pocketsphinx_continuous prints nothing either.
+        if heardSpeech { pieces.append(collectResult()) }
+    }
+
+    private func endUtterance() throws {
         utteranceOpen = false
         let (status, errors) = sphinx.call { ps in ps_end_utt(ps) }
         guard status >= 0 else {
             throw RecognitionError.engineFailure("pocketsphinx cannot end the utterance: \(errors.joined(separator: "; "))")
         }
-        // Without speech there are only fillers; pocketsphinx_continuous prints nothing either.
-        if heardSpeech { pieces.append(collectResult()) }
     }
 
     /// The text, words and confidences of the utterance just ended (see the type's comment).

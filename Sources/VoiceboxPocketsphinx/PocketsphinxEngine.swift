@@ -27,12 +27,9 @@ public final class PocketsphinxEngine: RecognitionEngine {
 
     /// `makeDecoder` with the concrete type.
     public func makePocketsphinxDecoder(_ configuration: RecognitionConfiguration) async throws -> sending PocketsphinxDecoder {
-        let plan = try SearchPlan(configuration)
-        guard let model = catalog.model(for: configuration.language) else {
-            throw RecognitionError.unsupportedLanguage(configuration.language)
-        }
+        let (plan, kind) = try plan(configuration)
         let pool = self.pool
-        let sphinx = try await pool.take(.init(model: model, languageModel: plan.needsLanguageModel))
+        let sphinx = try await pool.take(kind)
         do {
             try sphinx.prepare(plan)
         } catch {
@@ -46,12 +43,18 @@ public final class PocketsphinxEngine: RecognitionEngine {
 
     /// Loads the model a configuration needs now, so the first recognition starts at once.
     public func preload(_ configuration: RecognitionConfiguration = .init()) async throws {
+        let (_, kind) = try plan(configuration)
+        // Straight back to the pool, so the next makeDecoder finds it there.
+        await pool.giveBack(try await pool.take(kind))
+    }
+
+    /// The search a configuration asks for and the decoder it needs, checked before any model loads.
+    private func plan(_ configuration: RecognitionConfiguration) throws -> (SearchPlan, DecoderPool.Kind) {
         let plan = try SearchPlan(configuration)
         guard let model = catalog.model(for: configuration.language) else {
             throw RecognitionError.unsupportedLanguage(configuration.language)
         }
-        // Straight back to the pool, so the next makeDecoder finds it there.
-        await pool.giveBack(try await pool.take(.init(model: model, languageModel: plan.needsLanguageModel)))
+        return (plan, .init(model: model, languageModel: plan.needsLanguageModel))
     }
 
     /// Frees every idle model now (the idle timer does this by itself).

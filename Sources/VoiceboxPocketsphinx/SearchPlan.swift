@@ -9,25 +9,20 @@ enum SearchPlan: Sendable, Equatable {
     /// Keyword spotting; phrases in lower case, words separated by one space.
     case keyphrases([String], threshold: Double)
 
+    /// Throws `RecognitionError` for a search the rules refuse (`checkSearch`).
     init(_ configuration: RecognitionConfiguration) throws {
-        let hint = configuration.hint
-        switch (configuration.grammar, configuration.keyphrases) {
-        case (.some, .some):
-            throw RecognitionError.invalidArgument("a grammar and keyphrases cannot be combined")
-        case (.some(let grammar), nil):
-            guard hint != .confirmation else {
-                throw RecognitionError.invalidArgument("the confirmation hint brings its own grammar")
-            }
-            try Self.check(grammar: grammar)
+        do {
+            try configuration.checkSearch()
+        } catch {
+            throw error.recognitionError
+        }
+        if let grammar = configuration.grammar {
             self = .grammar(grammar)
-        case (nil, .some(let phrases)):
-            guard hint != .confirmation else {
-                throw RecognitionError.invalidArgument("the confirmation hint cannot spot keyphrases")
-            }
-            self = .keyphrases(try Self.normalize(phrases),
-                               threshold: try Self.check(threshold: configuration.keyphraseThreshold))
-        case (nil, nil):
-            self = hint == .confirmation ? .grammar(Self.confirmationGrammar) : .languageModel
+        } else if let phrases = configuration.keyphrases {
+            self = .keyphrases(phrases.map { $0.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ") },
+                               threshold: configuration.keyphraseThreshold)
+        } else {
+            self = configuration.hint == .confirmation ? .grammar(Self.confirmationGrammar) : .languageModel
         }
     }
 
@@ -38,34 +33,4 @@ enum SearchPlan: Sendable, Equatable {
         grammar confirmation;
         public <answer> = \((Confirmation.affirmative + Confirmation.negative).joined(separator: " | "));
         """
-
-    private static func check(grammar: String) throws {
-        guard grammar.contains(where: { !$0.isWhitespace }) else {
-            throw RecognitionError.invalidGrammar("the grammar is empty")
-        }
-        // sphinxbase would look imported grammars up in the daemon's working directory.
-        if grammar.firstMatch(of: #/(?m)^\s*import\s*</#) != nil {
-            throw RecognitionError.invalidGrammar("import statements are not supported")
-        }
-    }
-
-    private static func normalize(_ phrases: [String]) throws -> [String] {
-        guard !phrases.isEmpty else { throw RecognitionError.invalidArgument("no keyphrases given") }
-        return try phrases.map { phrase in
-            // The phrases go to pocketsphinx as lines of a file, "phrase /threshold/".
-            if phrase.contains(where: { $0 == "/" || $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) {
-                throw RecognitionError.invalidArgument("a keyphrase cannot contain '/' or control characters: \(phrase)")
-            }
-            let words = phrase.lowercased().split(whereSeparator: \.isWhitespace)
-            guard !words.isEmpty else { throw RecognitionError.invalidArgument("a keyphrase is empty") }
-            return words.joined(separator: " ")
-        }
-    }
-
-    private static func check(threshold: Double) throws -> Double {
-        guard threshold.isFinite, threshold > 0 else {
-            throw RecognitionError.invalidArgument("the keyphrase threshold must be positive, not \(threshold)")
-        }
-        return threshold
-    }
 }

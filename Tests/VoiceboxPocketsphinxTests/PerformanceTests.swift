@@ -53,9 +53,9 @@ final class PerformanceTests: XCTestCase {
             XCTAssertEqual(file.result.text, toolText, name)
             ours.wall += ourTime.wall; ours.cpu += ourTime.cpu
             theirs.wall += toolTime.wall; theirs.cpu += toolTime.cpu
-            audio += file.duration
+            audio += file.seconds
             print(String(format: "PERF %@: %.2f s audio; ours %.3f s wall, %.3f s CPU (RTF %.3f); pocketsphinx_continuous %.3f s wall, %.3f s CPU incl. load",
-                         name, file.duration, ourTime.wall, ourTime.cpu, ourTime.cpu / file.duration, toolTime.wall, toolTime.cpu))
+                         name, file.seconds, ourTime.wall, ourTime.cpu, ourTime.cpu / file.seconds, toolTime.wall, toolTime.cpu))
         }
         print(String(format: "PERF total: %.1f s audio; ours (model warm) %.2f s wall, %.2f s CPU, RTF %.3f; pocketsphinx_continuous (loads each time) %.2f s wall, %.2f s CPU, RTF %.3f",
                      audio, ours.wall, ours.cpu, ours.cpu / audio, theirs.wall, theirs.cpu, theirs.cpu / audio))

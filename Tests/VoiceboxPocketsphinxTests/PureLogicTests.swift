@@ -218,6 +218,21 @@ final class ModelCatalogTests: XCTestCase {
         XCTAssertNil(catalog.model(for: ""))
     }
 
+    /// The catalog picks its model with the service's own function, so the language the service
+    /// names in its answer is the model's.
+    func testTheCatalogChoosesAsTheServiceDoes() throws {
+        let root = try makeTemporaryDirectory(self)
+        for language in ["de-DE", "de-AT", "en-US", "pt-BR"] { try makeModel(root, language) }
+        let catalog = ModelCatalog(roots: [root.path], builtIn: nil)
+        let languages = catalog.models().map(\.language)
+        for requested in ["de-at", "DE", "de-CH", "en_GB", "en", "PT", "fr", "", "x"] {
+            XCTAssertEqual(catalog.model(for: requested)?.language,
+                           RecognitionLanguageMatching.best(for: requested, among: languages), requested)
+        }
+        XCTAssertEqual(catalog.model(for: "de-CH")?.language, "de-AT", "the first of the language, by tag")
+        XCTAssertEqual(catalog.model(for: "en_GB")?.language, "en-US")
+    }
+
     func testAUserModelBeatsTheBuiltInOne() throws {
         let root = try makeTemporaryDirectory(self)
         try makeModel(root, "en-US")

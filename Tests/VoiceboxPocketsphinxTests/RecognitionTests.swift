@@ -14,7 +14,7 @@ final class RecognitionTests: XCTestCase {
         let file = try await TestData.engine.transcribeFile(path: Recordings.path("goforward.raw"))
         XCTAssertEqual(file.result.text, "go forward ten meters")
         XCTAssertEqual(file.result.words.map(\.word), ["go", "forward", "ten", "meters"])
-        XCTAssertEqual(file.duration, 89160.0 / 2 / 16000, accuracy: 1e-9)
+        XCTAssertEqual(file.seconds, 89160.0 / 2 / 16000, accuracy: 1e-9)
         // Word posteriors as pocketsphinx_continuous -time yes prints them: 0.997 0.996 0.244 0.806.
         XCTAssertEqual(file.result.words.map(\.confidence), [0.997, 0.996, 0.244, 0.806], accuracy: 0.001)
         XCTAssertEqual(file.result.confidence, (0.997 + 0.996 + 0.244 + 0.806) / 4, accuracy: 0.001)
@@ -25,7 +25,7 @@ final class RecognitionTests: XCTestCase {
             XCTAssertLessThanOrEqual(word.end, next.start + 0.0101, "\(word) then \(next)")
         }
         XCTAssertGreaterThan(words[0].start, 0.3, "the recording opens with silence")
-        XCTAssertLessThanOrEqual(words[3].end, file.duration)
+        XCTAssertLessThanOrEqual(words[3].end, file.seconds)
     }
 
     /// No transcript ships for these two: what pocketsphinx_continuous prints is the reference.
@@ -71,7 +71,7 @@ final class RecognitionTests: XCTestCase {
             XCTAssertNotNil(runProgram(sox, arguments), "sox \(arguments.joined(separator: " "))")
             let file = try await TestData.engine.transcribeFile(path: target)
             XCTAssertEqual(file.result.text, "go forward ten meters", name)
-            XCTAssertEqual(file.duration, 2.786, accuracy: 0.01, name)
+            XCTAssertEqual(file.seconds, 2.786, accuracy: 0.01, name)
         }
     }
 
@@ -117,7 +117,7 @@ final class RecognitionTests: XCTestCase {
         }
         let values = seen.values
         XCTAssertEqual(values, values.sorted())
-        XCTAssertEqual(values.last ?? 0, file.duration, accuracy: 1e-9)
+        XCTAssertEqual(values.last ?? 0, file.seconds, accuracy: 1e-9)
         XCTAssertGreaterThanOrEqual(values.count, 4)
     }
 

@@ -1,0 +1,76 @@
+/// A file through a decoder: all of it (or `maxSeconds` of it), cut into utterances at every
+/// pause the voice-activity detector hears, as pocketsphinx_continuous cuts it. The one loop
+/// for files: the service's file recognitions run it, and the engine's tests too.
+///
+/// Synchronous CPU work (a file decodes at several times real time): run it where it holds up
+/// no one else, as the service does on a recognition's own queue.
+public enum FileReading {
+    /// Samples per read: pocketsphinx_continuous's chunk, so that a file is cut into utterances
+    /// where the bare tool cuts it and gives the same words.
+    public static let chunk = 2048
+    /// Speech without a pause is cut into utterances of at most this, to bound the decoder's
+    /// work per utterance.
+    public static let maxSegmentSeconds = 30.0
+    static let sampleRate = 16_000.0
+
+    public struct Outcome: Sendable, Equatable {
+        /// One result per utterance that said something, in order; word times count from the
+        /// start of the file.
+        public var segments: [RecognitionResult]
+        /// Seconds of audio read.
+        public var seconds: Double
+        /// `.endOfFile`, `.maxDuration` or `.stopped`.
+        public var end: RecognitionEnd
+
+        /// The segments as one result.
+        public var result: RecognitionResult { RecognitionResult(joining: segments) }
+    }
+
+    /// - Parameters:
+    ///   - maxSeconds: read no more than this; nil for the whole file.
+    ///   - shouldStop: asked before every chunk: true ends the reading with what was heard
+    ///     (`.stopped`); throw to abandon it.
+    ///   - afterChunk: after every chunk, with the seconds read so far and the utterances
+    ///     finished so far.
+    /// - Throws: what the file, the decoder or `shouldStop` throws.
+    public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
+                            maxSegmentSeconds: Double = maxSegmentSeconds,
+                            shouldStop: () throws -> Bool = { false },
+                            afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in })
+        throws -> Outcome {
+        let limit = maxSeconds.map { Int(($0 * sampleRate).rounded()) }
+        var segmenter = Endpointer(silenceSeconds: 0, maxSeconds: maxSegmentSeconds)
+        var segments: [RecognitionResult] = []
+        func keep(_ result: RecognitionResult) {
+            if !result.text.isEmpty { segments.append(result) }
+        }
+        var taken = 0
+        var end = RecognitionEnd.endOfFile
+        reading: while true {
+            if try shouldStop() {
+                end = .stopped
+                break reading
+            }
+            var wanted = chunk
+            if let limit {
+                wanted = min(wanted, limit - taken)
+                guard wanted > 0 else {
+                    end = .maxDuration
+                    break reading
+                }
+            }
+            var samples = try file.read(maxSamples: wanted)
+            if samples.isEmpty { break reading }
+            if let limit, taken + samples.count > limit { samples.removeLast(taken + samples.count - limit) }
+            taken += samples.count
+            let inSpeech = try decoder.process(samples)
+            if segmenter.feed(inSpeech: inSpeech, seconds: Double(samples.count) / sampleRate) != .continue {
+                keep(try decoder.finish())
+                segmenter.reset()
+            }
+            afterChunk(Double(taken) / sampleRate, segments)
+        }
+        keep(try decoder.finish())
+        return Outcome(segments: segments, seconds: Double(taken) / sampleRate, end: end)
+    }
+}

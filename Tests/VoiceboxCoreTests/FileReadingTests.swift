@@ -1,0 +1,48 @@
+import XCTest
+@testable import VoiceboxCore
+
+/// The file loop the service and the engine's tests share, over a scripted decoder.
+final class FileReadingTests: XCTestCase {
+    private func samples(_ loud: Bool, _ count: Int) -> [Int16] { [Int16](repeating: loud ? 5000 : 0, count: count) }
+
+    func testAFileIsCutAtEveryPauseAndReadToItsEnd() throws {
+        let file = FakeFile(samples: samples(true, 2048) + samples(false, 2048) + samples(true, 2048) + samples(false, 1000))
+        var seen: [(Double, Int)] = []
+        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0), afterChunk: { seconds, segments in
+            seen.append((seconds, segments.count))
+        })
+        XCTAssertEqual(outcome.segments.map(\.text), ["w1", "w2"], "one utterance per stretch of speech, none empty")
+        XCTAssertEqual(outcome.result.text, "w1 w2")
+        XCTAssertEqual(outcome.seconds, 7144.0 / 16000, accuracy: 1e-12)
+        XCTAssertEqual(outcome.end, .endOfFile)
+        XCTAssertEqual(seen.map(\.0), [2048, 4096, 6144, 7144].map { Double($0) / 16000 })
+        XCTAssertEqual(seen.map(\.1), [0, 1, 1, 2])
+    }
+
+    func testMaxSecondsCutsTheLastChunk() throws {
+        let outcome = try FileReading.read(FakeFile(samples: samples(true, 16000)), through: FakeDecoder(warmUp: 0),
+                                           maxSeconds: 0.2)
+        XCTAssertEqual(outcome.seconds, 0.2)
+        XCTAssertEqual(outcome.end, .maxDuration)
+        XCTAssertEqual(outcome.result.text, "w1 w2", "2048 then 1152 samples")
+    }
+
+    func testLongSpeechIsCutIntoSegments() throws {
+        let outcome = try FileReading.read(FakeFile(samples: samples(true, 2048 * 4)), through: FakeDecoder(warmUp: 0),
+                                           maxSegmentSeconds: 2048.0 * 2 / 16000)
+        XCTAssertEqual(outcome.segments.map(\.text), ["w1 w2", "w3 w4"])
+    }
+
+    func testStopKeepsWhatWasHeardAndAThrowAbandons() throws {
+        var asked = 0
+        let stopped = try FileReading.read(FakeFile(samples: samples(true, 2048 * 4)), through: FakeDecoder(warmUp: 0),
+                                           shouldStop: { asked += 1; return asked > 2 })
+        XCTAssertEqual(stopped.end, .stopped)
+        XCTAssertEqual(stopped.result.text, "w1 w2")
+        XCTAssertEqual(stopped.seconds, 4096.0 / 16000)
+        XCTAssertThrowsError(try FileReading.read(FakeFile(samples: samples(true, 2048)), through: FakeDecoder(warmUp: 0),
+                                                  shouldStop: { throw CancellationError() })) {
+            XCTAssertTrue($0 is CancellationError)
+        }
+    }
+}
