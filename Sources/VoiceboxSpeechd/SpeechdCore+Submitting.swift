@@ -135,6 +135,8 @@ extension SpeechdCore {
         activeSubmission = nil
         defer { pumpSubmissions() }
         let orphan = orphans.removeValue(forKey: token)
+        let earlier = early
+        early.removeAll()
         guard reply.code == 225, let messageID = reply.lines.first.flatMap({ Int($0) }) else {
             return refuse(active, "speech-dispatcher refused the text (\(reply.code) \(reply.text))")
         }
@@ -145,6 +147,9 @@ extension SpeechdCore {
             tracks[messageID] = orphan ?? .ghost(stopOnBegin: false)
         }
         active.waiter?.resume()
+        if case .connected(let link) = phase {
+            for event in earlier where event.messageID == messageID { handle(event, generation: link.generation) }
+        }
     }
 
     /// A refused utterance: a waiting speak() throws and the utterance leaves no events; one given

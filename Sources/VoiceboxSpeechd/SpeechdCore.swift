@@ -88,6 +88,10 @@ final class SpeechdCore: @unchecked Sendable {
     /// Submissions whose SPEAK was sent but whose utterance was stopped or paused before the 225
     /// came: how to track the message once its id is known.
     var orphans: [UInt64: Track] = [:]
+    /// Notices for an unknown message that came while a SPEAK waits for its 225: speech-dispatcher
+    /// sends the CANCEL of a notification it drops at once before the 225 (measured with 0.11.4), so
+    /// they may be about that message; replayed once its id is known.
+    var early: [SSIPEvent] = []
 
     var generation: UInt64 = 0
     /// The connection of the attempt in progress (handshake not done yet).
@@ -157,8 +161,11 @@ final class SpeechdCore: @unchecked Sendable {
 
     func handle(_ event: SSIPEvent, generation: UInt64) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard case .connected(let link) = phase, link.generation == generation,
-              let track = tracks[event.messageID] else { return }
+        guard case .connected(let link) = phase, link.generation == generation else { return }
+        guard let track = tracks[event.messageID] else {
+            if activeSubmission?.speakSent == true { early.append(event) }
+            return
+        }
         let messageID = event.messageID
         switch track {
         case .ghost(let stopOnBegin):
@@ -298,6 +305,7 @@ final class SpeechdCore: @unchecked Sendable {
         utterances.removeAll()
         tracks.removeAll()
         orphans.removeAll()
+        early.removeAll()
         for utterance in all { continuation.yield(.finished(utterance.request.id, end)) }
     }
 

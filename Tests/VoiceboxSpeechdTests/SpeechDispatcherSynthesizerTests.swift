@@ -331,6 +331,20 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         XCTAssertEqual(recorder.events(for: 3), [], "a refused utterance has no events")
     }
 
+    /// An address given explicitly, with a socket path that is not the default one.
+    func testExplicitAddressWithANonDefaultSocketPath() async throws {
+        _ = try TestStack.address()
+        let server = try privateServer()
+        try server.start()
+        XCTAssertNotEqual(server.socketPath, SpeechdAddress.defaultSocketPath())
+        let (synthesizer, recorder) = try await connected("unix_socket:\(server.socketPath)")
+        try await synthesizer.speak(SynthesisRequest(id: 1, text: "On my own socket."))
+        let end = await recorder.end(of: 1, timeout: 10)
+        XCTAssertEqual(end, .done)
+        let voices = try await listVoices(synthesizer)
+        XCTAssertFalse(voices.isEmpty)
+    }
+
     func testSynthesizerCreatedBeforeItsServerConnectsOnceItStarts() async throws {
         _ = try TestStack.address()
         let server = try privateServer()
