@@ -421,6 +421,8 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         let stopTook = ContinuousClock.now - stopStart
         print("stop() with a stopped server: \(stopTook)")
         XCTAssertLessThan(stopTook, .milliseconds(50))
+        let stopped = await recorder.end(of: 1, timeout: 1) // yielded before stop() returned; read by another task
+        XCTAssertEqual(stopped, .cancelled)
         XCTAssertEqual(recorder.events(for: 1), [.started(1), .finished(1, .cancelled)])
 
         let (error, took) = await speaking.value
