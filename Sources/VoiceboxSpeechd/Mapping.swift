@@ -1,4 +1,3 @@
-import CSpeechd
 import Foundation
 import VoiceboxCore
 
@@ -20,13 +19,14 @@ enum SpeechdMapping {
         return clamp((200 * level - 100).rounded())
     }
 
-    static func priority(_ priority: SpeechPriority) -> SPDPriority {
+    /// The word of `SET SELF PRIORITY`.
+    static func priority(_ priority: SpeechPriority) -> String {
         switch priority {
-        case .message: SPD_MESSAGE
-        case .important: SPD_IMPORTANT
-        case .text: SPD_TEXT
-        case .notification: SPD_NOTIFICATION
-        case .progress: SPD_PROGRESS
+        case .message: "message"
+        case .important: "important"
+        case .text: "text"
+        case .notification: "notification"
+        case .progress: "progress"
         }
     }
 

@@ -1,25 +1,32 @@
 import VoiceboxCore
 
-/// The production `Synthesizer`: speech-dispatcher through libspeechd.
+/// The production `Synthesizer`: speech-dispatcher, spoken to in SSIP directly.
 ///
-/// One speaking connection (threaded, every notification on) owned by a serial queue; libspeechd's
-/// callbacks reach it through one process-wide router; a thread blocked in poll(2) notices the death
-/// of the server at once; reconnection runs in the background with exponential backoff
+/// One speaking connection (every notification on) driven by readiness on a serial queue that owns
+/// all state; every reply is bounded by `replyTimeout`; a lost or wedged server ends the utterances
+/// in flight with `.error` and reconnection runs in the background with exponential backoff
 /// (0.25 s doubling to 10 s). Voices are listed over a separate short-lived connection.
 public final class SpeechDispatcherSynthesizer: Synthesizer {
     public struct Configuration: Sendable {
         /// Like `$SPEECHD_ADDRESS`: `unix_socket:/path` or `inet_socket:host:port`.
-        /// nil: libspeechd's default, which honours `$SPEECHD_ADDRESS`.
+        /// nil: libspeechd's default (`$SPEECHD_ADDRESS`, then the user's runtime directory).
         public var address: String?
-        /// Whether libspeechd may start a server when none answers. With false it never does.
+        /// Whether to start a server (`speech-dispatcher --spawn`) when none answers. With false it never does.
         public var autospawn: Bool
         /// How speech-dispatcher names this client (`SET SELF CLIENT_NAME user:clientName:…`).
         public var clientName: String
+        /// How long speech-dispatcher may take to answer one command, in seconds. A server that does
+        /// not answer in time fails the waiting caller, and the connection is dropped and made again.
+        /// For the voice listing (a reply of about 483 KB for espeak-ng) it bounds the silence between
+        /// two reads instead of the whole reply.
+        public var replyTimeout: Double
 
-        public init(address: String? = nil, autospawn: Bool = true, clientName: String = "voicebox") {
+        public init(address: String? = nil, autospawn: Bool = true, clientName: String = "voicebox",
+                    replyTimeout: Double = 2) {
             self.address = address
             self.autospawn = autospawn
             self.clientName = clientName
+            self.replyTimeout = replyTimeout
         }
     }
 
@@ -45,6 +52,8 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
         try await core.speak(request)
     }
 
+    /// Never waits on speech-dispatcher: the utterances end with `.cancelled` at once and the command
+    /// is queued.
     public func stop(_ ids: [UInt64]) async {
         await core.stop(ids)
     }
@@ -66,8 +75,8 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
         try await lister.list()
     }
 
-    /// Cancels our speech, ends every utterance with `.cancelled`, closes the connection, stops the
-    /// threads and finishes `events`. Idempotent; also done on deinit.
+    /// Cancels our speech, ends every utterance with `.cancelled`, closes the connection and
+    /// finishes `events`. Idempotent; also done on deinit.
     public func shutdown() {
         lister.close()
         core.shutdown()

@@ -1,41 +1,36 @@
-import CSpeechd
 import Dispatch
-import Glibc
 import VoiceboxCore
 
 /// Everything mutable of one synthesizer, owned by one serial queue.
 ///
-/// `@unchecked Sendable` is safe because every stored `var` is read and written only on `queue`:
-/// the public entry points hop there (`queue.async`, or `queue.sync` in `shutdown`, which is never
-/// called on `queue`), libspeechd notices come in through `receive`, which only enqueues, connection
-/// attempts run on `connector` but hand their result back with `queue.async`, and every timer fires on
-/// `queue`. `dispatchPrecondition` checks this at the entry points. All `let`s are Sendable values or
-/// are themselves only used on `queue` (the continuation yields only from `queue`).
-/// Every `spd_*` call on the speaking connection happens on `queue` as well (the only exception is
-/// spd_open2, made on `connector` before the connection is published).
-final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
+/// `@unchecked Sendable` is safe because every stored `var` is read and written only on `queue`: the
+/// public entry points hop there (`queue.async`, or `queue.sync` in `shutdown`, which is never called on
+/// `queue`); the SSIP connection's readiness handlers and timers run on `queue` itself; the blocking
+/// socket opening runs on `connector` but only hands its result back with `queue.async`.
+/// `dispatchPrecondition` checks this at the entry points. The continuation yields only from `queue`.
+///
+/// Nothing here ever waits on speech-dispatcher: commands are queued on the connection and their
+/// replies come back as handlers on `queue`, each bounded by `replyTimeout`.
+final class SpeechdCore: @unchecked Sendable {
     typealias Configuration = SpeechDispatcherSynthesizer.Configuration
 
     let queue = DispatchQueue(label: "voicebox.speechd.owner")
-    private let connector = DispatchQueue(label: "voicebox.speechd.connector")
-    private let configuration: Configuration
-    private let continuation: AsyncStream<SynthesisEvent>.Continuation
+    let connector = DispatchQueue(label: "voicebox.speechd.connector")
+    let configuration: Configuration
+    let continuation: AsyncStream<SynthesisEvent>.Continuation
 
     // MARK: State (only on `queue`)
 
     /// The live speaking connection and what was recorded when it was set up.
-    private struct Link {
-        let connection: UnsafeMutablePointer<SPDConnection>
+    struct Link {
+        let connection: SSIPConnection
         let generation: UInt64
-        let clientID: Int
-        let routerToken: UInt64
-        let watcher: HangupWatcher
         let defaultModule: String?
         let defaultLanguage: String?
-        let defaultVolume: Int32
+        let defaultVolume: Int?
     }
 
-    private enum Phase {
+    enum Phase {
         /// The first connection attempt has not finished: speak() waits for it.
         case starting
         case connected(Link)
@@ -43,9 +38,11 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         case shutDown
     }
 
-    private enum Stage {
+    enum Stage {
         /// Only here (paused): not given to speech-dispatcher yet, or taken back from it by pause().
         case held
+        /// Waiting for its turn, or its settings and SPEAK are on the way (see `Submission`).
+        case submitting(token: UInt64)
         /// Given to speech-dispatcher, which has not begun it.
         case queued(messageID: Int)
         /// speech-dispatcher reported its begin.
@@ -53,13 +50,13 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
 
         var messageID: Int? {
             switch self {
-            case .held: nil
+            case .held, .submitting: nil
             case .queued(let id), .speaking(let id): id
             }
         }
     }
 
-    private struct Utterance {
+    struct Utterance {
         let request: SynthesisRequest
         let sequence: UInt64
         var stage: Stage
@@ -67,29 +64,43 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
     }
 
     /// What a speech-dispatcher message id stands for.
-    private enum Track {
+    enum Track {
         /// One of our utterances, still waiting for its end.
         case live(UInt64)
         /// A message whose utterance has already been finished (stopped or paused): its remaining
-        /// notices are swallowed. `stopOnBegin`: it was stopped while queued in speech-dispatcher, so
-        /// it gets spd_stop as soon as it begins.
+        /// notices are swallowed. `stopOnBegin`: it was stopped while queued in speech-dispatcher, which
+        /// cannot drop a queued message (`STOP`/`CANCEL <id>` answer OK and change nothing, measured
+        /// with 0.11.4), so it gets `STOP SELF` as soon as it begins.
         case ghost(stopOnBegin: Bool)
     }
 
-    private var phase: Phase = .starting
-    private var utterances: [UInt64: Utterance] = [:]
-    private var tracks: [Int: Track] = [:]
-    private var nextSequence: UInt64 = 0
-    private var paused = false
+    var phase: Phase = .starting
+    var utterances: [UInt64: Utterance] = [:]
+    var tracks: [Int: Track] = [:]
+    var nextSequence: UInt64 = 0
+    var paused = false
     /// speak() calls made while the first connection attempt runs.
-    private var parked: [(request: SynthesisRequest, continuation: CheckedContinuation<Void, any Error>)] = []
+    var parked: [(request: SynthesisRequest, waiter: CheckedContinuation<Void, any Error>)] = []
+    /// Utterances to give to speech-dispatcher, one at a time (settings are sticky per connection).
+    var submissions: [Submission] = []
+    var activeSubmission: Submission?
+    var nextToken: UInt64 = 0
+    /// Submissions whose SPEAK was sent but whose utterance was stopped or paused before the 225
+    /// came: how to track the message once its id is known.
+    var orphans: [UInt64: Track] = [:]
+    /// Notices for an unknown message that came while a SPEAK waits for its 225: speech-dispatcher
+    /// sends the CANCEL of a notification it drops at once before the 225 (measured with 0.11.4), so
+    /// they may be about that message; replayed once its id is known.
+    var early: [SSIPEvent] = []
 
-    private var generation: UInt64 = 0
-    private var attemptInFlight = false
-    private var lastAttemptStart: DispatchTime?
-    private var retry: DispatchWorkItem?
+    var generation: UInt64 = 0
+    /// The connection of the attempt in progress (handshake not done yet).
+    var attempt: SSIPConnection?
+    var attemptInFlight = false
+    var lastAttemptStart: DispatchTime?
+    var retry: DispatchWorkItem?
     /// Delay before the next reconnection attempt: 0.25 s doubling up to 10 s, reset on success.
-    private var backoff = SpeechdCore.initialBackoff
+    var backoff = SpeechdCore.initialBackoff
 
     static let initialBackoff = 0.25
     static let maximumBackoff = 10.0
@@ -99,169 +110,72 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
     init(configuration: Configuration, continuation: AsyncStream<SynthesisEvent>.Continuation) {
         self.configuration = configuration
         self.continuation = continuation
-        _ = SpeechdRouter.sigpipeIgnored
         queue.async { self.attemptConnect() }
     }
 
     // MARK: Entry points (any thread)
 
+    /// Waits only for speech-dispatcher's 225 (bounded by `replyTimeout`).
     func speak(_ request: SynthesisRequest) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             queue.async {
                 if case .starting = self.phase {
-                    self.parked.append((request, continuation))
+                    self.parked.append((request, waiter))
                     return
                 }
-                continuation.resume(with: Result { try self.submit(request) })
+                self.submit(request, waiter: waiter)
             }
         }
     }
 
+    /// Never waits on the server: bookkeeping, then the command is queued on the connection.
     func stop(_ ids: [UInt64]) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                self.stopOnQueue(ids)
-                continuation.resume()
-            }
-        }
+        await onQueue { self.stopOnQueue(ids) }
     }
 
     func pause() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                self.pauseOnQueue()
-                continuation.resume()
-            }
-        }
+        await onQueue { self.pauseOnQueue() }
     }
 
     func resume() async {
+        await onQueue { self.resumeOnQueue() }
+    }
+
+    private func onQueue(_ work: @escaping @Sendable () -> Void) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
-                self.resumeOnQueue()
+                work()
                 continuation.resume()
             }
         }
     }
 
-    /// Synchronous: when it returns, the connection is closed, the watcher thread has ended and the
-    /// event stream is finished. Must not be called on `queue`.
+    /// Synchronous: when it returns, the connection is closed and the event stream is finished.
+    /// Must not be called on `queue`.
     func shutdown() {
         dispatchPrecondition(condition: .notOnQueue(queue))
         queue.sync { shutdownOnQueue() }
     }
 
-    /// From a libspeechd event thread, through the router: hop at once.
-    func receive(_ notice: SpeechdNotice, messageID: Int, generation: UInt64) {
-        queue.async { self.handle(notice, messageID: messageID, generation: generation) }
-    }
-
-    // MARK: Speaking
-
-    private func submit(_ request: SynthesisRequest) throws(SynthesizerError) {
-        dispatchPrecondition(condition: .onQueue(queue))
-        let link: Link
-        switch phase {
-        case .connected(let current):
-            link = current
-        case .disconnected(let reason):
-            retrySoonIfStale()
-            throw .unavailable(reason)
-        case .starting:
-            throw .unavailable("connecting to speech-dispatcher")
-        case .shutDown:
-            throw .unavailable("the synthesizer was shut down")
-        }
-        guard utterances[request.id] == nil else {
-            throw .rejected("utterance \(request.id) is already queued")
-        }
-        var utterance = Utterance(request: request, sequence: nextSequence, stage: .held)
-        nextSequence += 1
-        if !paused {
-            let messageID = try send(request, on: link)
-            utterance.stage = .queued(messageID: messageID)
-            // Registered in the same queue block as spd_say: a notice about this message (even one that
-            // libspeechd delivered before spd_say returned) is handled after this block.
-            tracks[messageID] = .live(request.id)
-        }
-        utterances[request.id] = utterance
-    }
-
-    /// Sets every per-utterance parameter (they are sticky per connection), then spd_say.
-    private func send(_ request: SynthesisRequest, on link: Link) throws(SynthesizerError) -> Int {
-        let connection = link.connection
-        let outcome: Result<Int, SynthesizerError> = SpeechdRouter.shared.staticBuffers.withLock { _ in
-            // Setting the output module also clears a synthesis voice set before; setting the
-            // language does not (measured with speech-dispatcher 0.11.4), hence this order.
-            if let voice = request.voice {
-                guard spd_set_output_module(connection, voice.engine) == 0 else {
-                    return .failure(.rejected("speech-dispatcher refused output module \"\(voice.engine)\""))
-                }
-                let language = request.language ?? (voice.language.isEmpty ? link.defaultLanguage : voice.language)
-                if let language, spd_set_language(connection, language) != 0 {
-                    return .failure(.rejected("speech-dispatcher refused language \"\(language)\""))
-                }
-                guard spd_set_synthesis_voice(connection, voice.name) == 0 else {
-                    return .failure(.rejected("speech-dispatcher refused voice \"\(voice.name)\""))
-                }
-            } else {
-                if let module = link.defaultModule, spd_set_output_module(connection, module) != 0 {
-                    return .failure(.rejected("speech-dispatcher refused output module \"\(module)\""))
-                }
-                if let language = request.language ?? link.defaultLanguage,
-                   spd_set_language(connection, language) != 0 {
-                    return .failure(.rejected("speech-dispatcher refused language \"\(language)\""))
-                }
-            }
-            guard spd_set_voice_rate(connection, SpeechdMapping.rate(request.rate)) == 0,
-                  spd_set_voice_pitch(connection, SpeechdMapping.pitch(request.pitch)) == 0,
-                  spd_set_volume(connection, request.volume.map(SpeechdMapping.volume) ?? link.defaultVolume) == 0
-            else {
-                return .failure(.rejected("speech-dispatcher refused rate, pitch or volume"))
-            }
-            guard spd_set_data_mode(connection, request.ssml ? SPD_DATA_SSML : SPD_DATA_TEXT) == 0 else {
-                return .failure(.rejected("speech-dispatcher refused the data mode"))
-            }
-            let payload = SpeechdMapping.payload(text: request.text, ssml: request.ssml)
-            let messageID = spd_say(connection, SpeechdMapping.priority(request.priority), payload)
-            guard messageID >= 0 else { return .failure(.rejected("speech-dispatcher refused the text")) }
-            return .success(Int(messageID))
-        }
-        switch outcome {
-        case .success(let messageID):
-            return messageID
-        case .failure(let refusal):
-            if let reason = lossReason(link) {
-                connectionLost(reason)
-                throw .unavailable(reason)
-            }
-            throw refusal
-        }
-    }
-
-    /// After a failed command: was it speech-dispatcher going away?
-    private func lossReason(_ link: Link) -> String? {
-        if link.watcher.isHungUp || SpeechdConnector.eventThreadEnded(link.connection) {
-            return "speech-dispatcher closed the connection"
-        }
-        return nil
-    }
-
     // MARK: Notices
 
-    private func handle(_ notice: SpeechdNotice, messageID: Int, generation: UInt64) {
+    func handle(_ event: SSIPEvent, generation: UInt64) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard case .connected(let link) = phase, link.generation == generation,
-              let track = tracks[messageID] else { return }
+        guard case .connected(let link) = phase, link.generation == generation else { return }
+        guard let track = tracks[event.messageID] else {
+            if activeSubmission?.speakSent == true { early.append(event) }
+            return
+        }
+        let messageID = event.messageID
         switch track {
         case .ghost(let stopOnBegin):
-            switch notice {
+            switch event.kind {
             case .begin where stopOnBegin:
                 tracks[messageID] = .ghost(stopOnBegin: false)
-                command(spd_stop, on: link)
+                command("STOP", on: link)
             case .end, .cancel:
                 tracks[messageID] = nil
-            case .begin, .mark:
+            case .begin, .mark, .pause, .resume:
                 break
             }
         case .live(let id):
@@ -269,7 +183,7 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
                 tracks[messageID] = nil
                 return
             }
-            switch notice {
+            switch event.kind {
             case .begin:
                 utterance.stage = .speaking(messageID: messageID)
                 let first = !utterance.started
@@ -286,6 +200,8 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
                 // speech-dispatcher's own doing (a message of higher priority, or a newer text).
                 tracks[messageID] = nil
                 finish(id, .interrupted)
+            case .pause, .resume:
+                break // we never send PAUSE (see pauseOnQueue)
             }
         }
     }
@@ -296,16 +212,20 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         let targets = Set(ids).compactMap { utterances[$0] }.sorted { $0.sequence < $1.sequence }
         guard !targets.isEmpty else { return }
-        let inEngine = utterances.values.filter { $0.stage.messageID != nil }.count
-        let targetsInEngine = targets.filter { $0.stage.messageID != nil }.count
-        // speech-dispatcher cannot cancel one message by id: CANCEL SELF when all of ours go, else
-        // STOP SELF for the one being spoken and a stop at the begin of each queued one.
+        let inEngine = utterances.values.filter(isInEngine).count
+        let targetsInEngine = targets.filter(isInEngine).count
+        // CANCEL SELF when all of ours go; else STOP SELF for the one being spoken and a stop at the
+        // begin of each queued one.
         let cancelAll = targetsInEngine > 0 && targetsInEngine == inEngine
         var stopCurrent = false
         for utterance in targets {
             switch utterance.stage {
             case .held:
                 break
+            case .submitting(let token):
+                if activeSubmission?.token == token && activeSubmission?.speakSent == true {
+                    orphans[token] = .ghost(stopOnBegin: !cancelAll)
+                }
             case .queued(let messageID):
                 tracks[messageID] = .ghost(stopOnBegin: !cancelAll)
             case .speaking(let messageID):
@@ -316,9 +236,18 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         }
         guard case .connected(let link) = phase else { return }
         if cancelAll {
-            command(spd_cancel, on: link)
+            command("CANCEL", on: link)
         } else if stopCurrent {
-            command(spd_stop, on: link)
+            command("STOP", on: link)
+        }
+    }
+
+    /// Whether speech-dispatcher has (or is about to get) this utterance's message.
+    private func isInEngine(_ utterance: Utterance) -> Bool {
+        switch utterance.stage {
+        case .held: false
+        case .queued, .speaking: true
+        case .submitting(let token): activeSubmission?.token == token && activeSubmission?.speakSent == true
         }
     }
 
@@ -332,15 +261,22 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !paused else { return }
         paused = true
-        guard case .connected(let link) = phase else { return }
         var any = false
         for (id, utterance) in utterances {
-            guard let messageID = utterance.stage.messageID else { continue }
-            tracks[messageID] = .ghost(stopOnBegin: false)
+            if isInEngine(utterance) { any = true }
+            switch utterance.stage {
+            case .held:
+                continue
+            case .submitting(let token):
+                if activeSubmission?.token == token && activeSubmission?.speakSent == true {
+                    orphans[token] = .ghost(stopOnBegin: false)
+                }
+            case .queued(let messageID), .speaking(let messageID):
+                tracks[messageID] = .ghost(stopOnBegin: false)
+            }
             utterances[id]?.stage = .held
-            any = true
         }
-        if any { command(spd_cancel, on: link) }
+        if any, case .connected(let link) = phase { command("CANCEL", on: link) }
     }
 
     private func resumeOnQueue() {
@@ -349,183 +285,28 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         paused = false
         let held = utterances.values.filter { if case .held = $0.stage { true } else { false } }
             .sorted { $0.sequence < $1.sequence }
-        for utterance in held {
-            guard case .connected(let link) = phase else { return }
-            let id = utterance.request.id
-            do {
-                let messageID = try send(utterance.request, on: link)
-                utterances[id]?.stage = .queued(messageID: messageID)
-                tracks[messageID] = .live(id)
-            } catch {
-                // A lost connection has finished every utterance already; a refusal ends this one.
-                if utterances[id] != nil { finish(id, .error) }
-            }
-        }
+        for utterance in held { enqueueSubmission(of: utterance.request.id, waiter: nil) }
+        pumpSubmissions()
     }
 
-    /// STOP SELF / CANCEL SELF (literal commands: no static buffer involved).
-    private func command(_ function: (UnsafeMutablePointer<SPDConnection>?) -> Int32, on link: Link) {
-        if function(link.connection) != 0, let reason = lossReason(link) {
-            connectionLost(reason)
-        }
+    /// STOP SELF / CANCEL SELF: queued, never waited for (a wedged server cannot hold up a stop); a
+    /// reply that does not come in time drops the connection like any other.
+    func command(_ verb: String, on link: Link) {
+        link.connection.send(SSIPText.command(verb, "self")) { _ in }
     }
 
-    private func finish(_ id: UInt64, _ end: SynthesisEnd) {
+    func finish(_ id: UInt64, _ end: SynthesisEnd) {
         guard utterances.removeValue(forKey: id) != nil else { return }
         continuation.yield(.finished(id, end))
     }
 
-    private func finishAll(_ end: SynthesisEnd) {
+    func finishAll(_ end: SynthesisEnd) {
         let all = utterances.values.sorted { $0.sequence < $1.sequence }
         utterances.removeAll()
         tracks.removeAll()
+        orphans.removeAll()
+        early.removeAll()
         for utterance in all { continuation.yield(.finished(utterance.request.id, end)) }
-    }
-
-    // MARK: Connecting
-
-    private func attemptConnect() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        switch phase {
-        case .starting, .disconnected: break
-        case .connected, .shutDown: return
-        }
-        guard !attemptInFlight else { return }
-        retry?.cancel()
-        retry = nil
-        attemptInFlight = true
-        lastAttemptStart = .now()
-        generation += 1
-        let attempt = generation
-        let configuration = self.configuration
-        connector.async {
-            let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn,
-                                               clientName: configuration.clientName, connectionName: "speech",
-                                               mode: SPD_MODE_THREADED)
-            self.queue.async { self.attemptFinished(result, generation: attempt) }
-        }
-    }
-
-    private func attemptFinished(_ result: Result<SpeechdHandle, SynthesizerError>, generation attempt: UInt64) {
-        attemptInFlight = false
-        if case .shutDown = phase {
-            if case .success(let handle) = result { SpeechdConnector.closeGracefully(handle.connection) }
-            return
-        }
-        switch result.flatMap({ setUp($0.connection, generation: attempt) }) {
-        case .success(let link):
-            phase = .connected(link)
-            backoff = Self.initialBackoff
-            continuation.yield(.available)
-            let waiting = parked
-            parked.removeAll()
-            for (request, waiter) in waiting {
-                waiter.resume(with: Result { try submit(request) })
-            }
-        case .failure(let error):
-            let reason = Self.reason(of: error)
-            if case .starting = phase {
-                phase = .disconnected(reason: reason)
-                continuation.yield(.unavailable(reason: reason))
-                let waiting = parked
-                parked.removeAll()
-                for (_, waiter) in waiting { waiter.resume(throwing: SynthesizerError.unavailable(reason)) }
-            } else {
-                phase = .disconnected(reason: reason)
-            }
-            scheduleRetry()
-        }
-    }
-
-    /// Client id, defaults, callbacks, notifications, watcher. Closes the connection on failure.
-    private func setUp(_ connection: UnsafeMutablePointer<SPDConnection>,
-                       generation attempt: UInt64) -> Result<Link, SynthesizerError> {
-        let clientID = Int(spd_get_client_id(connection))
-        guard clientID > 0 else {
-            SpeechdConnector.closeGracefully(connection)
-            return .failure(.unavailable("speech-dispatcher did not answer"))
-        }
-        let defaultModule = Self.take(spd_get_output_module(connection))
-        let defaultLanguage = Self.take(spd_get_language(connection))
-        let defaultVolume = spd_get_volume(connection)
-        let watcher = HangupWatcher(connection: SpeechdHandle(connection: connection)) { [weak self] reason in
-            guard let self else { return }
-            self.queue.async { self.hungUp(reason, generation: attempt) }
-        }
-        guard let watcher else {
-            SpeechdConnector.closeGracefully(connection)
-            return .failure(.unavailable("speech-dispatcher closed the connection"))
-        }
-        connection.pointee.callback_begin = SpeechdRouter.beginCallback
-        connection.pointee.callback_end = SpeechdRouter.endCallback
-        connection.pointee.callback_cancel = SpeechdRouter.cancelCallback
-        connection.pointee.callback_im = SpeechdRouter.markCallback
-        let token = SpeechdRouter.shared.register(clientID: clientID, eventThread: SpeechdConnector.eventThread(connection),
-                                                  generation: attempt, receiver: self)
-        let notifying = SpeechdRouter.shared.staticBuffers.withLock { _ in
-            spd_set_notification_on(connection, SPD_ALL)
-        }
-        guard notifying == 0 else {
-            SpeechdRouter.shared.unregister(token: token)
-            watcher.stop()
-            SpeechdConnector.closeGracefully(connection)
-            return .failure(.unavailable("speech-dispatcher refused notifications"))
-        }
-        return .success(Link(connection: connection, generation: attempt, clientID: clientID, routerToken: token,
-                             watcher: watcher, defaultModule: defaultModule, defaultLanguage: defaultLanguage,
-                             defaultVolume: defaultVolume))
-    }
-
-    private func hungUp(_ reason: String, generation attempt: UInt64) {
-        guard case .connected(let link) = phase, link.generation == attempt else { return }
-        connectionLost(reason)
-    }
-
-    /// Every utterance ends with `.error`, then `.unavailable`, then reconnection in the background.
-    private func connectionLost(_ reason: String) {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard case .connected(let link) = phase else { return }
-        phase = .disconnected(reason: reason)
-        SpeechdRouter.shared.unregister(token: link.routerToken)
-        link.watcher.stop()
-        finishAll(.error)
-        continuation.yield(.unavailable(reason: reason))
-        retire(SpeechdHandle(connection: link.connection), checks: 0)
-        scheduleRetry()
-    }
-
-    /// Closes a connection whose server went away, once libspeechd's event thread has ended (it
-    /// closes the descriptor itself; see `closeAfterEventThreadEnded`). It ends as soon as it reads the
-    /// end of the socket, so this normally closes on the first or second check.
-    private func retire(_ handle: SpeechdHandle, checks: Int) {
-        if SpeechdConnector.eventThreadEnded(handle.connection) {
-            // The thread sets `stream` just before it signals and exits: give it that moment.
-            queue.asyncAfter(deadline: .now() + .milliseconds(20)) {
-                SpeechdConnector.closeAfterEventThreadEnded(handle.connection)
-            }
-        } else if checks >= 200 {
-            spd_close(handle.connection) // still reading after 2 s: cancel it the ordinary way
-        } else {
-            queue.asyncAfter(deadline: .now() + .milliseconds(10)) { self.retire(handle, checks: checks + 1) }
-        }
-    }
-
-    private func scheduleRetry() {
-        retry?.cancel()
-        let work = DispatchWorkItem { [weak self] in self?.attemptConnect() }
-        retry = work
-        queue.asyncAfter(deadline: .now() + backoff, execute: work)
-        backoff = min(backoff * 2, Self.maximumBackoff)
-    }
-
-    /// speak() while disconnected: try now rather than at the next timer, unless we just tried.
-    private func retrySoonIfStale() {
-        guard !attemptInFlight else { return }
-        if let last = lastAttemptStart,
-           DispatchTime.now().uptimeNanoseconds - last.uptimeNanoseconds < UInt64(Self.eagerRetryAge * 1e9) {
-            return
-        }
-        attemptConnect()
     }
 
     private func shutdownOnQueue() {
@@ -534,26 +315,24 @@ final class SpeechdCore: SpeechdNoticeReceiver, @unchecked Sendable {
         phase = .shutDown
         retry?.cancel()
         retry = nil
-        let waiting = parked
-        parked.removeAll()
-        for (_, waiter) in waiting {
-            waiter.resume(throwing: SynthesizerError.unavailable("the synthesizer was shut down"))
-        }
+        let reason = "the synthesizer was shut down"
+        failWaiters(reason)
         finishAll(.cancelled)
+        attempt?.close()
+        attempt = nil
         if case .connected(let link) = previous {
-            SpeechdRouter.shared.unregister(token: link.routerToken)
-            _ = spd_cancel(link.connection)
-            link.watcher.stop() // before the server hangs up on QUIT
-            SpeechdConnector.closeGracefully(link.connection)
+            link.connection.close(farewell: SSIPText.command("CANCEL", "self") + SSIPText.command("QUIT"))
         }
         continuation.finish()
     }
 
-    /// A string libspeechd allocated, copied and freed.
-    private static func take(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
-        guard let pointer else { return nil }
-        defer { free(pointer) }
-        return String(cString: pointer)
+    /// Every speak() still waiting throws `.unavailable(reason)`.
+    func failWaiters(_ reason: String) {
+        let waiting = parked.map(\.waiter) + submissions.compactMap(\.waiter) + [activeSubmission?.waiter].compactMap { $0 }
+        parked.removeAll()
+        submissions.removeAll()
+        activeSubmission = nil
+        for waiter in waiting { waiter.resume(throwing: SynthesizerError.unavailable(reason)) }
     }
 }
 

@@ -1,6 +1,4 @@
-import CSpeechd
 import Dispatch
-import Glibc
 import Synchronization
 import VoiceboxCore
 
@@ -14,17 +12,13 @@ import VoiceboxCore
 /// "Annie"), names are unique within the module, and `LIST SYNTHESIS_VOICES` is what
 /// `SET SYNTHESIS_VOICE` accepts back. So `"<module>/<name>"` is a unique and stable id as is.
 /// Languages come as espeak-ng writes them ("en-GB", "en-US", "en-029"): kept verbatim.
-/// A whole listing takes about 0.3 s here (connect, LIST OUTPUT_MODULES, then per module SET
-/// OUTPUT_MODULE and LIST SYNTHESIS_VOICES; 483 KB of reply for espeak-ng).
+/// The commands (LIST OUTPUT_MODULES, then per module SET SELF OUTPUT_MODULE and LIST
+/// SYNTHESIS_VOICES) are pipelined; the big replies (483 KB for espeak-ng) are bounded by silence
+/// (`replyTimeout` without a byte), not by their total time.
 final class VoiceLister: Sendable {
     private let queue = DispatchQueue(label: "voicebox.speechd.voices")
     private let configuration: SpeechDispatcherSynthesizer.Configuration
     private let closed = Atomic<Bool>(false)
-
-    static let streamBufferSize = 64 * 1024
-
-    /// A listing connection gives up on a server that stops answering.
-    static let replyTimeoutSeconds = 15
 
     init(configuration: SpeechDispatcherSynthesizer.Configuration) {
         self.configuration = configuration
@@ -39,68 +33,69 @@ final class VoiceLister: Sendable {
             throw SynthesizerError.unavailable("the synthesizer was shut down")
         }
         let configuration = self.configuration
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Voice], any Error>) in
+        let queue = self.queue
+        return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<[Voice], any Error>) in
             queue.async {
-                continuation.resume(with: Result { () throws(SynthesizerError) -> [Voice] in
-                    try Self.listNow(configuration)
-                })
+                Self.list(configuration, on: queue) { waiter.resume(with: $0.mapError { $0 as any Error }) }
             }
         }
     }
 
-    static func listNow(_ configuration: SpeechDispatcherSynthesizer.Configuration) throws(SynthesizerError) -> [Voice] {
-        let connection = try SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn,
-                                                   clientName: configuration.clientName, connectionName: "voices",
-                                                   mode: SPD_MODE_SINGLE).get().connection
-        // libspeechd reads replies through an unbuffered stream: one read(2) per byte, ~483,000 for
-        // espeak-ng's list, during which speech-dispatcher sits blocked writing to this socket and
-        // serves nobody else (measured: speak() on the other connection took 0.53 s instead of
-        // 0.03 s). This connection is strictly request-reply (no notifications), so a read-ahead
-        // buffer is safe: 186 reads. glibc keeps its 1-byte buffer unless given one; it must outlive
-        // the stream, which spd_close (or a failed read) fcloses.
-        let buffer = malloc(Self.streamBufferSize)!.assumingMemoryBound(to: CChar.self)
-        defer {
-            spd_close(connection) // fcloses the stream unless a failed read already did
-            free(buffer)
+    /// On `queue`. Opening may block (autospawn); that only holds up this listing's own queue.
+    private static func list(_ configuration: SpeechDispatcherSynthesizer.Configuration, on queue: DispatchQueue,
+                             completion: @escaping (Result<[Voice], SynthesizerError>) -> Void) {
+        let opened: SSIPSocket.Opened
+        switch SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn) {
+        case .success(let socket): opened = socket
+        case .failure(let error): return completion(.failure(error))
         }
-        if let stream = connection.pointee.stream {
-            setvbuf(stream, buffer, _IOFBF, Self.streamBufferSize)
+        let connection = SSIPConnection(opened, queue: queue, timeout: configuration.replyTimeout)
+        var answered = false
+        func done(_ result: Result<[Voice], SynthesizerError>) {
+            guard !answered else { return }
+            answered = true
+            connection.close(farewell: SSIPText.command("QUIT"))
+            completion(result)
         }
-        var timeout = timeval(tv_sec: replyTimeoutSeconds, tv_usec: 0)
-        _ = setsockopt(connection.pointee.socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = setsockopt(connection.pointee.socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        connection.onClose = { done(.failure(.unavailable($0))) }
+        connection.send(SpeechdConnector.clientNameCommand(client: configuration.clientName, component: "voices")) { _ in }
+        connection.send(SSIPText.command("LIST", "OUTPUT_MODULES")) { result in
+            switch result {
+            case .failure(let error):
+                done(.failure(error))
+            case .success(let reply) where !reply.isSuccess:
+                done(.failure(.unavailable("speech-dispatcher did not list its output modules (\(reply.code) \(reply.text))")))
+            case .success(let reply):
+                listVoices(of: reply.lines, on: connection, done: done)
+            }
+        }
+    }
 
-        // In single mode a reply that cannot be read makes libspeechd drop the stream.
-        func gone() -> Bool { SpeechdConnector.eventThreadEnded(connection) }
-
-        guard let moduleList = spd_list_modules(connection) else {
-            throw .unavailable(gone() ? "speech-dispatcher closed the connection"
-                                      : "speech-dispatcher did not list its output modules")
-        }
-        var modules: [String] = []
-        var index = 0
-        while let module = moduleList[index] {
-            modules.append(String(cString: module))
-            index += 1
-        }
-        free_spd_modules(moduleList)
-
+    private static func listVoices(of modules: [String], on connection: SSIPConnection,
+                                   done: @escaping (Result<[Voice], SynthesizerError>) -> Void) {
+        guard !modules.isEmpty else { return done(.success([])) }
         var voices: [Voice] = []
-        for module in modules {
-            guard spd_set_output_module(connection, module) == 0 else {
-                if gone() { throw .unavailable("speech-dispatcher closed the connection") }
-                continue
+        for (index, module) in modules.enumerated() {
+            var selected = false
+            connection.send(SSIPText.command("SET", "self", "OUTPUT_MODULE", module)) { result in
+                if case .success(let reply) = result { selected = reply.isSuccess }
             }
-            guard let entries = Self.synthesisVoices(connection) else {
-                if gone() { throw .unavailable("speech-dispatcher closed the connection") }
-                continue
-            }
-            for entry in entries {
-                voices.append(Voice(id: "\(module)/\(entry.name)", name: entry.name, language: entry.language,
-                                    variant: entry.variant, engine: module))
+            connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES"), inactivityTimeout: true) { result in
+                switch result {
+                case .failure(let error):
+                    return done(.failure(error))
+                case .success(let reply):
+                    // A module that cannot be selected or listed is left out.
+                    if selected && reply.isSuccess {
+                        for entry in parseVoiceLines(reply.lines) {
+                            voices.append(Voice(id: "\(module)/\(entry.name)", name: entry.name,
+                                                language: entry.language, variant: entry.variant, engine: module))
+                        }
+                    }
+                }
+                if index == modules.count - 1 { done(.success(voices)) }
             }
         }
-        return voices
     }
 
     struct Entry: Equatable {
@@ -109,49 +104,14 @@ final class VoiceLister: Sendable {
         var variant: String
     }
 
-    /// `LIST SYNTHESIS_VOICES` for the current output module. The same command and the same split as
-    /// libspeechd's spd_list_synthesis_voices (one `NNN-name<TAB>language<TAB>variant` line per voice),
-    /// but parsed in one pass: spd_list_synthesis_voices finds line i by scanning the reply from its
-    /// start, O(n²): measured 1.1 s of CPU for espeak-ng's 13,362 lines (483 KB) out of a 1.3 s listing,
-    /// and tens of minutes under ThreadSanitizer, which checks every strstr.
-    static func synthesisVoices(_ connection: UnsafeMutablePointer<SPDConnection>) -> [Entry]? {
-        var reply: UnsafeMutablePointer<CChar>? = nil
-        let status = spd_execute_command_with_reply(connection, "LIST SYNTHESIS_VOICES", &reply)
-        defer { free(reply) } // libspeechd allocates the reply even for an error code
-        guard status == 0, let reply else { return nil }
-        return parseVoiceList(UnsafeRawBufferPointer(start: reply, count: strlen(reply)))
-    }
-
-    /// Lines `NNN-payload\r\n` up to the final `NNN text\r\n`; payload fields split by tabs, missing
-    /// ones empty / "none" as libspeechd leaves them NULL.
-    static func parseVoiceList(_ bytes: UnsafeRawBufferPointer) -> [Entry] {
-        var entries: [Entry] = []
-        var lineStart = 0
-        let count = bytes.count
-        while lineStart < count {
-            var lineEnd = lineStart
-            while lineEnd < count && bytes[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
-            var contentEnd = lineEnd
-            if contentEnd > lineStart && bytes[contentEnd - 1] == UInt8(ascii: "\r") { contentEnd -= 1 }
-            // A data line has a 3-digit code and '-'; the last line has a space and ends the list.
-            guard contentEnd - lineStart >= 4, bytes[lineStart + 3] == UInt8(ascii: "-") else { break }
-            var fields: [String] = []
-            var fieldStart = lineStart + 4
-            var index = fieldStart
-            while index <= contentEnd && fields.count < 3 {
-                if index == contentEnd || bytes[index] == UInt8(ascii: "\t") {
-                    fields.append(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[fieldStart..<index]),
-                                         as: UTF8.self))
-                    fieldStart = index + 1
-                }
-                index += 1
-            }
-            if let name = fields.first, !name.isEmpty {
-                entries.append(Entry(name: name, language: fields.count > 1 ? fields[1] : "",
-                                     variant: fields.count > 2 ? fields[2] : "none"))
-            }
-            lineStart = lineEnd + 1
+    /// The data lines of `LIST SYNTHESIS_VOICES`: `name<TAB>language<TAB>variant`, split as libspeechd
+    /// splits them (missing fields empty / "none"; nameless lines skipped).
+    static func parseVoiceLines(_ lines: [String]) -> [Entry] {
+        lines.compactMap { line in
+            let fields = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
+            guard let name = fields.first, !name.isEmpty else { return nil }
+            return Entry(name: String(name), language: fields.count > 1 ? String(fields[1]) : "",
+                         variant: fields.count > 2 ? String(fields[2]) : "none")
         }
-        return entries
     }
 }

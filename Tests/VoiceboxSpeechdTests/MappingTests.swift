@@ -1,4 +1,3 @@
-import CSpeechd
 import VoiceboxCore
 import XCTest
 @testable import VoiceboxSpeechd
@@ -39,11 +38,11 @@ final class MappingTests: XCTestCase {
     }
 
     func testPriorities() {
-        XCTAssertEqual(SpeechdMapping.priority(.message), SPD_MESSAGE)
-        XCTAssertEqual(SpeechdMapping.priority(.important), SPD_IMPORTANT)
-        XCTAssertEqual(SpeechdMapping.priority(.text), SPD_TEXT)
-        XCTAssertEqual(SpeechdMapping.priority(.notification), SPD_NOTIFICATION)
-        XCTAssertEqual(SpeechdMapping.priority(.progress), SPD_PROGRESS)
+        XCTAssertEqual(SpeechdMapping.priority(.message), "message")
+        XCTAssertEqual(SpeechdMapping.priority(.important), "important")
+        XCTAssertEqual(SpeechdMapping.priority(.text), "text")
+        XCTAssertEqual(SpeechdMapping.priority(.notification), "notification")
+        XCTAssertEqual(SpeechdMapping.priority(.progress), "progress")
     }
 
     func testSSMLIsWrappedOnlyWhenNeeded() {
@@ -71,17 +70,23 @@ final class MappingTests: XCTestCase {
     }
 
     func testVoiceListParsing() {
-        let reply = "249-English (Great Britain)\ten-GB\tnone\r\n249-English (Great Britain)+Annie\ten-GB\tAnnie\r\n"
-            + "249-OnlyName\r\n249-Two\tfields\r\n249-Extra\tx\ty\tz\r\n249 OK VOICE LIST SENT\r\n249-after end\ten\tnone\r\n"
-        let entries = Array(reply.utf8).withUnsafeBytes { VoiceLister.parseVoiceList($0) }
-        XCTAssertEqual(entries, [
+        let lines = ["English (Great Britain)\ten-GB\tnone", "English (Great Britain)+Annie\ten-GB\tAnnie",
+                     "OnlyName", "Two\tfields", "Extra\tx\ty\tz", "", "\tno name"]
+        XCTAssertEqual(VoiceLister.parseVoiceLines(lines), [
             .init(name: "English (Great Britain)", language: "en-GB", variant: "none"),
             .init(name: "English (Great Britain)+Annie", language: "en-GB", variant: "Annie"),
             .init(name: "OnlyName", language: "", variant: "none"),
             .init(name: "Two", language: "fields", variant: "none"),
             .init(name: "Extra", language: "x", variant: "y"),
         ])
-        XCTAssertEqual(Array("249 OK VOICE LIST SENT\r\n".utf8).withUnsafeBytes { VoiceLister.parseVoiceList($0) }, [])
-        XCTAssertEqual(Array("".utf8).withUnsafeBytes { VoiceLister.parseVoiceList($0) }, [])
+        XCTAssertEqual(VoiceLister.parseVoiceLines([]), [])
+    }
+
+    func testSpeakDataEscapesDotLinesAndEndsWithTheMarker() {
+        XCTAssertEqual(String(decoding: SSIPText.speakData("Hello"), as: UTF8.self), "Hello\r\n.\r\n")
+        XCTAssertEqual(String(decoding: SSIPText.speakData(".start\n.\nmid.dle\r\n..x"), as: UTF8.self),
+                       "..start\r\n..\r\nmid.dle\r\n...x\r\n.\r\n")
+        XCTAssertEqual(String(decoding: SSIPText.command("SET", "self", "SYNTHESIS_VOICE", "a\r\nQUIT"), as: UTF8.self),
+                       "SET self SYNTHESIS_VOICE a QUIT\r\n")
     }
 }

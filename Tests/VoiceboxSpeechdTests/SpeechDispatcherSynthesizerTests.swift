@@ -331,6 +331,20 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         XCTAssertEqual(recorder.events(for: 3), [], "a refused utterance has no events")
     }
 
+    /// An address given explicitly, with a socket path that is not the default one.
+    func testExplicitAddressWithANonDefaultSocketPath() async throws {
+        _ = try TestStack.address()
+        let server = try privateServer()
+        try server.start()
+        XCTAssertNotEqual(server.socketPath, SpeechdAddress.defaultSocketPath())
+        let (synthesizer, recorder) = try await connected("unix_socket:\(server.socketPath)")
+        try await synthesizer.speak(SynthesisRequest(id: 1, text: "On my own socket."))
+        let end = await recorder.end(of: 1, timeout: 10)
+        XCTAssertEqual(end, .done)
+        let voices = try await listVoices(synthesizer)
+        XCTAssertFalse(voices.isEmpty)
+    }
+
     func testSynthesizerCreatedBeforeItsServerConnectsOnceItStarts() async throws {
         _ = try TestStack.address()
         let server = try privateServer()
@@ -355,26 +369,84 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         XCTAssertEqual(recorder.events.filter(Self.isUnavailable).count, 1, "one .unavailable, not one per retry")
     }
 
-    func testIdleConnectionUsesNoCPUAndShutdownEndsItsThreads() async throws {
+    /// No thread per connection: ten live synthesizers add no threads beyond Dispatch's pool, and an
+    /// idle connection uses no CPU.
+    func testIdleConnectionsUseNoCPUAndNoThreadsOfTheirOwn() async throws {
         let address = try TestStack.address()
         for _ in 0..<5 {
             let (synthesizer, _) = try await connected(address)
             synthesizer.shutdown()
         }
-        let (synthesizer, recorder) = try await connected(address)
-        for _ in 0..<100 where Self.threads(named: HangupWatcher.threadName).count != 1 {
-            try await Task.sleep(for: .milliseconds(10)) // it names itself when it starts
-        }
-        XCTAssertEqual(Self.threads(named: HangupWatcher.threadName).count, 1,
-                       "one hang-up watcher per live connection; threads: \(Self.threads(named: "")), events: \(recorder.events)")
+        let baseline = Self.threads(named: "").count
+        var live: [SpeechDispatcherSynthesizer] = []
+        for _ in 0..<10 { live.append(try await connected(address).0) }
         try await Task.sleep(for: .milliseconds(300))
+        let withTen = Self.threads(named: "").count
+        print("threads: \(baseline) before, \(withTen) with ten live connections")
+        XCTAssertLessThan(withTen - baseline, 5, "threads grow with connections: \(Self.threads(named: ""))")
         let before = Self.processCPUTicks()
         try await Task.sleep(for: .seconds(2))
         let used = Self.processCPUTicks() - before
-        print("CPU used by the whole test process over 2 s idle: \(used) ticks")
+        print("CPU used by the whole test process over 2 s idle with ten connections: \(used) ticks")
         XCTAssertLessThan(used, 20, "something spins while idle") // a busy thread would use ~200
-        synthesizer.shutdown()
-        XCTAssertEqual(Self.threads(named: HangupWatcher.threadName).count, 0, "watcher threads left after shutdown")
+        for synthesizer in live { synthesizer.shutdown() }
+    }
+
+    /// A wedged server (SIGSTOP): speak() fails naming the timeout, stop() does not wait, and after
+    /// SIGCONT the synthesizer comes back by itself.
+    func testStoppedServerFailsSpeakWithinTheTimeoutAndStopNeverWaits() async throws {
+        _ = try TestStack.address()
+        let server = try privateServer()
+        try server.start()
+        let (synthesizer, recorder) = try await connected(server.address)
+        try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
+        let began = await recorder.wait(for: .started(1), timeout: 10)
+        XCTAssertTrue(began)
+        let pid = try XCTUnwrap(server.pid)
+        XCTAssertEqual(kill(pid, SIGSTOP), 0)
+        defer { kill(pid, SIGCONT) }
+
+        let speaking = Task { () -> (SynthesizerError?, Duration) in
+            let start = ContinuousClock.now
+            do {
+                try await synthesizer.speak(SynthesisRequest(id: 2, text: "Into the void."))
+                return (nil, ContinuousClock.now - start)
+            } catch {
+                return (error as? SynthesizerError, ContinuousClock.now - start)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let stopStart = ContinuousClock.now
+        await synthesizer.stop([1])
+        let stopTook = ContinuousClock.now - stopStart
+        print("stop() with a stopped server: \(stopTook)")
+        XCTAssertLessThan(stopTook, .milliseconds(50))
+        let stopped = await recorder.end(of: 1, timeout: 1) // yielded before stop() returned; read by another task
+        XCTAssertEqual(stopped, .cancelled)
+        XCTAssertEqual(recorder.events(for: 1), [.started(1), .finished(1, .cancelled)])
+
+        let (error, took) = await speaking.value
+        print("speak() to a stopped server failed after \(took): \(String(describing: error))")
+        XCTAssertEqual(error, .unavailable("speech-dispatcher did not answer within 2 s"))
+        XCTAssertLessThan(took, .milliseconds(2500))
+        XCTAssertEqual(recorder.events(for: 2), [], "a refused utterance has no events")
+        let lost = await recorder.wait(timeout: 1) { $0.contains(.unavailable(reason: "speech-dispatcher did not answer within 2 s")) }
+        XCTAssertTrue(lost, "\(recorder.events)")
+        do {
+            try await synthesizer.speak(SynthesisRequest(id: 3, text: "Still wedged."))
+            XCTFail("speak succeeded with a stopped server")
+        } catch SynthesizerError.unavailable {
+        }
+
+        XCTAssertEqual(kill(pid, SIGCONT), 0)
+        let continued = ContinuousClock.now
+        let back = await recorder.wait(timeout: 20) { $0.filter { $0 == .available }.count == 2 }
+        XCTAssertTrue(back, "\(recorder.events)")
+        if let at = recorder.log(.available, occurrence: 2) { print("SIGCONT to .available: \(at - continued)") }
+        try await synthesizer.speak(SynthesisRequest(id: 4, text: "Awake again."))
+        let end = await recorder.end(of: 4, timeout: 10)
+        XCTAssertEqual(end, .done)
+        XCTAssertEqual(recorder.events(for: 4), [.started(4), .finished(4, .done)])
     }
 
     private static func threads(named prefix: String) -> [String] {

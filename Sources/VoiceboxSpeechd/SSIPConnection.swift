@@ -1,0 +1,285 @@
+import Dispatch
+import Glibc
+import VoiceboxCore
+
+/// An SSIP client on one non-blocking socket, driven by readiness: a read and a write DispatchSource
+/// and one deadline timer, all on the owner's serial `queue`, so every handler already runs on the
+/// owner. No thread of its own, no polling.
+///
+/// Commands are pipelined: `send` appends the line to the output, puts the reply handler in a FIFO and
+/// returns; speech-dispatcher answers in order, and the reply (or the deadline, or the end of the
+/// connection) completes the handler. A SPEAK's text may only follow its `230`, so commands sent after
+/// a SPEAK wait here until its text is written.
+///
+/// `@unchecked Sendable` is safe because every `var` is touched only on `queue`: the public methods
+/// must be called there (checked with `dispatchPrecondition`) and every source handler runs there.
+final class SSIPConnection: @unchecked Sendable {
+    typealias ReplyHandler = (Result<SSIPReply, SynthesizerError>) -> Void
+
+    private struct Pending {
+        let handler: ReplyHandler
+        var deadline: DispatchTime
+        /// The deadline moves with every byte received: for replies of unbounded size.
+        let inactivity: Bool
+        /// SPEAK's text, written when the 230 arrives.
+        var text: [UInt8]?
+    }
+
+    let queue: DispatchQueue
+    private let descriptor: Int32
+    /// How long speech-dispatcher may take to answer (see `Configuration.replyTimeout`).
+    let timeout: Double
+    private let readSource: any DispatchSourceRead
+    private let writeSource: any DispatchSourceWrite
+    private let timer: any DispatchSourceTimer
+
+    private var parser = SSIPParser()
+    private var output: [UInt8] = []
+    private var pending: [Pending] = []
+    /// Commands sent while a SPEAK waits for its 230: written after its text.
+    private var heldBack: [(bytes: [UInt8], pending: Pending)] = []
+    private var awaitingSpeakGo = false
+    private var connecting: Bool
+    private var writing = false
+    private(set) var isOpen = true
+
+    /// Notifications, in stream order with the replies.
+    var onEvent: ((SSIPEvent) -> Void)?
+    /// The connection ended by itself (closed by the server, timeout, error): called once, after every
+    /// pending handler has failed. Not called after `close()`.
+    var onClose: ((String) -> Void)?
+
+    init(_ opened: SSIPSocket.Opened, queue: DispatchQueue, timeout: Double) {
+        self.queue = queue
+        descriptor = opened.descriptor
+        connecting = opened.connecting
+        self.timeout = timeout
+        readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        writeSource = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        let descriptor = self.descriptor
+        // Dispatch wants the descriptor open until both of its sources are cancelled.
+        let bothCancelled = DispatchGroup()
+        bothCancelled.enter()
+        bothCancelled.enter()
+        readSource.setCancelHandler { bothCancelled.leave() }
+        writeSource.setCancelHandler { bothCancelled.leave() }
+        bothCancelled.notify(queue: queue) { _ = Glibc.close(descriptor) }
+        readSource.setEventHandler { [weak self] in self?.readable() }
+        writeSource.setEventHandler { [weak self] in self?.writable() }
+        timer.setEventHandler { [weak self] in self?.checkDeadlines() }
+        timer.schedule(deadline: .distantFuture)
+        readSource.activate()
+        timer.activate()
+        if connecting { startWriting() }
+    }
+
+    deinit {
+        // Sources hold their handlers weakly: just make sure they end (and close the descriptor).
+        if isOpen { cancelSources() }
+    }
+
+    /// Queues one command line. `text` makes it a SPEAK-like command whose body follows the 230.
+    func send(_ line: [UInt8], text: [UInt8]? = nil, inactivityTimeout: Bool = false,
+              _ handler: @escaping ReplyHandler) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard isOpen else {
+            // At once, from within the call: the owner already learned of the end (onClose or close()).
+            handler(.failure(.unavailable("the connection to speech-dispatcher is closed")))
+            return
+        }
+        let entry = Pending(handler: handler, deadline: .now() + timeout, inactivity: inactivityTimeout, text: text)
+        if awaitingSpeakGo {
+            heldBack.append((line, entry))
+        } else {
+            write(line, entry)
+        }
+        armTimer()
+    }
+
+    /// Ends the connection from our side: no handler or onClose is called any more. `farewell` is
+    /// written first if the socket takes it at once (it never waits).
+    func close(farewell: [UInt8] = []) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard isOpen else { return }
+        if !connecting && !awaitingSpeakGo && output.isEmpty && !farewell.isEmpty {
+            _ = farewell.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        isOpen = false
+        pending.removeAll()
+        heldBack.removeAll()
+        onEvent = nil // they usually capture the owner, which holds this connection
+        onClose = nil
+        cancelSources()
+    }
+
+    // MARK: Writing
+
+    private func write(_ line: [UInt8], _ entry: Pending) {
+        output += line
+        pending.append(entry)
+        if entry.text != nil { awaitingSpeakGo = true }
+        flush()
+    }
+
+    private func flush() {
+        guard !connecting, isOpen else { return }
+        while !output.isEmpty {
+            let sent = output.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent > 0 {
+                output.removeFirst(sent)
+            } else if sent < 0 && errno == EINTR {
+                continue
+            } else if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                startWriting()
+                return
+            } else {
+                fail("cannot write to speech-dispatcher: \(SSIPSocket.errorText())")
+                return
+            }
+        }
+        stopWriting()
+    }
+
+    private func writable() {
+        guard isOpen else { return }
+        if connecting {
+            var code: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
+            guard code == 0 else {
+                fail("cannot connect to speech-dispatcher: \(String(cString: strerror(code)))")
+                return
+            }
+            connecting = false
+        }
+        flush()
+    }
+
+    private func startWriting() {
+        guard !writing else { return }
+        writing = true
+        writeSource.resume()
+    }
+
+    private func stopWriting() {
+        guard writing else { return }
+        writing = false
+        writeSource.suspend()
+    }
+
+    // MARK: Reading
+
+    private func readable() {
+        guard isOpen else { return }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        // A reset (the server died with our command unread) is a close like any other.
+        if count < 0 && errno != ECONNRESET {
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            fail("cannot read from speech-dispatcher: \(SSIPSocket.errorText())")
+            return
+        }
+        guard count > 0 else {
+            fail(parser.isMidMessage || !pending.isEmpty ? "speech-dispatcher closed the connection in the middle of a reply"
+                                                         : "speech-dispatcher closed the connection")
+            return
+        }
+        for index in pending.indices where pending[index].inactivity {
+            pending[index].deadline = .now() + timeout
+        }
+        let messages: [SSIPMessage]
+        do {
+            messages = try parser.feed(chunk[0..<count])
+        } catch {
+            fail("speech-dispatcher sent something that is not SSIP")
+            return
+        }
+        for message in messages {
+            guard isOpen else { return }
+            switch message {
+            case .event(let event):
+                onEvent?(event)
+            case .reply(let reply):
+                deliver(reply)
+            }
+        }
+        armTimer()
+    }
+
+    private func deliver(_ reply: SSIPReply) {
+        guard !pending.isEmpty else {
+            fail("speech-dispatcher answered a command that was not sent (\(reply.code) \(reply.text))")
+            return
+        }
+        if let text = pending[0].text {
+            pending[0].text = nil
+            awaitingSpeakGo = false
+            if reply.code == 230 {
+                // Go ahead: the text, then whatever waited behind it. The entry now waits for the 225.
+                output += text
+                releaseHeldBack()
+                flush()
+                return
+            }
+            releaseHeldBack()
+            flush()
+        }
+        let entry = pending.removeFirst()
+        entry.handler(.success(reply))
+    }
+
+    private func releaseHeldBack() {
+        while !heldBack.isEmpty && !awaitingSpeakGo {
+            let (bytes, entry) = heldBack.removeFirst()
+            output += bytes
+            pending.append(entry)
+            if entry.text != nil { awaitingSpeakGo = true }
+        }
+    }
+
+    // MARK: Deadlines and failure
+
+    private func armTimer() {
+        let earliest = (pending.map(\.deadline) + heldBack.map(\.pending.deadline)).min()
+        timer.schedule(deadline: earliest ?? .distantFuture)
+    }
+
+    private func checkDeadlines() {
+        guard isOpen else { return }
+        let now = DispatchTime.now()
+        if pending.contains(where: { $0.deadline <= now }) || heldBack.contains(where: { $0.pending.deadline <= now }) {
+            fail("speech-dispatcher did not answer within \(Self.seconds(timeout))")
+        } else {
+            armTimer()
+        }
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
+    private func fail(_ reason: String) {
+        guard isOpen else { return }
+        isOpen = false
+        cancelSources()
+        let waiting = pending.map(\.handler) + heldBack.map(\.pending.handler)
+        pending.removeAll()
+        heldBack.removeAll()
+        for handler in waiting { handler(.failure(.unavailable(reason))) }
+        let onClose = self.onClose
+        self.onClose = nil
+        onEvent = nil
+        onClose?(reason)
+    }
+
+    private func cancelSources() {
+        timer.cancel()
+        readSource.cancel()
+        writeSource.cancel()
+        if !writing {
+            writing = true
+            writeSource.resume() // a suspended source never runs its cancel handler
+        }
+    }
+}
