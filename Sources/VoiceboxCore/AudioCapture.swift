@@ -21,6 +21,10 @@ public protocol CaptureStream: Sendable {
     /// Set before `chunks` finishes, so a reader can check it once its loop ends.
     var failure: CaptureError? { get async }
 
+    /// Holds the recording (no audio comes, the microphone stays open) or lets it go on: a call
+    /// has the audio meanwhile.
+    func setCorked(_ corked: Bool) async
+
     /// Releases the microphone: when this returns, the server no longer records for us
     /// (the recording indicator goes away). Idempotent.
     func close() async

@@ -56,6 +56,16 @@ struct OptionReader {
         return d
     }
 
+    /// The `others` option: pause, duck or mix.
+    mutating func othersPolicy() throws(VoiceboxError) -> OthersPolicy? {
+        guard let name = try string("others") else { return nil }
+        guard let policy = OthersPolicy(rawValue: name) else {
+            let known = OthersPolicy.allCases.map(\.rawValue).joined(separator: ", ")
+            throw .invalidArgument("option 'others' must be one of \(known), not '\(name)'")
+        }
+        return policy
+    }
+
     /// Call last: anything not read is a key we do not know.
     func finish() throws(VoiceboxError) {
         if let key = remaining.keys.sorted().first { throw .invalidArgument("unknown option '\(key)'") }
@@ -74,6 +84,8 @@ public struct SpeakOptions: Sendable, Equatable {
     public var ssml = false
     public var priority: SpeechPriority = .message
     public var wait = false
+    /// What to do to other audio while speaking; nil: the service's default.
+    public var others: OthersPolicy?
 
     public init() {}
 
@@ -93,6 +105,7 @@ public struct SpeakOptions: Sendable, Equatable {
             self.priority = priority
         }
         wait = try reader.bool("wait") ?? false
+        others = try reader.othersPolicy()
         try reader.finish()
         if voice != nil && language != nil {
             throw .invalidArgument("options 'voice' and 'language' contradict each other: give one")

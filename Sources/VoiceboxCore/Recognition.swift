@@ -8,6 +8,8 @@ public enum RecognitionEnd: String, Sendable, CaseIterable {
     case maxDuration = "max_duration"
     /// The whole file was read.
     case endOfFile = "end_of_file"
+    /// A call held the microphone for longer than the service waits (AudioSession).
+    case interrupted
 }
 
 /// What Recognize answers.

@@ -9,6 +9,8 @@ final class RecognitionControl: Sendable {
         case stop
         /// Finish now with nothing (Cancelled); also when the caller left the bus.
         case cancel
+        /// Finish now with what was heard: a call held the microphone too long.
+        case interrupt
     }
 
     private struct State {
@@ -38,6 +40,9 @@ final class RecognitionControl: Sendable {
             return true
         }
     }
+
+    /// The open microphone, if any (to cork it while a call has the audio).
+    var microphone: (any CaptureStream)? { state.withLock { $0.microphone } }
 
     func detach() {
         state.withLock { $0.microphone = nil }

@@ -23,9 +23,12 @@ public actor RecognitionService {
     /// Callers with recognitions in flight, so their leaving cancels them.
     private var callers: CallerTracker
 
+    /// A call holding the microphone: recordings are corked, and ended after the session's limit.
+    private var callLimit: Task<Void, Never>?
+
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, bus: any ServiceBus,
-                maxFileRecognitions: Int) {
-        parts = .init(engine: engine, capture: capture, files: files, bus: bus)
+                session: AudioSession? = nil, maxFileRecognitions: Int) {
+        parts = .init(engine: engine, capture: capture, files: files, bus: bus, session: session)
         self.maxFileRecognitions = max(1, maxFileRecognitions)
         callers = CallerTracker(bus: bus)
     }
@@ -93,6 +96,36 @@ public actor RecognitionService {
     private func callerLeft(_ caller: String) async {
         callers.left(caller)
         await request(.cancel, from: caller)
+    }
+}
+
+extension RecognitionService: InterruptionTarget {
+    /// A call took the audio: microphone recordings are corked (the microphone stays ours); one
+    /// held longer than the session's limit ends with what it heard (reason interrupted).
+    public func externalInterruptionBegan() async {
+        for entry in entries.values where entry.microphone {
+            await entry.control.microphone?.setCorked(true)
+        }
+        guard let limit = parts.session?.settings.listeningInterruptionLimit else { return }
+        callLimit?.cancel()
+        callLimit = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled else { return }
+            await self?.endHeldRecordings()
+        }
+    }
+
+    public func externalInterruptionEnded() async {
+        callLimit?.cancel()
+        callLimit = nil
+        for entry in entries.values where entry.microphone {
+            await entry.control.microphone?.setCorked(false)
+        }
+    }
+
+    private func endHeldRecordings() async {
+        let microphones = entries.values.filter(\.microphone).compactMap { $0.control.request(.interrupt) }
+        for microphone in microphones { await microphone.close() }
     }
 }
 

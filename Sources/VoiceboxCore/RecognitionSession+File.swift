@@ -21,7 +21,7 @@ extension RecognitionSession {
             reading = try FileReading.read(file, through: decoder, maxSeconds: options.maxSeconds, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled
-                case .stop: true
+                case .stop, .interrupt: true  // (calls only interrupt microphones)
                 case nil: false
                 }
             }, afterChunk: { seconds, segments in

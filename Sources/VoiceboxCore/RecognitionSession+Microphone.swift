@@ -5,14 +5,20 @@ extension RecognitionSession {
         // when every word can be decoded as it comes.
         let decoder = try await makeDecoder()
         if let early = try endedBeforeStart() { return early }
+        // Others are paused before the microphone opens, so it does not hear them.
+        if let session = parts.session {
+            await session.begin(.listening, id: id, policy: options.others ?? session.settings.listeningDefault)
+        }
         let microphone: any CaptureStream
         do {
             microphone = try await parts.capture.open(source: source)
         } catch {
+            await parts.session?.end(.listening, id: id)
             throw RecognitionFault.describe(error, options: options)
         }
         guard control.attach(microphone) else {
             await microphone.close()
+            await parts.session?.end(.listening, id: id)
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
         }
         // Only one microphone recognition runs at a time (the service sees to it, and frees the
@@ -61,11 +67,13 @@ extension RecognitionSession {
         let recordingFailure = await microphone.failure
         await microphone.close()
         parts.bus.publish(.listening(false))
+        await parts.session?.end(.listening, id: id)
 
         if let fault { throw fault }
         switch control.request {
         case .cancel: throw RecognitionFault.cancelled
         case .stop: end = end ?? .stopped
+        case .interrupt: end = end ?? .interrupted
         case nil: break
         }
         guard let end else {

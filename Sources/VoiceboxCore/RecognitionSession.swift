@@ -13,6 +13,7 @@ actor RecognitionSession {
         var capture: any AudioCapture
         var files: any AudioFiles
         var bus: any ServiceBus
+        var session: AudioSession?
     }
 
     static let sampleRate = 16_000.0
@@ -77,6 +78,7 @@ actor RecognitionSession {
         case nil: return nil
         case .cancel: throw RecognitionFault.cancelled
         case .stop: return Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
+        case .interrupt: return Recognition(id: id, result: .empty, duration: 0, end: .interrupted, language: language)
         }
     }
 

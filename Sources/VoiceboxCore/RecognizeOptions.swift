@@ -24,6 +24,8 @@ public struct RecognizeOptions: Sendable, Equatable {
     /// Trailing silence that ends a microphone utterance.
     public var silenceSeconds = 1.0
     public var partialResults = false
+    /// What to do to other audio while listening (microphone only); nil: the service's default.
+    public var others: OthersPolicy?
 
     public init() {}
 
@@ -38,6 +40,7 @@ public struct RecognizeOptions: Sendable, Equatable {
         let maxSeconds = try reader.double("max_seconds", in: 0.1...Self.maximumSeconds)
         let silenceSeconds = try reader.double("silence_seconds", in: 0...10)
         partialResults = try reader.bool("partial_results") ?? false
+        others = try reader.othersPolicy()
         try reader.finish()
 
         switch (file, source) {
@@ -49,6 +52,9 @@ public struct RecognizeOptions: Sendable, Equatable {
             input = .file(path)
             if silenceSeconds != nil {
                 throw .invalidArgument("option 'silence_seconds' applies to the microphone only, not to a file")
+            }
+            if others != nil {
+                throw .invalidArgument("option 'others' applies to the microphone only, not to a file")
             }
             self.maxSeconds = maxSeconds
         case (nil, let source):

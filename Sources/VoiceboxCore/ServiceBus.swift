@@ -22,6 +22,7 @@ public enum ServiceSignal: Sendable, Equatable {
     case recognitionProgress(UInt64, Double)
     /// Every recognition that started ends with this; the text is empty when it was cancelled or failed.
     case recognitionFinished(UInt64, String)
+    case audioInterruption(InterruptionState, InterruptionInfo)
 }
 
 public enum ServiceProperty: Sendable, Equatable {
@@ -29,6 +30,8 @@ public enum ServiceProperty: Sendable, Equatable {
     case speaking(Bool)
     /// Speech is held because at least one caller paused it.
     case paused(Bool)
+    /// An audio interruption, either way, is in progress.
+    case interrupted(Bool)
     case voiceCount(UInt32)
     /// A recognition is recording from a microphone.
     case listening(Bool)

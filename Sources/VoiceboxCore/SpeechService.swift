@@ -17,6 +17,8 @@ public actor SpeechService {
 
     private let synthesizer: any Synthesizer
     private let bus: any ServiceBus
+    /// Pauses or ducks other audio while speaking; nil leaves it alone.
+    private let session: AudioSession?
     public let voices: VoiceCache
 
     private var utterances: [UInt64: Utterance] = [:]
@@ -25,6 +27,8 @@ public actor SpeechService {
     private var callers: CallerTracker
     /// Who paused: speech is held while anyone does.
     private var pauseHolders: Set<String> = []
+    /// A call has the audio (AudioSession): speech is held as if paused.
+    private var heldByCall = false
     /// What the synthesizer was last told, and whether telling it is under way: pause and resume
     /// reach it in the order the holders changed, one at a time.
     private var enginePaused = false
@@ -32,9 +36,11 @@ public actor SpeechService {
     private var engineProblem: String?
     private var speaking = false
 
-    public init(synthesizer: any Synthesizer, bus: any ServiceBus, voicePolicy: VoiceCache.Policy = .init()) {
+    public init(synthesizer: any Synthesizer, bus: any ServiceBus, session: AudioSession? = nil,
+                voicePolicy: VoiceCache.Policy = .init()) {
         self.synthesizer = synthesizer
         self.bus = bus
+        self.session = session
         callers = CallerTracker(bus: bus)
         voices = VoiceCache(policy: voicePolicy, lister: { try await synthesizer.listVoices() }, onChange: { list in
             bus.publish(.voiceCount(UInt32(clamping: list.count)))
@@ -91,6 +97,10 @@ public actor SpeechService {
         nextID += 1
         utterances[id] = Utterance(caller: caller, owedToCaller: options.wait)
         if options.wait { watch(caller) }
+        if let session {
+            // Others are paused or lowered before the first word, not after it.
+            await session.begin(.speaking, id: id, policy: options.others ?? session.settings.speakingDefault)
+        }
         let request = SynthesisRequest(id: id, text: text, ssml: options.ssml, priority: options.priority, voice: voice,
                                        language: nil, rate: options.rate, pitch: options.pitch, volume: options.volume)
         do {
@@ -98,6 +108,7 @@ public actor SpeechService {
         } catch {
             utterances[id] = nil
             release(caller)
+            await session?.end(.speaking, id: id)
             switch error as? SynthesizerError {
             case .rejected(let why): throw .init(.failed, "speech-dispatcher refused the text: \(why)")
             case .unavailable(let why): throw .engineUnavailable(why)
@@ -147,8 +158,8 @@ public actor SpeechService {
         guard !applyingPause else { return }
         applyingPause = true
         defer { applyingPause = false }
-        while enginePaused != !pauseHolders.isEmpty {
-            let target = !pauseHolders.isEmpty
+        while enginePaused != (!pauseHolders.isEmpty || heldByCall) {
+            let target = !pauseHolders.isEmpty || heldByCall
             // Neither waits on the engine; a failure leaves nothing to undo here.
             if target { try? await synthesizer.pause() } else { try? await synthesizer.resume() }
             enginePaused = target
@@ -188,6 +199,7 @@ public actor SpeechService {
             for waiter in utterance.waiters { waiter.resume(returning: end) }
             release(utterance.caller)
             updateSpeaking()
+            await session?.end(.speaking, id: id)
         case .unavailable(let reason):
             engineProblem = "speech-dispatcher is unreachable: \(reason)"
         case .available:
@@ -225,5 +237,18 @@ public actor SpeechService {
             if pauseHolders.isEmpty { bus.publish(.paused(false)) }
             await applyPause()
         }
+    }
+}
+
+extension SpeechService: InterruptionTarget {
+    /// A call took the audio: speech is held (the utterance cut off starts again on resume).
+    public func externalInterruptionBegan() async {
+        heldByCall = true
+        await applyPause()
+    }
+
+    public func externalInterruptionEnded() async {
+        heldByCall = false
+        await applyPause()
     }
 }

@@ -37,6 +37,7 @@ extension SpeechObject: ServiceBus {
         case .audioLevel(let id, let level): object.emit(Speech1.audioLevel, id, level)
         case .recognitionProgress(let id, let fraction): object.emit(Speech1.recognitionProgress, id, fraction)
         case .recognitionFinished(let id, let text): object.emit(Speech1.recognitionFinished, id, text)
+        case .audioInterruption(let state, let info): object.emit(Speech1.audioInterruption, state.rawValue, Self.vardict(info))
         }
     }
 
@@ -48,7 +49,22 @@ extension SpeechObject: ServiceBus {
         case .voiceCount(let count): object.set(Speech1.voiceCount, count)
         case .listening(let listening): object.set(Speech1.listening, listening)
         case .recognitionLanguages(let tags): object.set(Speech1.recognitionLanguages, tags)
+        case .interrupted(let interrupted): object.set(Speech1.interrupted, interrupted)
         }
+    }
+
+    /// AudioInterruption's `info`.
+    static func vardict(_ info: InterruptionInfo) -> VarDict {
+        var entries: [String: DBusValue] = [
+            "reason": .string(info.reason.rawValue),
+            "id": .uint64(info.id),
+            "paused_players": .stringArray(info.pausedPlayers),
+            "muted_streams": .uint32(info.mutedStreams),
+            "ducked_streams": .uint32(info.duckedStreams),
+            "corked_streams": .uint32(info.corkedStreams),
+        ]
+        if let shouldResume = info.shouldResume { entries["should_resume"] = .boolean(shouldResume) }
+        return VarDict(entries)
     }
 
     public func watchCaller(_ caller: String, onVanish: @escaping @Sendable (String) -> Void) -> UInt64 {

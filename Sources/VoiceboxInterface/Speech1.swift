@@ -57,12 +57,17 @@ public enum Speech1 {
     public static let recognitionFinished = BusSignal("RecognitionFinished", "Every RecognitionStarted ends with one.",
                                                       ("id", UInt64.self), ("text", String.self))
 
+    public static let audioInterruption = BusSignal(
+        "AudioInterruption", "began or ended; info: reason, id, should_resume, paused_players, muted/ducked/corked_streams.",
+        ("state", String.self), ("info", VarDict.self))
+
     // MARK: Properties
 
     public static let version = BusProperty("Version", "The service's version.", String.self)
     public static let speaking = BusProperty("Speaking", "Some utterance is being spoken now.", Bool.self)
     public static let paused = BusProperty("Paused", "Speech is held: at least one caller paused it.", Bool.self)
     public static let voiceCount = BusProperty("VoiceCount", "How many voices ListVoices(\"\") gives.", UInt32.self)
+    public static let interrupted = BusProperty("Interrupted", "An audio interruption, either way, is in progress.", Bool.self)
     public static let listening = BusProperty("Listening", "A recognition is recording from a microphone now.", Bool.self)
     public static let recognitionLanguages = BusProperty("RecognitionLanguages", "BCP-47 tags of the recognition models.",
                                                          [String].self)
@@ -75,9 +80,9 @@ public enum Speech1 {
                   stopRecognition.description, cancelRecognition.description],
         signals: [speechStarted.description, speechMark.description, speechFinished.description, voicesChanged.description,
                   recognitionStarted.description, recognitionPartial.description, audioLevel.description,
-                  recognitionProgress.description, recognitionFinished.description],
+                  recognitionProgress.description, recognitionFinished.description, audioInterruption.description],
         properties: [version.description, speaking.description, paused.description, voiceCount.description,
-                     listening.description, recognitionLanguages.description])
+                     listening.description, recognitionLanguages.description, interrupted.description])
 
     /// The service as seen from a client on `connection`.
     public static func proxy(_ connection: BusConnection) -> BusProxy {

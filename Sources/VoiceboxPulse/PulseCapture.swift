@@ -57,4 +57,5 @@ public final class PulseCaptureStream: CaptureStream {
     public var chunks: AsyncStream<[Int16]> { session.chunks }
     public var failure: CaptureError? { get async { session.currentFailure } }
     public func close() async { await session.close() }
+    public func setCorked(_ corked: Bool) async { session.setCorked(corked) }
 }

@@ -74,7 +74,7 @@ final class FakeStream: CaptureStream {
     let source: String?
     let chunks: AsyncStream<[Int16]>
     private let feed: AsyncStream<[Int16]>.Continuation
-    private let state = Mutex<(closed: Bool, failure: CaptureError?)>((false, nil))
+    private let state = Mutex<(closed: Bool, failure: CaptureError?, corked: [Bool])>((false, nil, []))
 
     init(source: String?) {
         self.source = source
@@ -93,6 +93,10 @@ final class FakeStream: CaptureStream {
     }
 
     var isClosed: Bool { state.withLock { $0.closed } }
+    /// Every setCorked, in order.
+    var corkings: [Bool] { state.withLock { $0.corked } }
+
+    func setCorked(_ corked: Bool) async { state.withLock { $0.corked.append(corked) } }
     var failure: CaptureError? { get async { state.withLock { $0.failure } } }
 
     func close() async {

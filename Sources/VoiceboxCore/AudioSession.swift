@@ -1,0 +1,350 @@
+/// The audio session: what Voicebox does to other audio while it speaks or listens, and what
+/// it does when something more important (a call) takes the audio. Like AVAudioSession, every
+/// begin and end is announced (AudioInterruption) and shown (property Interrupted).
+///
+/// Voicebox interrupting others: `begin` when an utterance is queued or a microphone opens,
+/// `end` when it is over. Overlapping and back-to-back activities (within `grace`) make one
+/// interruption. What is changed is written to the journal first and restored exactly:
+/// a stream the user unmuted or moved meanwhile keeps the user's setting.
+///
+/// Others interrupting Voicebox: a playing or recording stream with a call role (phone,
+/// Communication) holds the targets (speech pauses, the microphone is corked) until it ends.
+/// Detection follows the mixer's events; nothing is polled.
+public actor AudioSession {
+    private struct Activity: Hashable {
+        let reason: InterruptionReason
+        let id: UInt64
+    }
+
+    private let mixer: any AudioMixer
+    private let players: any MediaPlayers
+    private let journal: any JournalStore
+    private let bus: any ServiceBus
+    public nonisolated let settings: AudioSessionSettings
+    private let ownProcessID: Int32
+    private var targets: [any InterruptionTarget] = []
+
+    private var activities: [Activity: OthersPolicy] = [:]
+    /// What this interruption did to others; nil while none is in progress.
+    private var changes: Changes?
+    private var ending: Task<Void, Never>?
+    /// The streams as last reported, by index.
+    private var streams: [UInt32: PlaybackStream] = [:]
+    private var calls: Set<String> = []
+    private var interrupted = false
+
+    public init(mixer: any AudioMixer, players: any MediaPlayers, journal: any JournalStore, bus: any ServiceBus,
+                settings: AudioSessionSettings = .init(), ownProcessID: Int32) {
+        self.mixer = mixer
+        self.players = players
+        self.journal = journal
+        self.bus = bus
+        self.settings = settings
+        self.ownProcessID = ownProcessID
+    }
+
+    /// Who is held while a call has the audio.
+    public func add(_ target: any InterruptionTarget) {
+        targets.append(target)
+    }
+
+    public var isInterrupted: Bool { interrupted }
+
+    /// Restores what a previous voiceboxd left changed, then follows the server until the mixer's
+    /// events end.
+    public func run() async {
+        bus.publish(.interrupted(false))
+        for await event in mixer.events {
+            await handle(event)
+        }
+    }
+
+    // MARK: Voicebox interrupting others
+
+    /// Voicebox starts speaking or listening (`id`), doing `policy` to others.
+    public func begin(_ reason: InterruptionReason, id: UInt64, policy: OthersPolicy) async {
+        ending?.cancel()
+        ending = nil
+        activities[Activity(reason: reason, id: id)] = policy
+        guard policy > .mix else { return }
+        if var current = changes {
+            guard policy > current.policy else { return }
+            // A stronger policy joins the interruption in progress (a dictation during a ducked reply).
+            current.policy = policy
+            changes = current
+            await apply(policy)
+            return
+        }
+        changes = Changes(reason: reason, id: id, policy: policy)
+        await apply(policy)
+        updateInterrupted()
+        if let changes { bus.emit(.audioInterruption(.began, changes.info(shouldResume: nil))) }
+    }
+
+    /// The activity is over; others are restored `grace` after the last one ends.
+    public func end(_ reason: InterruptionReason, id: UInt64) {
+        guard activities.removeValue(forKey: Activity(reason: reason, id: id)) != nil else { return }
+        guard changes != nil, !activities.values.contains(where: { $0 > .mix }) else { return }
+        ending?.cancel()
+        let grace = settings.grace
+        ending = Task {
+            try? await Task.sleep(for: grace)
+            guard !Task.isCancelled else { return }
+            await self.restoreNow()
+        }
+    }
+
+    private func restoreNow() async {
+        guard let done = changes, !activities.values.contains(where: { $0 > .mix }) else { return }
+        ending = nil
+        await restore(done)
+        changes = nil
+        updateInterrupted()
+        bus.emit(.audioInterruption(.ended, done.info(shouldResume: true)))
+    }
+
+    /// Pauses players and silences streams (`pause`), or lowers streams (`duck`).
+    private func apply(_ policy: OthersPolicy) async {
+        guard var current = changes else { return }
+        var paused: [MediaPlayer] = []
+        if policy == .pause {
+            let playing = await players.playing().filter { player in !current.players.contains(player) }
+            current.players += playing
+            record(current)
+            paused = await withTaskGroup(of: MediaPlayer?.self) { group in
+                for player in playing { group.addTask { await self.players.pause(player) ? player : nil } }
+                var done: [MediaPlayer] = []
+                for await player in group { if let player { done.append(player) } }
+                return done
+            }
+            current.players = current.players.filter { !playing.contains($0) || paused.contains($0) }
+        }
+        let info = try? await mixer.serverInfo()
+        let list = (try? await mixer.playbackStreams()) ?? []
+        for stream in list { streams[stream.id] = stream }
+        let playerProcesses = Set(current.players.compactMap(\.processID))
+        let candidates = list.filter { isOthers($0) && !$0.corked && !playerProcesses.contains($0.processID ?? -1) }
+        switch policy {
+        case .pause:
+            var toMute = candidates.filter { !$0.muted && !current.isMuted($0.id) }
+            if let info, info.hasRoleCork, !info.isPipeWire, current.trigger == nil,
+               let role = info.roleCorkTriggers.first {
+                // The server corks these itself and asks their clients to pause: those that obey do.
+                let targets = Set(info.roleCorkTargets.map { $0.lowercased() })
+                let corkable = toMute.filter { targets.contains($0.role?.lowercased() ?? "") }
+                if !corkable.isEmpty, let trigger = try? await mixer.startCorkTrigger(role: role) {
+                    current.trigger = trigger
+                    current.corked += UInt32(corkable.count)
+                    toMute.removeAll { corkable.contains($0) }
+                }
+            }
+            current.muted += toMute.map(InterruptionJournal.Stream.init(muting:))
+            record(current)
+            for stream in toMute {
+                if (try? await mixer.setMute(stream.id, true)) == nil { current.muted.removeAll { $0.id == stream.id } }
+            }
+        case .duck:
+            let toDuck = candidates.filter { !current.isDucked($0.id) && !current.isMuted($0.id) }
+            let factor = settings.duckFactor
+            current.ducked += toDuck.map { InterruptionJournal.Stream(ducking: $0, by: factor) }
+            record(current)
+            for stream in toDuck {
+                let lowered = InterruptionJournal.Stream(ducking: stream, by: factor).ourVolume ?? stream.volume
+                if (try? await mixer.setVolume(stream.id, lowered)) == nil { current.ducked.removeAll { $0.id == stream.id } }
+            }
+        case .mix:
+            break
+        }
+        current.pausedPlayerNames = current.players.map(\.name)
+        changes = current
+        record(current)
+    }
+
+    /// Undoes exactly what was done and what the user has not changed since.
+    private func restore(_ done: Changes) async {
+        let now = (try? await mixer.playbackStreams()) ?? Array(streams.values)
+        let current = Dictionary(now.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for muted in done.muted {
+            // Still muted: ours to undo. Unmuted: the user did it, and keeps it.
+            guard let stream = current[muted.id], muted.matches(stream), stream.muted else { continue }
+            try? await mixer.setMute(muted.id, false)
+        }
+        for ducked in done.ducked {
+            guard let stream = current[ducked.id], ducked.matches(stream), stream.volume == ducked.ourVolume,
+                  let original = ducked.originalVolume else { continue }
+            try? await mixer.setVolume(ducked.id, original)
+        }
+        if done.trigger != nil { await mixer.stopCorkTrigger() }
+        await withTaskGroup(of: Void.self) { group in
+            for player in done.players { group.addTask { _ = await self.players.resumeIfStillPaused(player) } }
+        }
+        journal.clear()
+    }
+
+    /// Written before the change it describes.
+    private func record(_ changes: Changes) {
+        var entry = InterruptionJournal()
+        entry.muted = changes.muted
+        entry.ducked = changes.ducked
+        entry.players = changes.players
+        do { try journal.save(entry) } catch { /* a full runtime directory: go on, unrecorded */ }
+    }
+
+    /// Not Voicebox's own, not speech-dispatcher's, not a call.
+    private func isOthers(_ stream: PlaybackStream) -> Bool {
+        if stream.processID == ownProcessID { return false }
+        if let name = stream.applicationName?.lowercased(), name.hasPrefix("speech-dispatcher") { return false }
+        if let media = stream.mediaName?.lowercased(), media.hasPrefix("speech-dispatcher") { return false }
+        return !isCall(stream.role)
+    }
+
+    private func isCall(_ role: String?) -> Bool {
+        guard let role else { return false }
+        return settings.callRoles.contains(role.lowercased())
+    }
+
+    // MARK: The server's events
+
+    private func handle(_ event: MixerEvent) async {
+        switch event {
+        case .serverReady:
+            streams = Dictionary(((try? await mixer.playbackStreams()) ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            await recoverFromJournal()
+            var active: Set<String> = []
+            for stream in streams.values where isCallActive(stream) { active.insert("p\(stream.id)") }
+            for recording in (try? await mixer.recordingStreams()) ?? [] where isCallActive(recording) { active.insert("r\(recording.id)") }
+            await setCalls(active)
+        case .serverLost:
+            streams = [:]
+            await setCalls([])
+        case .playbackChanged(let stream):
+            let isNew = streams[stream.id] == nil
+            streams[stream.id] = stream
+            await updateCall("p\(stream.id)", isCallActive(stream))
+            if isNew { await interruptNewcomer(stream) }
+        case .playbackRemoved(let id):
+            streams[id] = nil
+            await updateCall("p\(id)", false)
+        case .recordingChanged(let recording):
+            await updateCall("r\(recording.id)", isCallActive(recording))
+        case .recordingRemoved(let id):
+            await updateCall("r\(id)", false)
+        }
+    }
+
+    private func isCallActive(_ stream: PlaybackStream) -> Bool {
+        isCall(stream.role) && !stream.corked && stream.processID != ownProcessID
+    }
+
+    private func isCallActive(_ recording: RecordingStream) -> Bool {
+        isCall(recording.role) && !recording.corked && recording.processID != ownProcessID
+    }
+
+    /// A stream that starts while others are interrupted is treated as they were.
+    private func interruptNewcomer(_ stream: PlaybackStream) async {
+        guard var current = changes, isOthers(stream), !stream.corked else { return }
+        if current.players.contains(where: { $0.processID != nil && $0.processID == stream.processID }) { return }
+        switch current.policy {
+        case .pause where !stream.muted:
+            current.muted.append(.init(muting: stream))
+            record(current)
+            changes = current
+            try? await mixer.setMute(stream.id, true)
+        case .duck:
+            let entry = InterruptionJournal.Stream(ducking: stream, by: settings.duckFactor)
+            current.ducked.append(entry)
+            record(current)
+            changes = current
+            try? await mixer.setVolume(stream.id, entry.ourVolume ?? stream.volume)
+        default:
+            break
+        }
+    }
+
+    // MARK: Others interrupting Voicebox
+
+    private func updateCall(_ key: String, _ active: Bool) async {
+        var next = calls
+        if active { next.insert(key) } else { next.remove(key) }
+        await setCalls(next)
+    }
+
+    private func setCalls(_ next: Set<String>) async {
+        let was = !calls.isEmpty, now = !next.isEmpty
+        calls = next
+        guard was != now else { return }
+        if now {
+            updateInterrupted()
+            bus.emit(.audioInterruption(.began, InterruptionInfo(reason: .external, id: 0)))
+            for target in targets { await target.externalInterruptionBegan() }
+        } else {
+            for target in targets { await target.externalInterruptionEnded() }
+            updateInterrupted()
+            bus.emit(.audioInterruption(.ended, InterruptionInfo(reason: .external, id: 0, shouldResume: true)))
+        }
+    }
+
+    private func updateInterrupted() {
+        let now = changes != nil || !calls.isEmpty
+        guard now != interrupted else { return }
+        interrupted = now
+        bus.publish(.interrupted(now))
+    }
+
+    // MARK: Crash recovery
+
+    /// What a voiceboxd that died mid-interruption left changed, undone as `restore` would.
+    private func recoverFromJournal() async {
+        guard changes == nil, let left = journal.load(), !left.isEmpty else { return }
+        var leftover = Changes(reason: .speaking, id: 0, policy: .pause)
+        leftover.muted = left.muted
+        leftover.ducked = left.ducked
+        leftover.players = left.players
+        await restore(leftover)
+    }
+}
+
+/// What one interruption did to others.
+private struct Changes {
+    let reason: InterruptionReason
+    let id: UInt64
+    var policy: OthersPolicy
+    var players: [MediaPlayer] = []
+    var pausedPlayerNames: [String] = []
+    var muted: [InterruptionJournal.Stream] = []
+    var ducked: [InterruptionJournal.Stream] = []
+    var corked: UInt32 = 0
+    var trigger: UInt32?
+
+    init(reason: InterruptionReason, id: UInt64, policy: OthersPolicy) {
+        self.reason = reason
+        self.id = id
+        self.policy = policy
+    }
+
+    func isMuted(_ id: UInt32) -> Bool { muted.contains { $0.id == id } }
+    func isDucked(_ id: UInt32) -> Bool { ducked.contains { $0.id == id } }
+
+    func info(shouldResume: Bool?) -> InterruptionInfo {
+        InterruptionInfo(reason: reason, id: id, shouldResume: shouldResume, pausedPlayers: players.map(\.name),
+                         mutedStreams: UInt32(muted.count), duckedStreams: UInt32(ducked.count), corkedStreams: corked)
+    }
+}
+
+extension InterruptionJournal.Stream {
+    init(muting stream: PlaybackStream) {
+        self.init(id: stream.id, processID: stream.processID, applicationName: stream.applicationName)
+    }
+
+    init(ducking stream: PlaybackStream, by factor: Double) {
+        self.init(id: stream.id, processID: stream.processID, applicationName: stream.applicationName,
+                  originalVolume: stream.volume,
+                  ourVolume: stream.volume.map { UInt32((Double($0) * factor).rounded()) })
+    }
+}
+
+/// Voicebox's own work that a call holds: speech and microphone recognition.
+public protocol InterruptionTarget: Sendable {
+    func externalInterruptionBegan() async
+    func externalInterruptionEnded() async
+}
