@@ -1,3 +1,5 @@
+import VoiceboxCore
+
 /// voiceboxd's command line.
 public struct DaemonOptions: Sendable, Equatable {
     /// A bus address; nil means the user's session bus.
@@ -13,6 +15,9 @@ public struct DaemonOptions: Sendable, Equatable {
     public var modelIdleSeconds: Double = 300
     /// Whether pocketsphinx's own messages go to stderr (voiceboxd's log), marked as debug lines.
     public var debug = false
+    /// What Speak and microphone Recognize do to other audio when the caller does not say, how
+    /// far `duck` lowers it, and how long after the last utterance others stay interrupted.
+    public var audio = AudioSessionSettings()
     public var showVersion = false
     public var showHelp = false
 
@@ -25,6 +30,10 @@ public struct DaemonOptions: Sendable, Equatable {
           --no-autospawn             never start speech-dispatcher; wait for it to appear
           --voices-wait SECONDS      how long ListVoices waits for a first voice list (default 10)
           --model-idle SECONDS       free a recognition model this long after its last use (default 300)
+          --speaking-others POLICY   what Speak does to other audio by default: duck (default), pause, mix
+          --listening-others POLICY  what a microphone Recognize does to other audio: pause (default), duck, mix
+          --duck-db DECIBELS         how far duck lowers other streams, -60 ... 0 (default -15)
+          --grace SECONDS            others stay interrupted this long after the last utterance (default 0.3)
           --debug                    log pocketsphinx's own messages too
           --version                  print the version and exit
           --help                     print this and exit
@@ -53,6 +62,20 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--model-idle takes seconds between 0 and 86400, not '\(text)'")
                 }
                 modelIdleSeconds = seconds
+            case "--speaking-others": audio.speakingDefault = try policy(argument, try value(argument))
+            case "--listening-others": audio.listeningDefault = try policy(argument, try value(argument))
+            case "--duck-db":
+                let text = try value(argument)
+                guard let decibels = Double(text), decibels >= -60, decibels <= 0 else {
+                    throw OptionError("--duck-db takes decibels between -60 and 0, not '\(text)'")
+                }
+                audio.duckDecibels = decibels
+            case "--grace":
+                let text = try value(argument)
+                guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
+                    throw OptionError("--grace takes seconds between 0 and 60, not '\(text)'")
+                }
+                audio.grace = .milliseconds(Int((seconds * 1000).rounded()))
             case "--debug": debug = true
             case "--version": showVersion = true
             case "--help", "-h": showHelp = true
@@ -60,6 +83,13 @@ public struct DaemonOptions: Sendable, Equatable {
             }
         }
     }
+}
+
+private func policy(_ flag: String, _ text: String) throws(OptionError) -> OthersPolicy {
+    guard let policy = OthersPolicy(rawValue: text) else {
+        throw OptionError("\(flag) takes pause, duck or mix, not '\(text)'")
+    }
+    return policy
 }
 
 public struct OptionError: Error, Equatable, CustomStringConvertible {

@@ -82,7 +82,7 @@ public enum Speech1 {
                   recognitionStarted.description, recognitionPartial.description, audioLevel.description,
                   recognitionProgress.description, recognitionFinished.description, audioInterruption.description],
         properties: [version.description, speaking.description, paused.description, voiceCount.description,
-                     listening.description, recognitionLanguages.description, interrupted.description])
+                     listening.description, interrupted.description, recognitionLanguages.description])
 
     /// The service as seen from a client on `connection`.
     public static func proxy(_ connection: BusConnection) -> BusProxy {
