@@ -1,0 +1,708 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Glibc
+import Synchronization
+// @testable: Marshalling.validate sorts out, before sending, what the client itself refuses.
+@testable import VoiceboxBus
+import XCTest
+
+/// A seeded fuzzer over the bus: random members (the service's own, read from its Introspect reply;
+/// unknown ones; the standard interfaces), random signatures and values of every type, deep nesting,
+/// large sizes, odd doubles, descriptors, and odd options for Speak and Recognize.
+///
+/// Every call must be answered (a reply or a named error) within 10 s, voiceboxd must stay up, and
+/// its descriptors and memory must stay bounded. The seed is printed with every failure; set
+/// VOICEBOX_FUZZ_SEED (decimal or 0x-hex) to run another sequence.
+///
+/// One fuzz run is shared by the test methods, so that each property (answers and staying up,
+/// descriptors, memory) passes or fails by itself.
+///
+/// What BusConnection.call cannot send, so is not fuzzed here: calls without an interface field,
+/// without a reply expected (NO_REPLY_EXPECTED), or to no destination; strings with NUL or invalid
+/// UTF-8 (Swift strings are valid UTF-8; NUL is refused by Marshalling); invalid object paths and
+/// signatures; nesting beyond 64 levels or 32 nested arrays/structs in one signature; element values
+/// whose type differs from the array's; descriptors that are not open (refused, or libdbus fails to
+/// dup them); malformed headers and bodies (libdbus and the bus daemon validate those anyway). Values
+/// Marshalling refuses are counted as "refused locally" and not sent.
+final class BusFuzzTests: XCTestCase {
+    static let defaultSeed: UInt64 = 0x5EED_F022_B0C5_0001
+    static let warmUpCalls = 300
+    /// VOICEBOX_FUZZ_CALLS overrides it, e.g. to see whether growth goes on with more calls.
+    static let measuredCalls = Int(ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_CALLS"] ?? "") ?? 1500
+    static let connectionCount = 4
+    static let concurrency = 32
+    static let callTimeout: Duration = .seconds(10)
+
+    func testEveryFuzzedCallIsAnsweredAndTheServiceStaysUp() async throws {
+        let run = try await Self.sharedRun()
+        let seed = "seed \(run.seedText) (VOICEBOX_FUZZ_SEED=\(run.seedText) reruns it)"
+        XCTAssertTrue(run.failures.isEmpty, "\(run.failures.count) of \(run.callsSent) calls were not answered with a reply or a named error, "
+                      + "\(seed); first ones:\n" + run.failures.prefix(15).joined(separator: "\n"))
+        XCTAssertNil(run.daemonExit, "voiceboxd exited (status \(run.daemonExit ?? 0)), \(seed)")
+        XCTAssertTrue(run.ownerIsSameProcess, "the name no longer belongs to the voiceboxd started (pid \(run.pid)), \(seed)")
+        XCTAssertTrue(run.answersPing, "voiceboxd does not answer Peer.Ping after the fuzzing, \(seed)")
+    }
+
+    func testFuzzedCallsLeaveMemoryBounded() async throws {
+        let run = try await Self.sharedRun()
+        XCTAssertLessThan(run.rssAfter - run.rssBefore, 8 << 20,
+                          "MEMORY GROWTH: voiceboxd's VmRSS grew from \(run.rssBefore >> 10) KiB after the warm-up to \(run.rssAfter >> 10) KiB "
+                          + "after \(run.callsSent) more calls, seed \(run.seedText)")
+    }
+
+    func testFuzzedCallsLeaveNoDescriptorsBehind() async throws {
+        let run = try await Self.sharedRun()
+        XCTAssertLessThanOrEqual(run.descriptorsAfter - run.descriptorsBefore, 4,
+                                 "DESCRIPTOR LEAK: voiceboxd held \(run.descriptorsBefore) descriptors after the warm-up and \(run.descriptorsAfter) "
+                                 + "after \(run.callsSent) more calls (\(run.descriptorsSent) of them carried a descriptor), seed \(run.seedText)")
+    }
+
+    // MARK: The shared run
+
+    struct Run: Sendable {
+        var seedText = ""
+        var pid: pid_t = 0
+        var callsSent = 0
+        var refusedLocally = 0
+        var descriptorsSent = 0
+        var failures: [String] = []
+        var errorNames: [String: Int] = [:]
+        var daemonExit: Int32?
+        var ownerIsSameProcess = false
+        var answersPing = false
+        var descriptorsBefore = 0
+        var descriptorsAfter = 0
+        var rssBefore = 0
+        var rssAfter = 0
+        var seconds = 0.0
+    }
+
+    private static let shared = Mutex<Task<Run, any Error>?>(nil)
+
+    static func sharedRun() async throws -> Run {
+        let task = shared.withLock { task in
+            if let task { return task }
+            let started = Task { try await fuzz() }
+            task = started
+            return started
+        }
+        return try await task.value
+    }
+
+    /// VOICEBOX_FUZZ_TRACE=1 prints every call as it is sent.
+    static let trace = ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_TRACE"] == "1"
+
+    static var seed: (value: UInt64, text: String) {
+        guard let text = ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_SEED"], !text.isEmpty else {
+            return (defaultSeed, "0x" + String(defaultSeed, radix: 16))
+        }
+        let value = text.lowercased().hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+        return (value ?? defaultSeed, text)
+    }
+
+    private static func fuzz() async throws -> Run {
+        let stack = try Stack.require()
+        let (seedValue, seedText) = seed
+        print("BusFuzzTests: seed \(seedText)")
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let service = try await ServiceHarness(stack: stack)
+        var connections = [service.client]
+        do {
+            for _ in 1..<connectionCount { connections.append(try BusConnection(address: stack.busAddress)) }
+        } catch {
+            for connection in connections.dropFirst() { await connection.close() }
+            await service.stop()
+            throw error
+        }
+        var run = Run(seedText: seedText, pid: service.daemon.pid)
+        do {
+            // Start-up (the voice listing) first, so that it is not counted as growth.
+            try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
+                ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0
+            }
+            let catalogue = try await Catalogue.read(from: service)
+            var generator = Generator(rng: SplitMix64(state: seedValue), catalogue: catalogue, scratch: scratch)
+
+            // Warm-up: what is loaded once and kept (the recognition model, a capture stream, the
+            // speech connection's buffers) is not growth.
+            var warmUp = Run()
+            await perform([.init(call: .init(interface: ServiceHarness.interface, member: "Recognize",
+                                             arguments: [.vardict(["file": .string(Generator.shortRecording)])]), followUp: .none),
+                           .init(call: .init(interface: ServiceHarness.interface, member: "Recognize", arguments: [.vardict([:])]),
+                                 followUp: .cancelRecognition(milliseconds: 300)),
+                           .init(call: .init(interface: ServiceHarness.interface, member: "Speak",
+                                             arguments: [.string("a"), .vardict([:])]), followUp: .stopSpeaking)],
+                          on: connections, into: &warmUp)
+            await perform(generator.units(warmUpCalls), on: connections, into: &warmUp)
+            await tidy(connections)
+            run.descriptorsBefore = await settledDescriptorCount(run.pid, atMost: 0, settle: .milliseconds(300)) ?? 0
+            run.rssBefore = residentBytes(run.pid) ?? 0
+
+            let started = ContinuousClock.now
+            await perform(generator.units(measuredCalls), on: connections, into: &run)
+            let elapsed = ContinuousClock.now - started
+            run.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            await tidy(connections)
+            run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore + 4) ?? Int.max
+            run.rssAfter = residentBytes(run.pid) ?? Int.max
+            run.failures = warmUp.failures.map { "warm-up " + $0 } + run.failures
+
+            // Asked on a new connection: a fuzzed one may have been dropped by the bus.
+            run.daemonExit = service.daemon.poll()
+            let checker = try BusConnection(address: stack.busAddress)
+            let owner = try? await checker.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                       interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
+                                                       arguments: [.string(ServiceHarness.name)])
+            run.ownerIsSameProcess = owner?.first?.uint32 == UInt32(run.pid)
+            run.answersPing = (try? await checker.call(destination: ServiceHarness.name, path: ServiceHarness.path,
+                                                              interface: "org.freedesktop.DBus.Peer", member: "Ping",
+                                                              timeout: callTimeout)) != nil
+            await checker.close()
+        } catch {
+            for connection in connections.dropFirst() { await connection.close() }
+            await service.stop()
+            throw error
+        }
+        for connection in connections.dropFirst() { await connection.close() }
+        await service.stop()
+
+        let names = run.errorNames.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        print("""
+            BusFuzzTests: seed \(seedText): \(run.callsSent) calls in \(String(format: "%.1f", run.seconds)) s \
+            (\(Int(Double(run.callsSent) / max(run.seconds, 0.001))) calls/s), \(run.refusedLocally) refused locally, \
+            \(run.failures.count) unanswered; descriptors \(run.descriptorsBefore) -> \(run.descriptorsAfter) \
+            (\(run.descriptorsSent) calls carried one); VmRSS \(run.rssBefore >> 10) -> \(run.rssAfter >> 10) KiB
+            BusFuzzTests: outcomes: \(names)
+            """)
+        return run
+    }
+
+    /// Leaves nothing speaking, paused or recognizing on any connection.
+    private static func tidy(_ connections: [BusConnection]) async {
+        for connection in connections {
+            for (member, arguments) in [("ResumeSpeaking", []), ("StopSpeaking", [DBusValue.uint64(0)]), ("CancelRecognition", [])] {
+                _ = try? await connection.call(destination: ServiceHarness.name, path: ServiceHarness.path,
+                                               interface: ServiceHarness.interface, member: member, arguments: arguments,
+                                               timeout: callTimeout)
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    /// Runs `units`, `concurrency` at a time (a new one starts as soon as one ends), unit i on
+    /// connection i % count; records outcomes in `run`.
+    private static func perform(_ units: [Unit], on connections: [BusConnection], into run: inout Run) async {
+        let outcomes = await withTaskGroup(of: [Outcome].self) { group in
+            var next = 0
+            func start() {
+                let index = next, unit = units[index], connection = connections[index % connections.count]
+                group.addTask { await perform(unit, index: index, on: connection) }
+                next += 1
+            }
+            while next < min(concurrency, units.count) { start() }
+            var all: [Outcome] = []
+            while let done = await group.next() {
+                all += done
+                if next < units.count { start() }
+            }
+            return all
+        }
+        for outcome in outcomes {
+            switch outcome.result {
+            case .refusedLocally:
+                run.refusedLocally += 1
+            case .reply:
+                run.callsSent += 1
+                run.errorNames["\(outcome.member) -> reply", default: 0] += 1
+            case .error(let name, let message):
+                run.callsSent += 1
+                run.errorNames["\(outcome.member) -> \(name)", default: 0] += 1
+                if !isNamedAnswer(name) {
+                    run.failures.append("call #\(outcome.index) \(outcome.label): \(name): \(message.prefix(200))")
+                }
+            }
+            if outcome.carriesDescriptor, outcome.result != .refusedLocally { run.descriptorsSent += 1 }
+        }
+    }
+
+    /// An answer from the service (or the bus about it), not a timeout or a lost connection.
+    static func isNamedAnswer(_ name: String) -> Bool {
+        let lost = ["NoReply", "Timeout", "TimedOut", "Disconnected", "ServiceUnknown", "NameHasNoOwner", "NoMemory"]
+        guard name.hasPrefix("org.voicebox.Error.") || name.hasPrefix("org.freedesktop.DBus.Error.") else { return false }
+        return !lost.contains { name == "org.freedesktop.DBus.Error." + $0 }
+    }
+
+    struct Outcome: Sendable {
+        enum Result: Sendable, Equatable { case reply, error(String, String), refusedLocally }
+        var index: Int
+        var label: String
+        var member: String
+        var carriesDescriptor: Bool
+        var result: Result
+    }
+
+    private static func perform(_ unit: Unit, index: Int, on connection: BusConnection) async -> [Outcome] {
+        let call = unit.call
+        switch unit.followUp {
+        case .none:
+            return [await send(call, index: index, on: connection)]
+        case .stopSpeaking:
+            let first = await send(call, index: index, on: connection)
+            return [first, await send(.stopSpeaking, index: index, on: connection)]
+        case .cancelRecognition(let delay):
+            // Cancelled after `delay`, and again every 300 ms until it answers: a CancelRecognition
+            // that overtakes its Recognize (sent from another task) finds nothing to cancel.
+            let answered = Shared(false)
+            async let first = { () async -> Outcome in
+                let outcome = await send(call, index: index, on: connection)
+                answered.withLock { $0 = true }
+                return outcome
+            }()
+            try? await Task.sleep(for: .milliseconds(delay))
+            var cancels = [await send(.cancelRecognition, index: index, on: connection)]
+            while !answered.value {
+                try? await Task.sleep(for: .milliseconds(300))
+                if !answered.value { cancels.append(await send(.cancelRecognition, index: index, on: connection)) }
+            }
+            return [await first] + cancels
+        }
+    }
+
+    private static func send(_ call: Call, index: Int, on connection: BusConnection) async -> Outcome {
+        var outcome = Outcome(index: index, label: call.label, member: "\(call.interface).\(call.member)",
+                              carriesDescriptor: call.arguments.contains { $0.containsDescriptor }, result: .reply)
+        do throws(DBusError) {
+            try Marshalling.validate(call.arguments)
+        } catch {
+            outcome.result = .refusedLocally
+            return outcome
+        }
+        // The bus daemon takes at most 16 descriptors in one message and drops the sender's whole
+        // connection for more (seen: 17 in a Ping to the bus itself); Marshalling lets such a
+        // message through, so it is kept back here like the values Marshalling refuses.
+        guard call.arguments.reduce(0, { $0 + $1.descriptorCount }) <= 16 else {
+            outcome.result = .refusedLocally
+            return outcome
+        }
+        if trace { print("BusFuzzTests: #\(index) on connection \(index % connectionCount): \(call.label.prefix(400))") }
+        do throws(DBusError) {
+            _ = try await connection.call(destination: ServiceHarness.name, path: call.path, interface: call.interface,
+                                          member: call.member, arguments: call.arguments, timeout: callTimeout)
+        } catch {
+            outcome.result = .error(error.name, error.message)
+        }
+        return outcome
+    }
+
+    // MARK: What is sent
+
+    struct Call: Sendable {
+        var path = ServiceHarness.path
+        var interface: String
+        var member: String
+        var arguments: [DBusValue]
+
+        static let stopSpeaking = Call(interface: ServiceHarness.interface, member: "StopSpeaking", arguments: [.uint64(0)])
+        static let cancelRecognition = Call(interface: ServiceHarness.interface, member: "CancelRecognition", arguments: [])
+
+        /// For failure messages: the member, the signature and the start of the values.
+        var label: String {
+            let signature = arguments.map(\.type.signature).joined()
+            let values = arguments.map { String(describing: $0) }.joined(separator: ", ")
+            let shown = values.count > 300 ? values.prefix(300) + "... (\(values.utf8.count) bytes)" : Substring(values)
+            return "\(path) \(interface).\(member)(\(signature)) [\(shown)]"
+        }
+    }
+
+    struct Unit: Sendable {
+        enum FollowUp: Sendable { case none, stopSpeaking, cancelRecognition(milliseconds: Int) }
+        var call: Call
+        var followUp: FollowUp
+    }
+
+    /// The methods voiceboxd serves, with their input types, as its Introspect reply gives them.
+    struct Catalogue: Sendable {
+        var methods: [(interface: String, member: String, inputs: [DBusType])]
+        var properties: [String]
+
+        static func read(from service: ServiceHarness) async throws -> Catalogue {
+            let reply = try await service.client.call(destination: ServiceHarness.name, path: ServiceHarness.path,
+                                                      interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
+            let outline = try InterfaceOutline.parse(Data((reply.first?.string ?? "").utf8))
+            var catalogue = Catalogue(methods: [], properties: [])
+            for interface in outline.keys.sorted() {
+                var inputs: [String: [DBusType]] = [:]
+                var order: [String] = []
+                for line in outline[interface] ?? [] {
+                    let words = line.split(separator: " ").map(String.init)
+                    if words.count == 2, words[0] == "method" {
+                        order.append(words[1])
+                        inputs[words[1]] = []
+                    } else if words.count == 6, words[0] == "method", words[2] == "arg", words[5] == "in" {
+                        inputs[words[1], default: []].append(try DBusType.parse(words[4]))
+                    } else if words.count >= 3, words[0] == "property", interface == ServiceHarness.interface {
+                        catalogue.properties.append(words[1])
+                    }
+                }
+                for member in order { catalogue.methods.append((interface, member, inputs[member] ?? [])) }
+            }
+            guard catalogue.methods.contains(where: { $0.member == "Speak" }) else {
+                throw XCTSkip("the Introspect reply names no Speak method: \(catalogue.methods.map(\.member))")
+            }
+            return catalogue
+        }
+    }
+}
+
+extension DBusValue {
+    var descriptorCount: Int {
+        switch self {
+        case .unixFD: 1
+        case .array(_, let items): items.reduce(0) { $0 + $1.descriptorCount }
+        case .dictionary(_, _, let entries): entries.reduce(0) { $0 + $1.key.descriptorCount + $1.value.descriptorCount }
+        case .structure(let fields): fields.reduce(0) { $0 + $1.descriptorCount }
+        case .variant(let inner): inner.descriptorCount
+        default: 0
+        }
+    }
+
+    var containsDescriptor: Bool {
+        switch self {
+        case .unixFD: true
+        case .array(_, let items): items.contains { $0.containsDescriptor }
+        case .dictionary(_, _, let entries): entries.contains { $0.key.containsDescriptor || $0.value.containsDescriptor }
+        case .structure(let fields): fields.contains { $0.containsDescriptor }
+        case .variant(let inner): inner.containsDescriptor
+        default: false
+        }
+    }
+}
+
+/// SplitMix64: small, fast and the same everywhere (the standard library's generators and its
+/// `random(in:using:)` are not promised to stay the same), so a seed always means the same calls.
+struct SplitMix64 {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// 0 ..< n (n > 0).
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
+    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+    mutating func between(_ low: Int, _ high: Int) -> Int { low + below(high - low + 1) }
+}
+
+/// Files and descriptors the fuzzer names and sends: a FIFO, a directory, descriptors of /dev/null
+/// and of a pipe. Removed (and closed) at the end.
+final class Scratch: Sendable {
+    let directory: String
+    let fifo: String
+    let descriptors: [Int32]
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "voicebox-fuzz-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        fifo = directory + "/fifo"
+        guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.EIO) }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+        descriptors = [open("/dev/null", O_RDWR | O_CLOEXEC), ends[0], ends[1]]
+    }
+
+    func remove() {
+        descriptors.forEach { close($0) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Makes the calls; everything it chooses comes from its generator, so a seed fixes the sequence.
+struct Generator {
+    var rng: SplitMix64
+    let catalogue: BusFuzzTests.Catalogue
+    let scratch: Scratch
+    /// RefreshVoices holds up the calls behind it while speech-dispatcher lists its voices; a few do.
+    var refreshesLeft = 3
+
+    static let shortRecording = "/usr/share/pocketsphinx/test/data/goforward.raw"
+    static let speakKeys: [(String, DBusType)] = [("voice", .string), ("language", .string), ("rate", .double), ("pitch", .double),
+                                                  ("volume", .double), ("ssml", .boolean), ("priority", .string), ("wait", .boolean)]
+    static let recognizeKeys: [(String, DBusType)] = [("file", .string), ("source", .string), ("language", .string),
+                                                      ("grammar", .string), ("keyphrases", .array(.string)), ("hint", .string),
+                                                      ("max_seconds", .double), ("silence_seconds", .double),
+                                                      ("partial_results", .boolean)]
+    static let oddKeys = ["", "fd", "FILE", "Rate", "rate ", " rate", "ráte", "wait\u{200B}", "x.y", "🗣", "options", "id",
+                          String(repeating: "k", count: 4096)]
+    static let fixedSizeTypes: [DBusType] = [.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double]
+    static let basicTypes: [DBusType] = [.byte, .boolean, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double,
+                                         .string, .objectPath, .signature, .unixFD]
+
+    mutating func units(_ count: Int) -> [BusFuzzTests.Unit] {
+        (0..<count).map { _ in unit() }
+    }
+
+    mutating func unit() -> BusFuzzTests.Unit {
+        let speech = ServiceHarness.interface
+        let call: BusFuzzTests.Call
+        switch rng.below(100) {
+        case 0..<22:  // Speak with odd text and options
+            call = .init(interface: speech, member: "Speak", arguments: speakArguments())
+        case 22..<34:  // Recognize with odd options
+            call = .init(interface: speech, member: "Recognize", arguments: [recognizeOptions()])
+        case 34..<52:  // one of the service's methods with the right signature and random values
+            let method = rng.pick(catalogue.methods)
+            var member = method.member
+            var inputs = method.inputs
+            if member == "RefreshVoices" {
+                if refreshesLeft > 0 { refreshesLeft -= 1 } else { member = "ListVoices"; inputs = [.string] }
+            }
+            call = .init(interface: method.interface, member: member, arguments: inputs.map { value(of: $0, depth: 0) })
+        case 52..<64:  // one of the service's methods with a random signature
+            let method = rng.pick(catalogue.methods)
+            call = .init(interface: method.interface, member: method.member, arguments: randomArguments())
+        case 64..<72:  // unknown members, interfaces and objects
+            call = unknownCall()
+        case 72..<86:  // Properties
+            call = propertiesCall()
+        case 86..<93:  // Introspect and Peer, sometimes with arguments they do not take
+            let member = rng.pick([("org.freedesktop.DBus.Introspectable", "Introspect"), ("org.freedesktop.DBus.Peer", "Ping"),
+                                   ("org.freedesktop.DBus.Peer", "GetMachineId")])
+            call = .init(interface: member.0, member: member.1, arguments: rng.chance(60) ? [] : randomArguments())
+        default:  // deep nesting, near the limits
+            call = .init(interface: speech, member: rng.pick(["Speak", "ListVoices", "Recognize", "Frobnicate"]),
+                         arguments: [deepValue()])
+        }
+        // Whatever could be speech is stopped at once; whatever could be a recognition is cancelled.
+        let followUp: BusFuzzTests.Unit.FollowUp = switch (call.interface, call.member) {
+        case (speech, "Speak"): .stopSpeaking
+        case (speech, "Recognize"): .cancelRecognition(milliseconds: rng.pick([0, 0, 50, 200, 400]))
+        default: .none
+        }
+        return .init(call: call, followUp: followUp)
+    }
+
+    // MARK: Speak and Recognize
+
+    mutating func speakArguments() -> [DBusValue] {
+        var options = optionEntries(Self.speakKeys)
+        // Never `wait: true`: with speech paused by a fuzzed PauseSpeaking, its reply would never come.
+        options.removeAll { $0.key == .string("wait") && $0.value == .variant(.boolean(true)) }
+        let certainlyRefused = options.contains { entry in !Self.speakKeys.contains { .string($0.0) == entry.key } }
+        var text = rng.pick(["", "a", "hi", "<speak>x<mark name=\"m\"/>y</speak>", "<speak><", "&amp;&", "\u{202E}abc\u{0301}",
+                             "🗣️", "\n\t", "%s%n", "a\u{200B}b"])
+        // Long text only when it cannot be spoken: over the limit, or with an option that is refused.
+        if rng.chance(8) { text = String(repeating: "x", count: 65537 + rng.below(4)) }
+        if certainlyRefused, rng.chance(15) { text = randomString(maxLength: 200_000) }
+        var arguments: [DBusValue] = [.string(text), .dictionary(key: .string, value: .variant, options)]
+        switch rng.below(20) {
+        case 0: arguments = [.string(text)]
+        case 1: arguments = [.string(text), .dictionary(key: .string, value: .string, [DBusDictEntry(.string("rate"), .string("fast"))])]
+        case 2: arguments.append(.uint64(1))
+        case 3: arguments = [.dictionary(key: .string, value: .variant, options), .string(text)]
+        default: break
+        }
+        return arguments
+    }
+
+    mutating func recognizeOptions() -> DBusValue {
+        var options = optionEntries(Self.recognizeKeys)
+        if rng.chance(40) {
+            options.append(DBusDictEntry(.string("file"), .variant(rng.chance(50) ? fileValue() : value(of: randomType(depth: 1), depth: 1))))
+        }
+        if rng.chance(10) {
+            return .dictionary(key: .string, value: .string, [DBusDictEntry(.string("file"), .string(fileValue().string ?? ""))])
+        }
+        return .dictionary(key: .string, value: .variant, options)
+    }
+
+    /// 0-5 entries: known keys with fitting, out-of-range or wrongly typed values, odd keys, repeats.
+    mutating func optionEntries(_ known: [(String, DBusType)]) -> [DBusDictEntry] {
+        var entries: [DBusDictEntry] = []
+        for _ in 0..<rng.pick([0, 1, 1, 2, 2, 3, 5]) {
+            let key: String
+            let type: DBusType
+            if rng.chance(80) {
+                (key, type) = rng.pick(known)
+            } else {
+                key = rng.pick(Self.oddKeys)
+                type = randomType(depth: 1)
+            }
+            let inner: DBusValue
+            switch rng.below(10) {
+            case 0..<6: inner = optionValue(key, type)
+            case 6..<8: inner = value(of: randomType(depth: 1), depth: 1)  // most likely the wrong type
+            case 8: inner = .variant(optionValue(key, type))  // a variant in the variant
+            default: inner = .unixFD(rng.pick(scratch.descriptors))
+            }
+            entries.append(DBusDictEntry(.string(key), .variant(inner)))
+            if rng.chance(10), let last = entries.last { entries.append(last) }  // the same key twice
+        }
+        return entries
+    }
+
+    mutating func optionValue(_ key: String, _ type: DBusType) -> DBusValue {
+        switch (key, type) {
+        case ("file", _): return fileValue()
+        case (_, .double): return .double(oddDouble())
+        case ("grammar", _):
+            return .string(rng.pick(["#JSGF V1.0; grammar g; public <a> = yes | no;", "#JSGF V1.0; grammar g; public <a> = ;",
+                                     "#JSGF V1.0; import <x.y>; grammar g; public <a> = go;", "not jsgf", "",
+                                     "#JSGF V1.0; grammar g; public <a> = " + String(repeating: "go | ", count: 14000) + "go;"]))
+        case ("keyphrases", _):
+            let count = rng.pick([0, 1, 3, 257])
+            return .array(.string, (0..<count).map { _ in .string(rng.pick(["go forward", "", "zzzqqq", "yes", "a b c d e f g"])) })
+        case ("language", _): return .string(rng.pick(["en", "en-US", "en-GB", "de", "xx-YY", "", "en_US.UTF-8", "-", "EN", "i-klingon",
+                                                       String(repeating: "a", count: 300)]))
+        case ("priority", _): return .string(rng.pick(["message", "important", "text", "notification", "progress", "", "urgent"]))
+        case ("hint", _): return .string(rng.pick(["dictation", "search", "confirmation", "", "DICTATION"]))
+        case ("source", _): return .string(rng.pick(["", "nonexistent", "voicebox_mic_source", "voicebox_out.monitor", "@DEFAULT_SOURCE@"]))
+        case ("voice", _): return .string(rng.pick(["", "nonexistent", "espeak-ng/en", "../../etc/passwd", randomString(maxLength: 40)]))
+        default: return value(of: type, depth: 1)
+        }
+    }
+
+    mutating func fileValue() -> DBusValue {
+        .string(rng.pick([Self.shortRecording, "/dev/zero", "/dev/null", "/proc/self/status",
+                          "/proc/self/fd/0", scratch.fifo, scratch.directory, scratch.directory + "/nonexistent.wav", "/",
+                          "goforward.raw", "", "/etc/hostname", "/" + String(repeating: "d/", count: 2100) + "x.wav",
+                          "/usr/share/pocketsphinx/test/data/../data/goforward.raw", "/tmp/\u{1F5E3}.wav"]))
+    }
+
+    // MARK: Other calls
+
+    mutating func unknownCall() -> BusFuzzTests.Call {
+        let member = rng.pick(["Frobnicate", "speak", "Speak2", "StopAllSpeakingNow", "X", String(repeating: "M", count: 255)])
+        switch rng.below(4) {
+        case 0: return .init(path: rng.pick(["/", "/org/voicebox", "/org/voicebox/Speech1/child", "/org/voicebox/Speech2"]),
+                             interface: ServiceHarness.interface, member: rng.pick(["Speak", member]), arguments: randomArguments())
+        case 1: return .init(interface: rng.pick(["org.voicebox.Speech2", "org.example.Nope", "org.freedesktop.DBus"]),
+                             member: rng.pick(["Speak", member]), arguments: randomArguments())
+        default: return .init(interface: ServiceHarness.interface, member: member, arguments: randomArguments())
+        }
+    }
+
+    mutating func propertiesCall() -> BusFuzzTests.Call {
+        let interface = DBusValue.string(rng.pick([ServiceHarness.interface, ServiceHarness.interface, "", "org.freedesktop.DBus.Properties",
+                                                   "org.example.Nope", randomString(maxLength: 100)]))
+        let name = DBusValue.string(rng.chance(70) && !catalogue.properties.isEmpty ? rng.pick(catalogue.properties)
+                                    : rng.pick(["", "version", "Nope", randomString(maxLength: 60)]))
+        let (member, arguments): (String, [DBusValue]) = switch rng.below(7) {
+        case 0, 1: ("Get", [interface, name])
+        case 2: ("GetAll", [interface])
+        case 3: ("Set", [interface, name, .variant(value(of: randomType(depth: 1), depth: 1))])
+        case 4: (rng.pick(["Get", "GetAll", "Set"]), randomArguments())
+        case 5: ("Set", [interface, name, .variant(.unixFD(rng.pick(scratch.descriptors)))])
+        default: (rng.pick(["Frob", "GetAllTheThings"]), randomArguments())
+        }
+        return .init(interface: "org.freedesktop.DBus.Properties", member: member, arguments: arguments)
+    }
+
+    // MARK: Types and values
+
+    /// 0-4 arguments of random types; their signature together stays within 255 bytes.
+    mutating func randomArguments() -> [DBusValue] {
+        var arguments: [DBusValue] = []
+        var length = 0
+        for _ in 0..<rng.pick([0, 1, 1, 2, 2, 3, 4]) {
+            let type = randomType(depth: 0)
+            guard length + type.signature.utf8.count <= 255 else { break }
+            length += type.signature.utf8.count
+            arguments.append(value(of: type, depth: 0))
+        }
+        return arguments
+    }
+
+    /// A random complete type. `depth` counts containers as Marshalling does; nesting stays shallow
+    /// here (deepValue goes deep), so no signature nears its 32-array or 32-struct limit.
+    mutating func randomType(depth: Int) -> DBusType {
+        if depth >= 6 || rng.chance(55) { return rng.pick(Self.basicTypes) }
+        switch rng.below(4) {
+        case 0: return .array(randomType(depth: depth + 1))
+        case 1: return .dictionary(key: rng.pick(Self.basicTypes), value: randomType(depth: depth + 2))
+        case 2: return .structure((0..<rng.between(1, 4)).map { _ in randomType(depth: depth + 1) })
+        default: return .variant
+        }
+    }
+
+    mutating func value(of type: DBusType, depth: Int) -> DBusValue {
+        switch type {
+        case .byte: return .byte(UInt8(truncatingIfNeeded: rng.next()))
+        case .boolean: return .boolean(rng.chance(50))
+        case .int16: return .int16(rng.pick([0, -1, .min, .max, Int16(truncatingIfNeeded: rng.next())]))
+        case .uint16: return .uint16(rng.pick([0, .max, UInt16(truncatingIfNeeded: rng.next())]))
+        case .int32: return .int32(rng.pick([0, -1, .min, .max, Int32(truncatingIfNeeded: rng.next())]))
+        case .uint32: return .uint32(rng.pick([0, .max, UInt32(truncatingIfNeeded: rng.next())]))
+        case .int64: return .int64(rng.pick([0, -1, .min, .max, Int64(truncatingIfNeeded: rng.next())]))
+        case .uint64: return .uint64(rng.pick([0, 1, .max, rng.next()]))
+        case .double: return .double(oddDouble())
+        case .string: return .string(randomString(maxLength: rng.chance(3) ? 300_000 : 64))
+        case .objectPath: return .objectPath(rng.pick(["/", ServiceHarness.path, "/a/b_1/C", "/" + String(repeating: "p/", count: 500) + "q"]))
+        case .signature: return .signature(rng.pick(["", "s", "a{sv}", "(ii)", "aaaai", "v", "hhh", randomType(depth: 0).signature]))
+        case .unixFD: return .unixFD(rng.pick(scratch.descriptors))
+        case .variant:
+            // A variant starts afresh: any type inside, sometimes a variant again.
+            return .variant(value(of: depth < 30 && rng.chance(20) ? .variant : randomType(depth: depth + 1), depth: depth + 1))
+        case .array(let element):
+            // Big arrays only of fixed-size elements, so one call stays within a few hundred KiB.
+            let count = Self.fixedSizeTypes.contains(element) && rng.chance(5) ? rng.pick([1000, 10_000, 60_000])
+                : rng.pick([0, 0, 1, 2, 3, 5, 8])
+            return .array(element, (0..<count).map { _ in value(of: element, depth: depth + 1) })
+        case .dictionary(let key, let valueType):
+            let count = rng.pick([0, 0, 1, 2, 3, 6])
+            return .dictionary(key: key, value: valueType, (0..<count).map { _ in
+                DBusDictEntry(value(of: key, depth: depth + 2), value(of: valueType, depth: depth + 2))
+            })
+        case .structure(let fields):
+            return .structure(fields.map { value(of: $0, depth: depth + 1) })
+        }
+    }
+
+    /// Nesting at or near the limits: variants in variants up to 64 levels, arrays and structs up to
+    /// the 32 a signature allows, and dictionaries of those.
+    mutating func deepValue() -> DBusValue {
+        let levels = rng.pick([8, 16, 31, 32, 33, 48, 62, 63, 64, 65])
+        var value = DBusValue.string("deep")
+        switch rng.below(4) {
+        case 0:
+            for _ in 0..<levels { value = .variant(value) }
+        case 1:
+            for _ in 0..<min(levels, 32) { value = .array(value.type, [value]) }
+        case 2:
+            for _ in 0..<min(levels, 32) { value = .structure([value]) }
+        default:
+            // Mixed: a variant every few levels resets the signature limits, not the depth.
+            for level in 0..<levels {
+                switch level % 3 {
+                case 0: value = .variant(value)
+                case 1: value = .array(value.type, [value])
+                default: value = .dictionary(key: .string, value: value.type, [DBusDictEntry(.string("k"), value)])
+                }
+            }
+        }
+        return value
+    }
+
+    mutating func oddDouble() -> Double {
+        rng.pick([.nan, -.nan, .infinity, -.infinity, -0.0, 0, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+                  -.greatestFiniteMagnitude, 1, 0.25, 4, 4.0000001, 86400, 86401, 1e-300, Double(bitPattern: rng.next())])
+    }
+
+    /// Empty, short (mixed scripts, combining marks, emoji, controls) or long.
+    mutating func randomString(maxLength: Int) -> String {
+        let length = rng.chance(20) ? 0 : min(maxLength, rng.chance(10) ? rng.between(1000, max(1000, maxLength)) : rng.between(1, 24))
+        guard length > 0 else { return "" }
+        if length > 1000 { return String(repeating: rng.pick(["a", "é", "語", "🗣", " "]), count: length / 4) }
+        let pieces = ["a", "Z", "0", " ", "\n", "\t", "\u{7F}", "\u{1}", "é", "e\u{301}", "語", "🗣", "\u{202E}", "\u{FEFF}",
+                      "<", ">", "&", "\"", "'", "\\", "%", "/", "."]
+        return (0..<length).map { _ in rng.pick(pieces) }.joined()
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Glibc
+
+/// What /proc says about another process: for tests that watch voiceboxd for leaks.
+
+/// How many descriptors `pid` holds open (the entries of /proc/<pid>/fd); nil when it is gone.
+func openDescriptorCount(_ pid: pid_t) -> Int? {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count
+}
+
+/// Resident memory of `pid` in bytes (VmRSS of /proc/<pid>/status); nil when it is gone.
+func residentBytes(_ pid: pid_t) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+    // "VmRSS:	   12345 kB"
+    let kilobytes = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+    return kilobytes.map { $0 * 1024 }
+}
+
+/// A count of descriptors once it has settled: transient ones (a reply being sent, a file being
+/// closed by another thread) get `settle` to go away; returns the lowest count seen.
+func settledDescriptorCount(_ pid: pid_t, atMost limit: Int, settle: Duration = .seconds(3)) async -> Int? {
+    let deadline = ContinuousClock.now + settle
+    var lowest = openDescriptorCount(pid)
+    while let current = lowest, current > limit, ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(50))
+        guard let next = openDescriptorCount(pid) else { return nil }
+        lowest = min(current, next)
+    }
+    return lowest
+}
