@@ -18,7 +18,8 @@ struct CorkTrigger {
     let role: String
     /// The sink input's index, once the server created it.
     var index: UInt32?
-    var startWaiter: CheckedContinuation<UInt32, any Error>?
+    /// Callers of `startCorkTrigger` waiting for `index` (two may ask for the same role at once).
+    var startWaiters: [CheckedContinuation<UInt32, any Error>]
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var stopping = false
 }
@@ -29,10 +30,11 @@ extension MixerConnection {
         return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<UInt32, any Error>) in
             withLock {
                 guard phase == .ready, let context else { return waiter.resume(throwing: MixerError.unavailable(lastFailure)) }
-                if let trigger, trigger.role == role, !trigger.stopping, let index = trigger.index {
+                if let trigger, trigger.role == role, !trigger.stopping {
+                    guard let index = trigger.index else { return self.trigger!.startWaiters.append(waiter) }
                     return waiter.resume(returning: index)
                 }
-                // Another role (or one still starting or stopping): it makes way, without waiting.
+                // Another role (or one stopping): it makes way, without waiting.
                 endTrigger(failure: .failed("replaced by a cork trigger with role \(role)"))
                 openTrigger(context, role: role, waiter: waiter)
             }
@@ -72,7 +74,7 @@ extension MixerConnection {
             return waiter.resume(throwing: MixerError.failed("cork trigger: \(Self.describe(pa_context_errno(context)))"))
         }
         let id = makeID()
-        trigger = CorkTrigger(stream: stream, id: id, role: role, startWaiter: waiter)
+        trigger = CorkTrigger(stream: stream, id: id, role: role, startWaiters: [waiter])
         pa_stream_set_state_callback(stream, { stream, user in
             MixerConnection.owner(user).triggerStateChanged(stream)
         }, selfPointer)
@@ -101,8 +103,8 @@ extension MixerConnection {
         if state == PA_STREAM_READY {
             let index = pa_stream_get_index(stream)
             trigger!.index = index
-            trigger!.startWaiter?.resume(returning: index)
-            trigger!.startWaiter = nil
+            for waiter in trigger!.startWaiters { waiter.resume(returning: index) }
+            trigger!.startWaiters = []
         } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
             let reason = context.map { Self.describe(pa_context_errno($0)) } ?? "the connection ended"
             endTrigger(failure: .failed("cork trigger: \(reason)"))
@@ -120,7 +122,7 @@ extension MixerConnection {
             pa_stream_disconnect(trigger.stream)
         }
         pa_stream_unref(trigger.stream)
-        trigger.startWaiter?.resume(throwing: failure)
+        for waiter in trigger.startWaiters { waiter.resume(throwing: failure) }
         for waiter in trigger.stopWaiters { waiter.resume() }
     }
 

@@ -90,7 +90,13 @@ final class PulseMixerRoleCorkTests: XCTestCase {
         let player = try server.play(role: "music")
         let added = await recorder.first { $0.playback?.processID == player.pid }
         let music = try XCTUnwrap(added?.event.playback?.id)
-        _ = try await mixer.startCorkTrigger(role: "a11y")
+        // Two callers at once get the one stream.
+        async let first = mixer.startCorkTrigger(role: "a11y")
+        async let second = mixer.startCorkTrigger(role: "a11y")
+        let (one, other) = try await (first, second)
+        XCTAssertEqual(one, other)
+        let triggers = try await mixer.playbackStreams().filter { $0.applicationName == "Voicebox" }
+        XCTAssertEqual(triggers.map(\.id), [one])
         try await Task.sleep(for: .milliseconds(300))
         let shown = try server.sinkInput(music)
         XCTAssertTrue(shown.contains("Corked: no") && shown.contains("Mute: no"), shown)

@@ -27,11 +27,16 @@ final class PulseMixerServerTests: XCTestCase {
         let connected = await recorder.first { $0 == .serverReady }
         XCTAssertNotNil(connected)
 
+        // A trigger playing when the server dies ends with the connection: stopping it does not wait.
+        _ = try await mixer.startCorkTrigger(role: "phone")
         let killed = ContinuousClock.now
         server.server.kill()
         let lost = await recorder.first { if case .serverLost = $0 { true } else { false } }
         XCTAssertNotNil(lost, "no serverLost")
         print("METRIC serverLost \(milliseconds((lost?.at ?? killed) - killed)) ms after SIGKILL: \(lost?.event ?? .serverReady)")
+        let stopping = ContinuousClock.now
+        await mixer.stopCorkTrigger()
+        XCTAssertLessThan(ContinuousClock.now - stopping, .milliseconds(100))
         do {
             _ = try await mixer.playbackStreams()
             XCTFail("listed streams of a dead server")
@@ -69,6 +74,10 @@ final class PulseMixerServerTests: XCTestCase {
             XCTFail("server info from no server")
         } catch MixerError.unavailable {}
         XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(500))
+        // Retries at 0.25, 0.75 and 1.75 s fail too, and say nothing more.
+        try await Task.sleep(for: .seconds(2))
+        let events = await recorder.events
+        XCTAssertEqual(events.count, 1, "\(events)")
         mixer.shutdown()
         let finished = await waitUntil(.seconds(2)) { await recorder.finished }
         XCTAssertTrue(finished, "events did not finish at shutdown")
