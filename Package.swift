@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "TestSupport"]),
-        .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse"]),
+        .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
         .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "TestSupport"]),
     ],

@@ -1,0 +1,41 @@
+import CPulse
+import VoiceboxCore
+
+/// What the server is (name, version, pipewire-pulse?) and whether module-role-cork is loaded.
+extension MixerConnection {
+    func serverInfo() async throws -> SoundServerInfo {
+        try await waitUntilReady()
+        let (cached, generation) = withLock { (cachedInfo, infoGeneration) }
+        if let cached { return cached }
+
+        let identity = try await request("server info", initial: ["", ""]) { context, user in
+            pa_context_get_server_info(context, { context, info, user in
+                let request = Request<[String]>.from(user)
+                guard let info else { return request.finish(.failed(MixerConnection.describe(pa_context_errno(context)))) }
+                request.value = [info.pointee.server_name.map { String(cString: $0) } ?? "",
+                                 info.pointee.server_version.map { String(cString: $0) } ?? ""]
+                request.finish()
+            }, user)
+        }
+        // Only module-role-cork's arguments are kept; it is load-once, so at most one.
+        let roleCork = try await request("list modules", initial: String?.none) { context, user in
+            pa_context_get_module_info_list(context, { context, info, eol, user in
+                let request = Request<String?>.from(user)
+                if eol == 0, let info {
+                    if let name = info.pointee.name, String(cString: name) == "module-role-cork" {
+                        request.value = info.pointee.argument.map { String(cString: $0) } ?? ""
+                    }
+                    return
+                }
+                request.finish(eol < 0 ? .failed(MixerConnection.describe(pa_context_errno(context))) : nil)
+            }, user)
+        }
+
+        let cork = roleCork.map { RoleCorkArguments(parsing: $0) }
+        let info = SoundServerInfo(name: identity[0], version: identity[1], isPipeWire: identity[0].contains("PipeWire"),
+                                   roleCorkTriggers: cork?.triggerRoles ?? [], roleCorkTargets: cork?.corkRoles ?? [])
+        // Kept unless a module or server event (or a reconnect) came in while we asked.
+        withLock { if infoGeneration == generation { cachedInfo = info } }
+        return info
+    }
+}
