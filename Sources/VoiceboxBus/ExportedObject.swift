@@ -77,6 +77,10 @@ public final class ExportedObject: Sendable {
         let member = message.member ?? ""
         switch message.interface {
         case "org.freedesktop.DBus.Introspectable" where member == "Introspect":
+            guard message.signature.isEmpty else {
+                state.replyError(to: message, .invalidArgs("Introspect takes no arguments, not (\(message.signature))"))
+                return
+            }
             let children = Introspection.children(of: path, among: state.objects.keys)
             state.reply(to: message, [.string(Introspection.xml(interfaces: [interface], children: children))])
             return

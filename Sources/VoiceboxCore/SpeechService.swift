@@ -204,7 +204,7 @@ public actor SpeechService {
             engineProblem = "speech-dispatcher is unreachable: \(reason)"
         case .available:
             engineProblem = nil
-            await voices.refresh()
+            await voices.refreshUnlessListing()
         }
     }
 

@@ -25,6 +25,8 @@ public actor VoiceCache {
     private var matches: [String: [Voice]] = [:]
     private var lastProblem = "the voice list has not been fetched yet"
     private var listing: Task<Void, Never>?
+    /// The listing task is waiting out its backoff, not talking to the engine.
+    private var sleepingBeforeRetry = false
     private var waiters: [UInt64: CheckedContinuation<[Voice]?, Never>] = [:]
     private var nextWaiter: UInt64 = 0
     /// How many listings ran: for tests and logs.
@@ -56,6 +58,15 @@ public actor VoiceCache {
     public func refresh() {
         listing?.cancel()
         listing = Task { await self.listUntilGood() }
+    }
+
+    /// Lists now unless a listing is already under way: for the engine coming (back), which finds a
+    /// listing in its backoff sleep and starts it afresh, but never runs a second one beside the first.
+    /// (speech-dispatcher serves no other client while it writes a listing: two at once held up
+    /// a StopSpeaking by over a second.)
+    public func refreshUnlessListing() {
+        if listing != nil && !sleepingBeforeRetry { return }
+        refresh()
     }
 
     /// The voices, waiting for a first good listing if there is none yet.
@@ -95,6 +106,8 @@ public actor VoiceCache {
             } catch {
                 lastProblem = "listing voices failed: \(error)"
             }
+            sleepingBeforeRetry = true
+            defer { sleepingBeforeRetry = false }
             do { try await sleep(delay) } catch { return }
             delay = min(delay * 2, policy.longestRetry)
         }

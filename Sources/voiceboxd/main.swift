@@ -21,6 +21,10 @@ if options.showVersion {
     print("voiceboxd \(SpeechService.version)")
     exit(0)
 }
+// voiceboxd never writes to standard output, but pocketsphinx's grammar parser echoes what it
+// cannot parse there: send it to the log with everything else.
+dup2(STDERR_FILENO, STDOUT_FILENO)
+MallocArenas.limit(to: 2)
 let (terminations, terminated) = AsyncStream<Int32>.makeStream()
 // Detached: top-level code is on the main actor, whose thread waits in sigwait below.
 Task.detached {

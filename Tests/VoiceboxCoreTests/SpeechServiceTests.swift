@@ -77,6 +77,8 @@ final class SpeechServiceTests: XCTestCase {
         XCTAssertEqual(synthesizer.commands.last, .stop([mine]))
         await service.stopSpeaking(theirs, caller: ":1.1")
         XCTAssertEqual(synthesizer.commands.last, .stop([theirs]))
+        let bus = bus!
+        try await settle { bus.signals.contains(.speechFinished(theirs, .cancelled)) }
         let before = synthesizer.commands.count
         await service.stopSpeaking(theirs, caller: ":1.1")  // already over: nothing to do
         await service.stopSpeaking(999, caller: ":1.1")

@@ -50,6 +50,42 @@ final class VoiceCacheTests: XCTestCase {
         XCTAssertEqual(lister.calls.withLock { $0 }, 3)
     }
 
+    /// The engine coming up while the first listing runs must not start a second one beside it
+    /// (speech-dispatcher serves nobody while it writes one); during the backoff sleep it retries now.
+    func testTheEngineComingUpStartsNoSecondListingBesideARunningOne() async throws {
+        let started = Mutex(0)
+        let release = AsyncStream<Void>.makeStream()
+        let cache = VoiceCache(lister: {
+            started.withLock { $0 += 1 }
+            for await _ in release.stream { break }
+            return Self.english
+        })
+        await cache.refresh()
+        try await waitUntil { started.withLock { $0 } == 1 }
+        await cache.refreshUnlessListing()
+        try await Task.sleep(for: .milliseconds(50))
+        XCTAssertEqual(started.withLock { $0 }, 1, "no second listing beside the first")
+        release.continuation.yield()
+        let voices = try await cache.get()
+        XCTAssertEqual(voices, Self.english)
+
+        let failing = ScriptedLister([.failure(Failure()), .success(Self.more)])
+        let backoff = VoiceCache(lister: { try failing.list() }, sleep: { _ in try await Task.sleep(for: .seconds(60)) })
+        await backoff.refresh()
+        try await waitUntil { failing.calls.withLock { $0 } == 1 }
+        try await Task.sleep(for: .milliseconds(20))
+        await backoff.refreshUnlessListing()  // asleep in its backoff: retried at once
+        try await waitUntil { failing.calls.withLock { $0 } == 2 }
+    }
+
+    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return XCTFail("condition not met in 5 s") }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
     func testBackoffIsBounded() async throws {
         let lister = ScriptedLister(Array(repeating: .success([]), count: 9) + [.success(Self.english)])
         let sleeps = Sleeps()
