@@ -50,13 +50,24 @@ public actor AudioSession {
 
     public var isInterrupted: Bool { interrupted }
 
-    /// Restores what a previous voiceboxd left changed, then follows the server until the mixer's
-    /// events end.
-    public func run() async {
+    /// Publishes Interrupted. Call before taking the bus name.
+    public func start() {
         bus.publish(.interrupted(false))
+    }
+
+    /// Follows the server until the mixer's events end; on each (re)connection it first restores
+    /// what a previous voiceboxd left changed.
+    public func run() async {
         for await event in mixer.events {
             await handle(event)
         }
+    }
+
+    /// The service is stopping: others get back at once what this interruption took.
+    public func finish() async {
+        ending?.cancel()
+        activities.removeAll()
+        await restoreNow()
     }
 
     // MARK: Voicebox interrupting others

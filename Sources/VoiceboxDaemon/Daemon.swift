@@ -44,13 +44,28 @@ public enum Daemon {
         }
         var policy = VoiceCache.Policy()
         policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
-        let service = SpeechService(synthesizer: synthesizer, bus: object, voicePolicy: policy)
+        // The audio session: pauses or ducks other audio while we speak or listen, and holds our
+        // own work while a call has the audio. One long-lived sound-server connection.
+        let mixer: PulseMixer
+        do {
+            mixer = try PulseMixer()  // throws only when libpulse cannot make a mainloop at all
+        } catch {
+            log("cannot start the sound-server connection: \(error)")
+            return 1
+        }
+        let session = AudioSession(mixer: mixer, players: MPRISPlayers(connection: connection), journal: FileJournalStore.default(),
+                                   bus: object, settings: options.audio, ownProcessID: getpid())
+        let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.
         let sphinxLog: LogSink? = options.debug ? { @Sendable message in Daemon.log("debug: pocketsphinx: " + message) } : nil
         let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog)
         let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(), bus: object,
-                                             maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
+                                             session: session, maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
         await recognition.run()  // its properties are there before a caller can find the name
+        await session.add(service)
+        await session.add(recognition)
+        await session.start()
+        Task { await session.run() }
 
         // Export and publish first, then take the name: a caller activated by the name finds it all.
         await service.start()
@@ -89,8 +104,10 @@ public enum Daemon {
             break
         }
         try? await connection.releaseName(Speech1.busName)
+        await session.finish()
         await connection.close()
         synthesizer.shutdown()
+        mixer.shutdown()
         return status
     }
 
