@@ -22,7 +22,11 @@ public actor VoiceCache {
 
     private var voices: [Voice]?
     /// Answers already given, by lower-cased language: a client asking again gets them at once.
+    /// At most `maximumMatches` languages, the least recently asked going first: any caller can
+    /// ask for any number of well-formed tags, and memory must not grow with them.
     private var matches: [String: [Voice]] = [:]
+    private var matchOrder: [String] = []
+    static let maximumMatches = 32
     private var lastProblem = "the voice list has not been fetched yet"
     private var listing: Task<Void, Never>?
     /// The listing task is waiting out its backoff, not talking to the engine.
@@ -41,15 +45,27 @@ public actor VoiceCache {
         self.onChange = onChange
     }
 
+    /// How many languages' answers are kept: for tests.
+    public var rememberedLanguages: Int { matches.count }
+
     /// The cached list, or nil before the first good listing.
     public var current: [Voice]? { voices }
 
     /// The voices for a language, best first (see VoiceMatching), remembered until the list changes.
     public func voices(for language: String) async throws(VoiceboxError) -> [Voice] {
         let key = language.lowercased()
-        if let known = matches[key] { return known }
+        if let known = matches[key] {
+            if matchOrder.last != key {
+                matchOrder.removeAll { $0 == key }
+                matchOrder.append(key)
+            }
+            return known
+        }
         let found = VoiceMatching.voices(try await get(), for: language)
+        guard matches[key] == nil else { return found }  // another caller's answer came first
         matches[key] = found
+        matchOrder.append(key)
+        if matchOrder.count > Self.maximumMatches { matches[matchOrder.removeFirst()] = nil }
         return found
     }
 
@@ -116,7 +132,10 @@ public actor VoiceCache {
     private func accept(_ listed: [Voice]) {
         let changed = listed != voices
         voices = listed
-        if changed { matches = [:] }
+        if changed {
+            matches = [:]
+            matchOrder = []
+        }
         listing = nil
         for waiter in waiters.values { waiter.resume(returning: listed) }
         waiters.removeAll()

@@ -78,6 +78,17 @@ final class VoiceCacheTests: XCTestCase {
         try await waitUntil { failing.calls.withLock { $0 } == 2 }
     }
 
+    /// Any caller may ask for any number of languages: the answers kept are bounded.
+    func testRememberedAnswersAreBounded() async throws {
+        let lister = ScriptedLister([.success(Self.more)])
+        let cache = VoiceCache(lister: { try lister.list() })
+        for index in 0..<500 { _ = try await cache.voices(for: "x-\(index)") }
+        let kept = await cache.rememberedLanguages
+        XCTAssertEqual(kept, VoiceCache.maximumMatches)
+        let german = try await cache.voices(for: "de")
+        XCTAssertEqual(german.map(\.id), ["espeak-ng/German"])
+    }
+
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(5)
         while !condition() {
