@@ -206,6 +206,7 @@ public actor AudioSession {
         if stream.processID == ownProcessID { return false }
         if let name = stream.applicationName?.lowercased(), name.hasPrefix("speech-dispatcher") { return false }
         if let media = stream.mediaName?.lowercased(), media.hasPrefix("speech-dispatcher") { return false }
+        if let role = stream.role?.lowercased(), settings.spareRoles.contains(role) { return false }
         return !isCall(stream.role)
     }
 

@@ -73,6 +73,9 @@ public struct AudioSessionSettings: Sendable, Equatable {
     public var listeningInterruptionLimit: Duration = .seconds(10)
     /// Roles that mark a call: never touched, and they interrupt Voicebox.
     public var callRoles: Set<String> = ["phone", "communication"]
+    /// Roles never touched either (lower case): accessibility output, which a blind user needs
+    /// while Voicebox speaks as much as before.
+    public var spareRoles: Set<String> = ["a11y"]
 
     public init() {}
 

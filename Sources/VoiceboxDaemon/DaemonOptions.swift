@@ -34,6 +34,8 @@ public struct DaemonOptions: Sendable, Equatable {
           --listening-others POLICY  what a microphone Recognize does to other audio: pause (default), duck, mix
           --duck-db DECIBELS         how far duck lowers other streams, -60 ... 0 (default -15)
           --grace SECONDS            others stay interrupted this long after the last utterance (default 0.3)
+          --call-limit SECONDS       a microphone recognition held by a call this long ends, reason interrupted (default 10)
+          --spare-role ROLE          never pause, mute or duck streams of this media.role (a11y always; repeatable)
           --debug                    log pocketsphinx's own messages too
           --version                  print the version and exit
           --help                     print this and exit
@@ -76,6 +78,16 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--grace takes seconds between 0 and 60, not '\(text)'")
                 }
                 audio.grace = .milliseconds(Int((seconds * 1000).rounded()))
+            case "--call-limit":
+                let text = try value(argument)
+                guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                    throw OptionError("--call-limit takes seconds between 0 and 3600, not '\(text)'")
+                }
+                audio.listeningInterruptionLimit = .milliseconds(Int((seconds * 1000).rounded()))
+            case "--spare-role":
+                let role = try value(argument)
+                guard !role.isEmpty else { throw OptionError("--spare-role needs a role name") }
+                audio.spareRoles.insert(role.lowercased())
             case "--debug": debug = true
             case "--version": showVersion = true
             case "--help", "-h": showHelp = true

@@ -1,12 +1,24 @@
+import Synchronization
 import VoiceboxBus
 import VoiceboxCore
 
 /// Media players over MPRIS on the session bus: `Pause()` and `Play()` (never `PlayPause()`,
 /// which would start a stopped player). playerctld is skipped: it only proxies another player,
 /// which is asked directly. Every player is asked concurrently, each call bounded by `timeout`.
-struct MPRISPlayers: MediaPlayers {
+///
+/// A player we paused is watched (its PropertiesChanged) until it is resumed: if its status is
+/// ever anything but Paused meanwhile, the user played it (and maybe paused it again), and it is
+/// left as the user left it.
+final class MPRISPlayers: MediaPlayers {
     let connection: BusConnection
-    var timeout: Duration = .milliseconds(500)
+    let timeout: Duration
+    /// Subscription tokens and whether the user touched it, by the owner we paused.
+    private let watched = Mutex<[String: (token: UInt64?, touched: Bool)]>([:])
+
+    init(connection: BusConnection, timeout: Duration = .milliseconds(500)) {
+        self.connection = connection
+        self.timeout = timeout
+    }
 
     static let prefix = "org.mpris.MediaPlayer2."
     static let path = "/org/mpris/MediaPlayer2"
@@ -17,7 +29,7 @@ struct MPRISPlayers: MediaPlayers {
         let players = names.filter { $0.hasPrefix(Self.prefix) && $0 != Self.prefix + "playerctld" }
         return await withTaskGroup(of: MediaPlayer?.self) { group in
             for name in players {
-                group.addTask {
+                group.addTask { [self] in
                     guard await status(of: name) == "Playing", let owner = await owner(of: name) else { return nil }
                     return MediaPlayer(name: name, owner: owner, processID: await processID(of: owner))
                 }
@@ -29,15 +41,49 @@ struct MPRISPlayers: MediaPlayers {
     }
 
     func pause(_ player: MediaPlayer) async -> Bool {
+        await watch(player.owner)
         // Sent to the unique name: the player that was found playing, not a newcomer that took the name.
-        (try? await connection.call(destination: player.owner, path: Self.path, interface: Self.playerInterface,
-                                    member: "Pause", timeout: timeout)) != nil
+        let paused = (try? await connection.call(destination: player.owner, path: Self.path, interface: Self.playerInterface,
+                                                 member: "Pause", timeout: timeout)) != nil
+        // Its own "Paused" announcement may still be on its way; anything else from now on is the user.
+        watched.withLock { $0[player.owner]?.touched = false }
+        if !paused { unwatch(player.owner) }
+        return paused
     }
 
     func resumeIfStillPaused(_ player: MediaPlayer) async -> Bool {
-        guard await owner(of: player.name) == player.owner, await status(of: player.owner) == "Paused" else { return false }
+        let touched = unwatch(player.owner)
+        guard !touched, await owner(of: player.name) == player.owner, await status(of: player.owner) == "Paused" else {
+            return false
+        }
         return (try? await connection.call(destination: player.owner, path: Self.path, interface: Self.playerInterface,
                                            member: "Play", timeout: timeout)) != nil
+    }
+
+    private func watch(_ owner: String) async {
+        watched.withLock { $0[owner] = (nil, false) }
+        let filter = SignalFilter(sender: owner, path: Self.path, interface: "org.freedesktop.DBus.Properties",
+                                  member: "PropertiesChanged")
+        let token = try? await connection.subscribe(filter) { [weak self] signal in
+            guard signal.arguments.first?.string == Self.playerInterface,
+                  let status = signal.arguments.dropFirst().first?.vardictEntries?["PlaybackStatus"]?.string,
+                  status != "Paused" else { return }
+            self?.watched.withLock { $0[owner]?.touched = true }
+        }
+        let stale: UInt64? = watched.withLock { table in
+            guard table[owner] != nil else { return token }  // already unwatched
+            table[owner]?.token = token
+            return nil
+        }
+        if let stale { connection.unsubscribe(stale) }
+    }
+
+    /// Stops watching; returns whether the user touched the player meanwhile.
+    @discardableResult
+    private func unwatch(_ owner: String) -> Bool {
+        let entry = watched.withLock { $0.removeValue(forKey: owner) }
+        if let token = entry?.token { connection.unsubscribe(token) }
+        return entry?.touched ?? false
     }
 
     private func status(of name: String) async -> String? {

@@ -146,7 +146,8 @@ final class Player: Sendable {
     let startedAt = ContinuousClock.now
 
     init(_ file: String, sink: String) throws {
-        process = try Subprocess("/usr/bin/paplay", ["-d", sink, file])
+        // Role "test": the service spares it (ServiceHarness), as a real microphone is no stream at all.
+        process = try Subprocess("/usr/bin/paplay", ["-d", sink, "--property=media.role=test", file])
     }
 
     func waitUntilDone(timeout: Duration = .seconds(30)) async {

@@ -27,7 +27,9 @@ final class ServiceHarness: Sendable {
          environment: [String: String] = [:], stderrFD: Int32? = nil, waitForName: Bool = true) async throws {
         self.stack = stack
         let address = addressFromEnvironment ? [] : ["--speechd-address", speechdAddress ?? stack.speechdAddress]
-        daemon = try Subprocess(stack.daemonPath, ["--no-autospawn"] + address + extraArguments,
+        // The stack's keep-alive streams and the players that feed its fake microphone have role
+        // "test": an audio interruption must leave them alone, or listening would silence the microphone.
+        daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--spare-role", "test"] + address + extraArguments,
                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                 stderrFD: stderrFD)
         client = try BusConnection(address: stack.busAddress)
