@@ -14,7 +14,7 @@ final class AudioSessionTests: XCTestCase {
     var follower: Task<Void, Never>?
 
     func makeSession(info: SoundServerInfo = .init(name: "pulseaudio", version: "16.1", isPipeWire: false),
-                     grace: Duration = .milliseconds(50)) {
+                     grace: Duration = .milliseconds(50)) async {
         journal = MemoryJournal()
         mixer = ScriptedMixer(info: info, journal: journal)
         players = ScriptedPlayers()
@@ -24,6 +24,7 @@ final class AudioSessionTests: XCTestCase {
         session = AudioSession(mixer: mixer, players: players, journal: journal, bus: bus, settings: settings,
                                ownProcessID: Self.ownPID)
         let session = session!
+        await session.start()
         follower = Task { await session.run() }
     }
 
@@ -53,7 +54,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testPausePausesPlayersMutesTheRestAndRestoresExactly() async throws {
-        makeSession()
+        await makeSession()
         try await setUpDesktop()
         await session.begin(.speaking, id: 9, policy: .pause)
         XCTAssertEqual(players.status("org.mpris.MediaPlayer2.mpv"), "Paused")
@@ -77,7 +78,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testWhatTheUserChangedMeanwhileKeepsTheUsersSetting() async throws {
-        makeSession()
+        await makeSession()
         try await setUpDesktop()
         mixer.play(PlaybackStream(id: 6, applicationName: "Chromium", processID: 600))
         try await settled()
@@ -93,7 +94,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testAPlayerTheUserPausedOrThatRestartedIsNotPlayedAgain() async throws {
-        makeSession()
+        await makeSession()
         try await setUpDesktop()
         await session.begin(.speaking, id: 2, policy: .pause)
         players.set("org.mpris.MediaPlayer2.mpv", owner: ":1.99")  // restarted: another owner
@@ -103,7 +104,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testDuckLowersOthersAndRestoresOnlyVolumesTheUserLeftAlone() async throws {
-        makeSession()
+        await makeSession()
         try await setUpDesktop()
         mixer.play(PlaybackStream(id: 7, applicationName: "vlc", processID: 700, volume: [40000, 40000]))
         try await settled()
@@ -123,7 +124,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testMixLeavesEverythingAloneAndSaysNothing() async throws {
-        makeSession()
+        await makeSession()
         try await setUpDesktop()
         await session.begin(.speaking, id: 4, policy: .mix)
         await session.end(.speaking, id: 4)
@@ -133,7 +134,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testARunOfUtterancesIsOneInterruption() async throws {
-        makeSession(grace: .milliseconds(200))
+        await makeSession(grace: .milliseconds(200))
         try await setUpDesktop()
         await session.begin(.speaking, id: 1, policy: .pause)
         await session.begin(.speaking, id: 2, policy: .pause)
@@ -149,7 +150,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testAStreamThatStartsDuringThePauseIsSilencedToo() async throws {
-        makeSession()
+        await makeSession()
         try await setUpDesktop()
         await session.begin(.listening, id: 5, policy: .pause)
         mixer.play(PlaybackStream(id: 8, applicationName: "totem", processID: 800, role: "video"))
@@ -163,7 +164,7 @@ final class AudioSessionTests: XCTestCase {
     /// With module-role-cork the server corks the music and video streams itself (their clients
     /// are asked to pause); the rest is muted.
     func testRoleCorkDoesTheCorkingWherePulseAudioHasIt() async throws {
-        makeSession(info: .init(name: "pulseaudio", version: "16.1", isPipeWire: false,
+        await makeSession(info: .init(name: "pulseaudio", version: "16.1", isPipeWire: false,
                                 roleCorkTriggers: ["phone"], roleCorkTargets: ["music", "video"]))
         mixer.play(PlaybackStream(id: 1, applicationName: "paplay", processID: 100, role: "music"))
         mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
@@ -178,7 +179,7 @@ final class AudioSessionTests: XCTestCase {
     }
 
     func testPipeWireIsNeverAskedToCork() async throws {
-        makeSession(info: .init(name: "PulseAudio (on PipeWire 0.3.65)", version: "15.0.0", isPipeWire: true,
+        await makeSession(info: .init(name: "PulseAudio (on PipeWire 0.3.65)", version: "15.0.0", isPipeWire: true,
                                 roleCorkTriggers: ["phone"], roleCorkTargets: ["music"]))
         mixer.play(PlaybackStream(id: 1, applicationName: "paplay", processID: 100, role: "music"))
         try await settled()
@@ -188,7 +189,7 @@ final class AudioSessionTests: XCTestCase {
 
     /// A call (a phone-role stream, playing or recording) holds Voicebox's work until it ends.
     func testACallInterruptsVoiceboxUntilItEnds() async throws {
-        makeSession()
+        await makeSession()
         let target = RecordingTarget()
         await session.add(target)
         mixer.play(PlaybackStream(id: 20, applicationName: "Voicebox", processID: Self.ownPID, role: "phone"))  // our own trigger
@@ -212,7 +213,7 @@ final class AudioSessionTests: XCTestCase {
 
     /// What a voiceboxd that died left changed is undone by the next one, as it would have been.
     func testAJournalLeftByACrashIsRestoredWhenTheServerIsFound() async throws {
-        makeSession()
+        await makeSession()
         mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200, muted: true))
         mixer.play(PlaybackStream(id: 3, applicationName: "vlc", processID: 300, volume: [11653, 11653]))
         mixer.play(PlaybackStream(id: 4, applicationName: "other", processID: 400, muted: true))  // not ours
