@@ -170,27 +170,37 @@ final class SSIPConnection: @unchecked Sendable {
 
     // MARK: Reading
 
+    /// Reads until the socket has nothing more: an end of file that came with the last bytes
+    /// raises no second readiness event (seen: a server that wrote half a reply and closed was
+    /// noticed only by the 2 s timeout), so it must be found by reading on.
     private func readable() {
-        guard isOpen else { return }
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        // A reset (the server died with our command unread) is a close like any other.
-        if count < 0 && errno != ECONNRESET {
-            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
-            fail("cannot read from speech-dispatcher: \(SSIPSocket.errorText())")
-            return
+        while isOpen {
+            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            // A reset (the server died with our command unread) is a close like any other.
+            if count < 0 && errno != ECONNRESET {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                fail("cannot read from speech-dispatcher: \(SSIPSocket.errorText())")
+                return
+            }
+            guard count > 0 else {
+                fail(parser.isMidMessage || !pending.isEmpty ? "speech-dispatcher closed the connection in the middle of a reply"
+                                                             : "speech-dispatcher closed the connection")
+                return
+            }
+            take(chunk[0..<count])
         }
-        guard count > 0 else {
-            fail(parser.isMidMessage || !pending.isEmpty ? "speech-dispatcher closed the connection in the middle of a reply"
-                                                         : "speech-dispatcher closed the connection")
-            return
-        }
+        if isOpen { armTimer() }
+    }
+
+    private func take(_ bytes: ArraySlice<UInt8>) {
         for index in pending.indices where pending[index].inactivity {
             pending[index].deadline = .now() + timeout
         }
         let messages: [SSIPMessage]
         do {
-            messages = try parser.feed(chunk[0..<count])
+            messages = try parser.feed(bytes)
         } catch {
             fail("speech-dispatcher sent something that is not SSIP")
             return
@@ -204,7 +214,6 @@ final class SSIPConnection: @unchecked Sendable {
                 deliver(reply)
             }
         }
-        armTimer()
     }
 
     private func deliver(_ reply: SSIPReply) {
