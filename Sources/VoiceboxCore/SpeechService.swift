@@ -13,6 +13,8 @@ public actor SpeechService {
         let owedToCaller: Bool
         var started = false
         var waiters: [CheckedContinuation<SynthesisEnd, Never>] = []
+        /// The audio session has been told it began: its end must be told too.
+        var interruptingOthers = false
     }
 
     private let synthesizer: any Synthesizer
@@ -97,18 +99,31 @@ public actor SpeechService {
         nextID += 1
         utterances[id] = Utterance(caller: caller, owedToCaller: options.wait)
         if options.wait { watch(caller) }
-        if let session {
-            // Others are paused or lowered before the first word, not after it.
-            await session.begin(.speaking, id: id, policy: options.others ?? session.settings.speakingDefault)
-        }
+        // Others are paused or lowered while speech-dispatcher prepares the first word (about 60 ms),
+        // not one after the other: a pause of other audio takes a few round trips to the sound
+        // server and the players, which would otherwise delay the speech by as much.
         let request = SynthesisRequest(id: id, text: text, ssml: options.ssml, priority: options.priority, voice: voice,
                                        language: nil, rate: options.rate, pitch: options.pitch, volume: options.volume)
+        let policy = options.others ?? session?.settings.speakingDefault ?? .mix
+        async let interrupting: Void = session?.begin(.speaking, id: id, policy: policy) ?? ()
+        let outcome: Result<Void, any Error>
         do {
             try await synthesizer.speak(request)
+            outcome = .success(())
         } catch {
+            outcome = .failure(error)
+        }
+        await interrupting
+        // Its end is told to the session only once its beginning was: an utterance over already
+        // (refused, or a very short one) ends its interruption here.
+        if utterances[id] == nil || outcome.isFailure {
+            await session?.end(.speaking, id: id)
+        } else {
+            utterances[id]?.interruptingOthers = true
+        }
+        if case .failure(let error) = outcome {
             utterances[id] = nil
             release(caller)
-            await session?.end(.speaking, id: id)
             switch error as? SynthesizerError {
             case .rejected(let why): throw .init(.failed, "speech-dispatcher refused the text: \(why)")
             case .unavailable(let why): throw .engineUnavailable(why)
@@ -170,7 +185,8 @@ public actor SpeechService {
 
     // MARK: Voices
 
-    public func listVoices(language: String) async throws(VoiceboxError) -> [Voice] {
+    /// Nonisolated: the cache is an actor of its own, and a ListVoices need not queue behind speech.
+    public nonisolated func listVoices(language: String) async throws(VoiceboxError) -> [Voice] {
         guard language.isEmpty || LanguageTag.isWellFormed(language) else {
             throw .invalidArgument("'\(language)' is not a BCP-47 language tag")
         }
@@ -199,7 +215,7 @@ public actor SpeechService {
             for waiter in utterance.waiters { waiter.resume(returning: end) }
             release(utterance.caller)
             updateSpeaking()
-            await session?.end(.speaking, id: id)
+            if utterance.interruptingOthers { await session?.end(.speaking, id: id) }
         case .unavailable(let reason):
             engineProblem = "speech-dispatcher is unreachable: \(reason)"
         case .available:
@@ -251,4 +267,8 @@ extension SpeechService: InterruptionTarget {
         heldByCall = false
         await applyPause()
     }
+}
+
+private extension Result {
+    var isFailure: Bool { if case .failure = self { true } else { false } }
 }

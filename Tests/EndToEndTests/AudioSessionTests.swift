@@ -161,11 +161,11 @@ final class AudioSessionTests: XCTestCase {
         try await service.proxy.call(Speech1.stopSpeaking, id)
     }
 
-    /// A call corks the microphone while it lasts; one that lasts past the limit ends the
-    /// recognition with what it heard (reason interrupted).
+    /// A call corks the microphone while it lasts and uncorks it after; one that lasts past the
+    /// limit ends the recognition with what it heard (reason interrupted).
     func testACallCorksTheMicrophoneAndEndsARecognitionHeldTooLong() async throws {
         await service.stop()
-        service = try await ServiceHarness(stack: stack, extraArguments: ["--call-limit", "2"])
+        service = try await ServiceHarness(stack: stack, extraArguments: ["--call-limit", "3"])
         let recognition = Task { [service] in
             try await service!.proxy.call(Speech1.recognize, VarDict(["others": .string("mix"), "max_seconds": .double(30)]),
                                           timeout: .seconds(40))
@@ -174,13 +174,47 @@ final class AudioSessionTests: XCTestCase {
         let pid = service.daemon.pid
         try await waitUntil("our recording to be listed") { (try? ServerStream.recording(of: pid)) != nil }
         XCTAssertEqual(try ServerStream.recording(of: pid)?.corked, false)
+        let shortCall = try PlayingStream(callOn: stack.sink)
+        cleanUps.append { await shortCall.stop() }
+        _ = try await waitForInterruption("began")
+        try await waitUntil("the microphone to be corked") { (try? ServerStream.recording(of: pid))?.corked == true }
+        await shortCall.stop()
+        _ = try await waitForInterruption("ended")
+        try await waitUntil("the microphone to record again") { (try? ServerStream.recording(of: pid))?.corked == false }
+
         let call = try PlayingStream(callOn: stack.sink)
         cleanUps.append { await call.stop() }
-        _ = try await waitForInterruption("began")
+        _ = try await waitForInterruption("began", count: 2)
         try await waitUntil("the microphone to be corked") { (try? ServerStream.recording(of: pid))?.corked == true }
         let reply = try await recognition.value
         XCTAssertEqual(reply.details["reason"], .string("interrupted"))
         XCTAssertNil(try ServerStream.recording(of: pid), "the microphone is released")
+    }
+
+    /// A player that never answers holds up nobody: the others are paused within the timeout.
+    func testAHungPlayerDelaysNobody() async throws {
+        let mpv = try await player()
+        let hung = try BusConnection(address: stack.busAddress)
+        cleanUps.append { await hung.close() }
+        let never = BusMethod("Pause", "Never answers.")
+        let status = BusProperty("PlaybackStatus", "Always Playing.", String.self)
+        let interface = InterfaceDescription(name: "org.mpris.MediaPlayer2.Player", methods: [never.description],
+                                             properties: [status.description])
+        let object = try hung.export(path: "/org/mpris/MediaPlayer2", interface: interface,
+                                     handlers: [never.deferredHandler { responder in
+                                         // Kept, never answered, until the connection closes.
+                                         Task { try? await Task.sleep(for: .seconds(60)); _ = responder }
+                                     }])
+        object.set(status, "Playing")
+        let owned = try await hung.requestName("org.mpris.MediaPlayer2.hung")
+        XCTAssertEqual(owned, .primaryOwner)
+        let started = ContinuousClock.now
+        _ = try await service.speak(SpeechTests.long, ["others": .string("pause")])
+        let began = try await waitForInterruption("began")
+        XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(1500), "one hung player must not hold up the rest")
+        XCTAssertEqual(began["paused_players"], .stringArray([mpv.name]), "the hung player did not pause")
+        let mpvStatus = await mpv.status(on: service.client)
+        XCTAssertEqual(mpvStatus, "Paused")
     }
 
     /// voiceboxd killed while music is paused and muted: the next one restores both.
