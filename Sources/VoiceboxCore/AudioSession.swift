@@ -145,8 +145,13 @@ public actor AudioSession {
                 let corkable = toMute.filter { targets.contains($0.role?.lowercased() ?? "") }
                 if !corkable.isEmpty, let trigger = try? await mixer.startCorkTrigger(role: role) {
                     current.trigger = trigger
-                    current.corked += UInt32(corkable.count)
-                    toMute.removeAll { corkable.contains($0) }
+                    // The module acts when the trigger appears, and only on the trigger's sink unless it
+                    // was loaded global: what it did not silence is muted here like the rest.
+                    let after = Dictionary(((try? await mixer.playbackStreams()) ?? []).map { ($0.id, $0) },
+                                           uniquingKeysWith: { a, _ in a })
+                    let corked = corkable.filter { after[$0.id].map { $0.corked || $0.muted } ?? false }
+                    current.corked += UInt32(corked.count)
+                    toMute.removeAll { corked.contains($0) }
                 }
             }
             current.muted += toMute.map(InterruptionJournal.Stream.init(muting:))

@@ -16,6 +16,7 @@ final class ScriptedMixer: AudioMixer {
         var changes: [String] = []
         var trigger: UInt32?
         var unjournaled: [String] = []
+        var elsewhere: Set<UInt32> = []
     }
 
     init(info: SoundServerInfo = .init(name: "pulseaudio", version: "16.1", isPipeWire: false), journal: MemoryJournal) {
@@ -87,10 +88,19 @@ final class ScriptedMixer: AudioMixer {
         if let changed { feed.yield(.playbackChanged(changed)) }
     }
 
+    /// Streams module-role-cork leaves alone (on another sink than the trigger's).
+    func onAnotherSink(_ id: UInt32) { state.withLock { _ = $0.elsewhere.insert(id) } }
+
+    /// As the module does: streams of its target roles on the trigger's sink are muted and corked
+    /// while the trigger plays.
     func startCorkTrigger(role: String) async throws -> UInt32 {
         state.withLock { state in
             state.trigger = 999
             state.changes.append("trigger \(role)")
+            for (id, stream) in state.playback where state.info.roleCorkTargets.contains(stream.role ?? "") && !state.elsewhere.contains(id) {
+                state.playback[id]?.corked = true
+                state.playback[id]?.muted = true
+            }
             return 999
         }
     }
@@ -99,6 +109,10 @@ final class ScriptedMixer: AudioMixer {
         state.withLock { state in
             state.trigger = nil
             state.changes.append("trigger off")
+            for (id, stream) in state.playback where state.info.roleCorkTargets.contains(stream.role ?? "") && !state.elsewhere.contains(id) {
+                state.playback[id]?.corked = false
+                state.playback[id]?.muted = false
+            }
         }
     }
 }

@@ -178,6 +178,25 @@ final class AudioSessionTests: XCTestCase {
         XCTAssertEqual(mixer.changes, ["trigger phone", "mute 2 true", "mute 2 false", "trigger off"])
     }
 
+    /// Module-role-cork (not loaded global) acts on the trigger's sink only: a music stream on
+    /// another sink is muted by Voicebox instead.
+    func testAStreamTheModuleDidNotCorkIsMuted() async throws {
+        await makeSession(info: .init(name: "pulseaudio", version: "16.1", isPipeWire: false,
+                                      roleCorkTriggers: ["phone"], roleCorkTargets: ["music", "video"]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "paplay", processID: 100, role: "music"))
+        mixer.play(PlaybackStream(id: 3, applicationName: "rhythmbox", processID: 300, role: "music"))
+        mixer.onAnotherSink(3)
+        try await settled()
+        await session.begin(.speaking, id: 1, policy: .pause)
+        XCTAssertEqual(mixer.changes, ["trigger phone", "mute 3 true"])
+        XCTAssertEqual(interruptions().first?.1.corkedStreams, 1)
+        XCTAssertEqual(interruptions().first?.1.mutedStreams, 1)
+        await session.end(.speaking, id: 1)
+        try await Task.sleep(for: .milliseconds(150))
+        XCTAssertEqual(mixer.stream(3)?.muted, false)
+        XCTAssertEqual(mixer.stream(1)?.corked, false)
+    }
+
     func testPipeWireIsNeverAskedToCork() async throws {
         await makeSession(info: .init(name: "PulseAudio (on PipeWire 0.3.65)", version: "15.0.0", isPipeWire: true,
                                 roleCorkTriggers: ["phone"], roleCorkTargets: ["music"]))
