@@ -22,7 +22,7 @@ let package = Package(
         // One small Swift module per C library; each hides its pointers and callbacks.
         .target(name: "VoiceboxBus", dependencies: ["CDBus"]),
         // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
-        .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus"]),
+        .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSndfile", "CSamplerate", "VoiceboxCore"]),

@@ -54,24 +54,13 @@ class Ears:
 
     def first_loud_after(self, t0, threshold=300, timeout=10):
         """Arrival time of the first chunk after t0 with a sample louder than threshold."""
-        deadline = time.perf_counter() + timeout
-        seen = 0
-        while True:
-            with self.lock:
-                fresh = self.chunks[seen:]
-                seen = len(self.chunks)
-            for arrived, data in fresh:
-                if arrived < t0:
-                    continue
-                samples = memoryview(data).cast("h") if len(data) % 2 == 0 else memoryview(data[:-1]).cast("h")
-                if any(abs(s) > threshold for s in samples):
-                    return arrived
-            if time.perf_counter() >= deadline:
-                return None
-            time.sleep(0.002)
+        return self._first_after(t0, lambda samples: any(abs(s) > threshold for s in samples), timeout)
 
     def first_quiet_after(self, t0, threshold=300, timeout=10):
         """Arrival time of the first chunk after t0 with no sample louder than threshold."""
+        return self._first_after(t0, lambda samples: all(abs(s) <= threshold for s in samples), timeout)
+
+    def _first_after(self, t0, wanted, timeout):
         deadline = time.perf_counter() + timeout
         seen = 0
         while True:
@@ -82,7 +71,7 @@ class Ears:
                 if arrived < t0:
                     continue
                 samples = memoryview(data).cast("h") if len(data) % 2 == 0 else memoryview(data[:-1]).cast("h")
-                if all(abs(s) <= threshold for s in samples):
+                if wanted(samples):
                     return arrived
             if time.perf_counter() >= deadline:
                 return None

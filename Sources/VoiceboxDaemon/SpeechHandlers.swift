@@ -34,7 +34,7 @@ enum SpeechHandlers {
                 return NoReply()
             },
             Speech1.listVoices.handler { _, language in
-                try await gate.services.speech.listVoices(language: language).map(voiceEntry)
+                try await gate.services.speech.listVoices(language: language)
             },
             Speech1.refreshVoices.handler { _ in
                 await gate.services.speech.refreshVoices()
@@ -75,10 +75,6 @@ enum SpeechHandlers {
             default: .other(signature: value.type.signature)
             }
         }
-    }
-
-    static func voiceEntry(_ voice: Voice) -> VoiceEntry {
-        VoiceEntry(id: voice.id, name: voice.name, language: voice.language, variant: voice.variant, engine: voice.engine)
     }
 
     /// Recognize's `details`.

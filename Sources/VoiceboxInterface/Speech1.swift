@@ -1,4 +1,5 @@
 import VoiceboxBus
+import VoiceboxCore
 
 /// org.voicebox.Speech1, declared once: voiceboxd serves these declarations and clients call
 /// through them. dbus/org.voicebox.Speech1.xml is the published contract, with the long
@@ -24,7 +25,7 @@ public enum Speech1 {
         "ResumeSpeaking", "Release this caller's pause; speech goes on once no caller holds one.")
     public static let listVoices = BusMethod(
         "ListVoices", "Voices for a BCP-47 language (\"\" for all), best match first.",
-        in: ("language", String.self), out: ("voices", [VoiceEntry].self))
+        in: ("language", String.self), out: ("voices", [Voice].self))
     public static let refreshVoices = BusMethod(
         "RefreshVoices", "List the voices again; VoicesChanged follows if they differ.")
 

@@ -1,21 +1,8 @@
 import VoiceboxBus
+import VoiceboxCore
 
-/// One voice as ListVoices gives it: `(sssss)`.
-public struct VoiceEntry: BusArgument, Equatable {
-    public var id: String
-    public var name: String
-    public var language: String
-    public var variant: String
-    public var engine: String
-
-    public init(id: String, name: String, language: String, variant: String, engine: String) {
-        self.id = id
-        self.name = name
-        self.language = language
-        self.variant = variant
-        self.engine = engine
-    }
-
+/// One voice as ListVoices gives it: `(sssss)` — id, name, language, variant, engine.
+extension Voice: BusArgument {
     public static var busType: DBusType { .structure([.string, .string, .string, .string, .string]) }
 
     public init(busValue: DBusValue) throws(DBusError) {
