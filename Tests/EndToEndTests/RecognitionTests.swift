@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Glibc
 import VoiceboxBus
+import VoiceboxInterface
 import XCTest
 
 /// Recognize through a real voiceboxd, PulseAudio and the real en-US model. The fake microphone
@@ -127,7 +128,7 @@ final class RecognitionTests: XCTestCase {
         let stopped = try await running[0].value.get()
         XCTAssertEqual(stopped.reason, "stopped")
         XCTAssertLessThan(stopped.duration, 55, "stopped well before the end of the file")
-        _ = try await service.call("CancelRecognition")
+        try await service.proxy.call(Speech1.cancelRecognition)
         for task in running.dropFirst() {
             if case .failure(let error as DBusError) = await task.value {
                 XCTAssertEqual(error.name, "org.voicebox.Error.Cancelled")
@@ -192,7 +193,7 @@ final class RecognitionTests: XCTestCase {
         try await waitUntil("two words in a partial result") {
             self.service.recognitionSignals(of: id).contains { ($0.arguments.last?.string ?? "").split(separator: " ").count >= 2 }
         }
-        _ = try await service.call("StopRecognition")
+        try await service.proxy.call(Speech1.stopRecognition)
         let recognized = try await answer
         XCTAssertEqual(recognized.reason, "stopped")
         XCTAssertFalse(recognized.text.isEmpty)
@@ -210,7 +211,7 @@ final class RecognitionTests: XCTestCase {
         let pending = Task { await service.recognitionError([:]) }
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
-        _ = try await service.call("CancelRecognition")
+        try await service.proxy.call(Speech1.cancelRecognition)
         let error = await pending.value
         XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled")
         let finished = service.recognitionSignals(of: id).last
@@ -238,7 +239,7 @@ final class RecognitionTests: XCTestCase {
         let file = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(file.text, "go forward ten meters")
         await other.close()
-        _ = try await service.call("CancelRecognition")
+        try await service.proxy.call(Speech1.cancelRecognition)
         let error = await first.value
         XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled")
     }
@@ -335,8 +336,8 @@ final class RecognitionTests: XCTestCase {
         }
         XCTAssertTrue(service.startedRecognitions.isEmpty, "a refused recognition sent RecognitionStarted")
         // Stop and cancel with nothing running do nothing, like StopSpeaking for a finished utterance.
-        _ = try await service.call("StopRecognition")
-        _ = try await service.call("CancelRecognition")
+        try await service.proxy.call(Speech1.stopRecognition)
+        try await service.proxy.call(Speech1.cancelRecognition)
 
         let recognized = try await service.recognize(["file": .string(goforward)])
         XCTAssertEqual(recognized.text, "go forward ten meters")

@@ -61,7 +61,7 @@ final class SpeechTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(500))
         let speaking = try await service.property("Speaking")
         XCTAssertEqual(speaking, .boolean(true))
-        _ = try await service.call("StopSpeaking", [.uint64(id)])
+        try await service.proxy.call(Speech1.stopSpeaking, id)
         let stoppedAt = ears.offset(of: .now)
         try await assertFinished(id, "cancelled")
         try await Task.sleep(for: .milliseconds(1500))
@@ -73,7 +73,7 @@ final class SpeechTests: XCTestCase {
         let first = try await service.speak(Self.long)
         let second = try await service.speak(Self.long)
         try await waitUntil("the first to start") { self.service.events(of: first).contains("SpeechStarted") }
-        _ = try await service.call("StopSpeaking", [.uint64(0)])
+        try await service.proxy.call(Speech1.stopSpeaking, 0)
         try await assertFinished(first, "cancelled")
         try await assertFinished(second, "cancelled")
         XCTAssertFalse(service.events(of: second).contains("SpeechStarted"), "a stopped queued utterance must not be spoken")
@@ -199,15 +199,15 @@ final class SpeechTests: XCTestCase {
         try await ears.waitUntilRecording()
         let id = try await service.speak(Self.long)
         try await waitUntil("speech to be heard") { ears.firstLoud() != nil }
-        _ = try await service.call("PauseSpeaking")
+        try await service.proxy.call(Speech1.pauseSpeaking)
         let pausedAt = ears.offset(of: .now)
         try await Task.sleep(for: .milliseconds(2000))
         XCTAssertLessThan(ears.rms(from: pausedAt + 1.0, to: pausedAt + 2.0), 50, "paused speech should be silent")
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
-        _ = try await service.call("ResumeSpeaking")
+        try await service.proxy.call(Speech1.resumeSpeaking)
         let resumedAt = ears.offset(of: .now)
         try await waitUntil("speech to resume") { ears.firstLoud(after: resumedAt) != nil }
-        _ = try await service.call("StopSpeaking", [.uint64(id)])
+        try await service.proxy.call(Speech1.stopSpeaking, id)
         _ = try await service.waitForFinish(id)
     }
 }
