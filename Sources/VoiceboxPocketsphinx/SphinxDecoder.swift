@@ -60,6 +60,7 @@ final class SphinxDecoder: @unchecked Sendable {
     deinit {
         let pointer = self.pointer
         _ = SphinxLog.shared.scope(sink: log) { ps_free(pointer) }
+        FreedMemory.returnToSystem()
     }
 
     /// Makes the decoder hear the next stream as a freshly loaded one would. pocketsphinx keeps
