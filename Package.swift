@@ -34,7 +34,9 @@ let package = Package(
                                                   "VoiceboxPocketsphinx", "VoiceboxPulse"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
-        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface"]),
+        // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
+        .target(name: "VoiceboxDictation"),
+        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation"]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
@@ -42,6 +44,8 @@ let package = Package(
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
         .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "TestSupport"]),
+        .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
+        .testTarget(name: "voiceboxTests", dependencies: ["voicebox"]),
         .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
-/// Recognizing: the behaviour behind Recognize, StopRecognition and CancelRecognition, over a
+/// Recognizing: the behaviour behind Recognize, StopRecognition, CancelRecognition and
+/// EndRecognition, over a
 /// RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
 ///
 /// This actor only keeps the books (who recognizes what, the limits, callers leaving); each
@@ -36,6 +37,7 @@ public actor RecognitionService {
     /// Publishes the initial properties.
     public func run() {
         parts.bus.publish(.listening(false))
+        parts.bus.publish(.listeningID(0))
         parts.bus.publish(.recognitionLanguages(parts.engine.languages))
     }
 
@@ -60,6 +62,9 @@ public actor RecognitionService {
         let control = RecognitionControl()
         entries[id] = Entry(caller: caller, microphone: options.isMicrophone, control: control)
         callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
+        // Published at admission, so that another process (a shortcut's second press) can end
+        // it even while its model is still loading.
+        if options.isMicrophone { parts.bus.publish(.listeningID(id)) }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
             let outcome = await session.run()
@@ -81,6 +86,14 @@ public actor RecognitionService {
         await request(.cancel, from: caller)
     }
 
+    /// Ends recognition `id`, whoever started it: with what was heard (reason stopped), or with
+    /// Cancelled when `cancel`. An id that is not running is no error. Returns once its
+    /// microphone, if it held one, is released.
+    public func endRecognition(_ id: UInt64, cancel: Bool) async {
+        guard let microphone = entries[id]?.control.request(cancel ? .cancel : .stop) else { return }
+        await microphone.close()
+    }
+
     /// Returns once every microphone these recognitions held is released.
     private func request(_ request: RecognitionControl.Request, from caller: String) async {
         let microphones = entries.values.filter { $0.caller == caller }.compactMap { $0.control.request(request) }
@@ -89,6 +102,7 @@ public actor RecognitionService {
 
     private func ended(_ id: UInt64) {
         guard let entry = entries.removeValue(forKey: id) else { return }
+        if entry.microphone { parts.bus.publish(.listeningID(0)) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 

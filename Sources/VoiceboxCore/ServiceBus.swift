@@ -35,6 +35,8 @@ public enum ServiceProperty: Sendable, Equatable {
     case voiceCount(UInt32)
     /// A recognition is recording from a microphone.
     case listening(Bool)
+    /// The id of the microphone recognition in progress (admitted and not yet ended), 0 when none.
+    case listeningID(UInt64)
     /// BCP-47 tags of the languages recognition has models for.
     case recognitionLanguages([String])
 }

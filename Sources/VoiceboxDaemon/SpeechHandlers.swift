@@ -60,6 +60,10 @@ enum SpeechHandlers {
                 await gate.services.recognition.cancelRecognition(caller: sender)
                 return NoReply()
             },
+            Speech1.endRecognition.handler { _, id, cancel in
+                await gate.services.recognition.endRecognition(id, cancel: cancel)
+                return NoReply()
+            },
         ]
     }
 

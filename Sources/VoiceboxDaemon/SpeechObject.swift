@@ -48,6 +48,7 @@ extension SpeechObject: ServiceBus {
         case .paused(let paused): object.set(Speech1.paused, paused)
         case .voiceCount(let count): object.set(Speech1.voiceCount, count)
         case .listening(let listening): object.set(Speech1.listening, listening)
+        case .listeningID(let id): object.set(Speech1.listeningID, id)
         case .recognitionLanguages(let tags): object.set(Speech1.recognitionLanguages, tags)
         case .interrupted(let interrupted): object.set(Speech1.interrupted, interrupted)
         }

@@ -38,6 +38,9 @@ public enum Speech1 {
         "StopRecognition", "End the caller's recognitions now with what was heard.")
     public static let cancelRecognition = BusMethod(
         "CancelRecognition", "End the caller's recognitions now with org.voicebox.Error.Cancelled.")
+    public static let endRecognition = BusMethod(
+        "EndRecognition", "End recognition `id`, whoever started it: with what was heard, or Cancelled when `cancel`.",
+        in: ("id", UInt64.self), ("cancel", Bool.self))
 
     // MARK: Signals
 
@@ -70,6 +73,8 @@ public enum Speech1 {
     public static let voiceCount = BusProperty("VoiceCount", "How many voices ListVoices(\"\") gives.", UInt32.self)
     public static let interrupted = BusProperty("Interrupted", "An audio interruption, either way, is in progress.", Bool.self)
     public static let listening = BusProperty("Listening", "A recognition is recording from a microphone now.", Bool.self)
+    public static let listeningID = BusProperty("ListeningID", "The id of the microphone recognition in progress, 0 when none.",
+                                                UInt64.self)
     public static let recognitionLanguages = BusProperty("RecognitionLanguages", "BCP-47 tags of the recognition models.",
                                                          [String].self)
 
@@ -78,12 +83,13 @@ public enum Speech1 {
         name: interfaceName,
         methods: [speak.description, stopSpeaking.description, stopAllSpeaking.description, pauseSpeaking.description,
                   resumeSpeaking.description, listVoices.description, refreshVoices.description, recognize.description,
-                  stopRecognition.description, cancelRecognition.description],
+                  stopRecognition.description, cancelRecognition.description, endRecognition.description],
         signals: [speechStarted.description, speechMark.description, speechFinished.description, voicesChanged.description,
                   recognitionStarted.description, recognitionPartial.description, audioLevel.description,
                   recognitionProgress.description, recognitionFinished.description, audioInterruption.description],
         properties: [version.description, speaking.description, paused.description, voiceCount.description,
-                     listening.description, interrupted.description, recognitionLanguages.description])
+                     listening.description, interrupted.description, listeningID.description,
+                     recognitionLanguages.description])
 
     /// The service as seen from a client on `connection`.
     public static func proxy(_ connection: BusConnection) -> BusProxy {

@@ -47,7 +47,8 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(signals.first, .recognitionStarted(done.id))
         XCTAssertEqual(signals.last, .recognitionFinished(done.id, done.result.text))
         XCTAssertTrue(signals.contains(.recognitionProgress(done.id, 1)))
-        XCTAssertEqual(bus.properties, [.listening(false), .recognitionLanguages(["de-DE", "en-US"])])
+        XCTAssertEqual(bus.properties, [.listening(false), .listeningID(0), .recognitionLanguages(["de-DE", "en-US"])],
+                       "a file recognition is not the microphone's: ListeningID stays 0")
         XCTAssertEqual(bus.watchedCallers, [], "no watch left once the caller has no recognition")
     }
 
@@ -71,7 +72,7 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(done.result.text, "w1 w2 w3 w4")
         XCTAssertEqual(done.duration, 1.2, accuracy: 1e-9)
         XCTAssertTrue(mic.isClosed)
-        XCTAssertEqual(bus.properties, [.listening(true), .listening(false)])
+        XCTAssertEqual(bus.properties, [.listeningID(pending.id), .listening(true), .listening(false), .listeningID(0)])
         XCTAssertTrue(bus.signals.contains { if case .audioLevel = $0 { true } else { false } })
         XCTAssertTrue(bus.signals.contains { if case .recognitionPartial(_, "w1") = $0 { true } else { false } })
     }
@@ -125,6 +126,45 @@ final class RecognitionServiceTests: XCTestCase {
         let kind = await errorKind { _ = try await next.outcome() }
         XCTAssertEqual(kind, .cancelled)
         XCTAssertEqual(bus.signals.last, .recognitionFinished(next.id, ""))
+    }
+
+    func testEndRecognitionStopsAnotherCallersRecognitionWithWhatWasHeard() async throws {
+        let service = makeService()
+        let pending = try await service.start(options(), caller: ":1.1")
+        let mic = try await microphone()
+        mic.send(speech: true, count: 2)
+        try await waitFor("a chunk decoded") { self.bus.signals.contains { if case .audioLevel = $0 { true } else { false } } }
+        await service.endRecognition(pending.id + 100, cancel: true)  // not running: no error, no effect
+        XCTAssertFalse(mic.isClosed)
+        await service.endRecognition(pending.id, cancel: false)  // from whoever: a shortcut's second process
+        XCTAssertTrue(mic.isClosed, "the microphone is released when EndRecognition returns")
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .stopped)
+        XCTAssertEqual(bus.properties.last, .listeningID(0))
+        await service.endRecognition(pending.id, cancel: false)  // already ended: no error
+    }
+
+    func testEndRecognitionWithCancelFailsItWithCancelled() async throws {
+        let service = makeService()
+        let pending = try await service.start(options(), caller: ":1.1")
+        _ = try await microphone()
+        XCTAssertEqual(bus.properties, [.listeningID(pending.id), .listening(true)])
+        await service.endRecognition(pending.id, cancel: true)
+        let kind = await errorKind { _ = try await pending.outcome() }
+        XCTAssertEqual(kind, .cancelled)
+        XCTAssertEqual(bus.signals.last, .recognitionFinished(pending.id, ""))
+        XCTAssertEqual(bus.properties.last, .listeningID(0))
+    }
+
+    func testEndRecognitionBeforeTheMicrophoneOpensEndsItWithoutListening() async throws {
+        let service = makeService()
+        let pending = try await service.start(options(), caller: ":1.1")
+        // Admitted: ListeningID names it at once, before the model has loaded.
+        XCTAssertEqual(bus.properties.first, .listeningID(pending.id))
+        await service.endRecognition(pending.id, cancel: false)
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .stopped)
+        XCTAssertEqual(bus.properties.last, .listeningID(0))
     }
 
     func testACallerLeavingCancelsItsRecognitionAndReleasesTheMicrophone() async throws {

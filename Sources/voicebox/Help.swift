@@ -1,0 +1,132 @@
+/// `--help` for the command and each subcommand.
+enum Help {
+    static let command = """
+        usage: voicebox [--address BUS] COMMAND [ARGUMENTS]
+
+        Speech for the desktop, through voiceboxd (org.voicebox.Speech1 on the session bus).
+
+        commands:
+          say TEXT...       speak TEXT and wait until it has been spoken
+          voices [LANG]     list the voices, best match for LANG first
+          listen            recognize speech from the microphone or a file
+          dictate           listen until the end of speech and print the text, with spoken punctuation
+          stop [ID]         stop an utterance; stop --all stops every program's speech
+          pause, resume     hold speech and let it go on
+          status            whether voiceboxd runs, and what it is doing
+          monitor           print every signal of the service as it comes, until interrupted
+
+        `voicebox COMMAND --help` tells more. --json (say, voices, listen, status) prints JSON for scripts.
+
+        exit status:
+          0    done
+          1    the service refused (its error is printed, one sentence)
+          2    nothing was heard (listen, dictate)
+          64   bad usage (the message names the argument)
+          69   the service (or the session bus) cannot be reached
+          130  cancelled (Ctrl-C during say, listen or dictate; dictate --cancel from another process)
+        monitor and pause run until interrupted, and then exit 0.
+        """
+
+    static func text(for subcommand: String?) -> String {
+        switch subcommand {
+        case "say": say
+        case "voices": voices
+        case "listen": listen
+        case "stop": stop
+        case "pause", "resume": pauseResume
+        case "status": status
+        case "monitor": monitor
+        case "dictate": dictate
+        default: command
+        }
+    }
+
+    static let say = """
+        usage: voicebox say [OPTIONS] TEXT...
+
+        Speaks TEXT and waits until it has been spoken (the utterance id is printed with --no-wait or --json).
+          --voice ID          a voice id from `voicebox voices` (not with --language)
+          --language TAG      BCP-47: the best voice for it (e.g. en-GB)
+          --rate R            1.0 normal, 0.25 ... 4.0
+          --pitch P           1.0 normal, 0.5 ... 2.0
+          --volume V          0 ... 1
+          --priority P        message (default), important, text, notification, progress
+          --ssml              TEXT is SSML
+          --no-wait           return at once and print the utterance id
+          --json              print {"id": N}
+        """
+
+    static let voices = """
+        usage: voicebox voices [--json] [LANG]
+
+        Lists the voices (id, name, language, variant, tab-separated), best match for LANG first:
+        "en" every English voice, "en-GB" that region, nothing all of them.
+          --json              an array of {id, name, language, variant, engine}
+        """
+
+    static let listen = """
+        usage: voicebox listen [OPTIONS]
+
+        Recognizes speech from the microphone (speak after it says so; it ends 1 s after you stop)
+        or from a file, and prints the text. On a terminal it shows a level meter while listening,
+        or a progress bar for a file.
+          --file PATH         an audio file (WAV, FLAC, Ogg, MP3...; *.raw is 16 kHz mono s16le)
+          --grammar FILE      a JSGF grammar: only its sentences are heard
+          --keyphrase PHRASE  a phrase to spot (repeat for more; not with --grammar)
+          --language TAG      the recognition model's language (default en-US)
+          --max-seconds N     the most audio to take (default 30 for the microphone)
+          --partial           show the best guess so far as it changes (on a terminal)
+          --json              print {text, id, confidence, duration, reason, language, words}
+        Exits 2 when nothing was heard.
+        """
+
+    static let stop = """
+        usage: voicebox stop [ID | --all]
+
+        Stops utterance ID, whoever queued it (ids are in `voicebox monitor`), or with --all every
+        program's speech: bind it to a "stop reading" key.
+        """
+
+    static let pauseResume = """
+        usage: voicebox pause
+               voicebox resume
+
+        pause holds speech; it goes on when `voicebox resume` runs. A pause belongs to the process
+        that made it and ends when it exits, so `pause` holds speech only while the command runs:
+        it waits until interrupted (Ctrl-C, or SIGTERM) and then resumes. `resume` releases a pause
+        this process holds (none, from a new process) and is kept for symmetry in scripts.
+        """
+
+    static let status = """
+        usage: voicebox status [--json]
+
+        Whether voiceboxd is running, its version, recognition languages and voice count, and
+        whether it is speaking, paused, listening or interrupted now. Exits 69 if it is not running.
+          --json              print an object with those fields ("running": false when it is not)
+        """
+
+    static let monitor = """
+        usage: voicebox monitor
+
+        Prints every signal of the service as it comes, one line each (e.g. `SpeechStarted 3`,
+        `AudioInterruption began reason=speaking id=3 ...`), until interrupted.
+        """
+
+    static let dictate = """
+        usage: voicebox dictate [--toggle | --start | --stop | --cancel] [OPTIONS]
+
+        Listens on the microphone until the end of speech and prints the text, with spoken
+        punctuation written out ("comma", "period" or "full stop", "question mark", "exclamation
+        mark", "colon", "new line", "new paragraph").
+          --toggle            for one keyboard shortcut: the first press starts and waits; the next
+                              press (another process) ends it, and the first prints what was heard
+          --start / --stop    push-to-talk: press starts and waits, release (another process) ends it
+          --cancel            ends the dictation in progress without output (the first exits 130)
+          --literal           no spoken punctuation: the words as heard
+          --output stdout     where the text goes (the only output so far)
+          --language TAG      the recognition model's language (default en-US)
+          --max-seconds N     the most audio to take (default 30; 120 with --toggle and --start)
+        With --toggle and --start, pauses up to 10 s do not end the dictation; the other press does.
+        The processes find each other through the service (its ListeningID), not through files.
+        """
+}

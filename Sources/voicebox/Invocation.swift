@@ -1,0 +1,247 @@
+/// What the command line asks for, parsed without touching the bus (so it is unit-tested).
+struct Invocation: Equatable {
+    /// `--address BUS`: a bus other than the session bus.
+    var address: String?
+    var command: Command
+}
+
+enum Command: Equatable {
+    /// `--help` for the command (nil) or a subcommand.
+    case help(String?)
+    case say(SayRequest)
+    case voices(language: String, json: Bool)
+    case listen(ListenRequest)
+    case stop(StopTarget)
+    case pause
+    case resume
+    case status(json: Bool)
+    case monitor
+    case dictate(DictateRequest)
+}
+
+struct SayRequest: Equatable {
+    var text = ""
+    var voice: String?
+    var language: String?
+    var rate: Double?
+    var pitch: Double?
+    var volume: Double?
+    var priority: String?
+    var ssml = false
+    var wait = true
+    var json = false
+}
+
+struct ListenRequest: Equatable {
+    /// An audio file (made absolute), or nil for the microphone.
+    var file: String?
+    /// A JSGF grammar file (its text is sent).
+    var grammarFile: String?
+    var keyphrases: [String] = []
+    var language: String?
+    var maxSeconds: Double?
+    var partial = false
+    var json = false
+}
+
+enum StopTarget: Equatable {
+    /// What this client queued (nothing, from a new process: kept for scripts).
+    case mine
+    case utterance(UInt64)
+    case all
+}
+
+struct DictateRequest: Equatable {
+    enum Mode: Equatable {
+        /// Listen until the end of speech, print the text.
+        case once
+        /// The first press starts and waits; the next (another process) ends it.
+        case toggle
+        /// Push-to-talk: press starts and waits ...
+        case start
+        /// ... release (another process) ends it.
+        case stop
+        /// Aborts the dictation in progress: nothing is printed, the first exits 130.
+        case cancel
+    }
+
+    var mode: Mode = .once
+    var literal = false
+    var language: String?
+    var maxSeconds: Double?
+}
+
+extension Invocation {
+    static let subcommands = ["say", "voices", "listen", "stop", "pause", "resume", "status", "monitor", "dictate"]
+
+    /// Parses the arguments after the program's name.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        var rest = arguments[...]
+        var address: String?
+        while let first = rest.first, first.hasPrefix("-") {
+            rest.removeFirst()
+            switch first {
+            case "--help", "-h": return Invocation(address: address, command: .help(nil))
+            case "--address":
+                guard let value = rest.popFirst() else { throw UsageError(description: "--address needs a bus address") }
+                address = value
+            default:
+                if first.hasPrefix("--address=") {
+                    address = String(first.dropFirst("--address=".count))
+                } else {
+                    throw UsageError(description: "unknown option '\(first)'")
+                }
+            }
+        }
+        guard let name = rest.popFirst() else { throw UsageError(description: "no command given") }
+        if name == "help" { return Invocation(address: address, command: .help(rest.first)) }
+        guard subcommands.contains(name) else { throw UsageError(description: "unknown command '\(name)'") }
+        if rest.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            return Invocation(address: address, command: .help(name))
+        }
+        var reader = ArgumentReader(command: name, rest)
+        let command: Command
+        switch name {
+        case "say": command = .say(try parseSay(&reader))
+        case "voices": command = try parseVoices(&reader)
+        case "listen": command = .listen(try parseListen(&reader))
+        case "stop": command = .stop(try parseStop(&reader))
+        case "pause": try noArguments(&reader); command = .pause
+        case "resume": try noArguments(&reader); command = .resume
+        case "status": command = .status(json: try onlyJSON(&reader))
+        case "monitor": try noArguments(&reader); command = .monitor
+        default: command = .dictate(try parseDictate(&reader))
+        }
+        return Invocation(address: address, command: command)
+    }
+
+    static func parseSay(_ reader: inout ArgumentReader) throws(UsageError) -> SayRequest {
+        var request = SayRequest()
+        var words: [String] = []
+        while let item = reader.next() {
+            switch item {
+            case .operand(let word): words.append(word)
+            case .flag("--voice"): request.voice = try reader.value(of: "--voice")
+            case .flag("--language"): request.language = try reader.value(of: "--language")
+            case .flag("--rate"): request.rate = try reader.number(of: "--rate")
+            case .flag("--pitch"): request.pitch = try reader.number(of: "--pitch")
+            case .flag("--volume"): request.volume = try reader.number(of: "--volume")
+            case .flag("--priority"):
+                let priority = try reader.value(of: "--priority")
+                let known = ["message", "important", "text", "notification", "progress"]
+                guard known.contains(priority) else {
+                    throw reader.error("--priority takes \(known.joined(separator: ", ")), not '\(priority)'")
+                }
+                request.priority = priority
+            case .flag("--ssml"): request.ssml = true
+            case .flag("--no-wait"): request.wait = false
+            case .flag("--json"): request.json = true
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        guard !words.isEmpty else { throw reader.error("say needs some text") }
+        request.text = words.joined(separator: " ")
+        return request
+    }
+
+    static func parseVoices(_ reader: inout ArgumentReader) throws(UsageError) -> Command {
+        var language: String?
+        var json = false
+        while let item = reader.next() {
+            switch item {
+            case .flag("--json"): json = true
+            case .operand(let tag) where language == nil: language = tag
+            case .operand(let extra): throw reader.unexpected(extra)
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        return .voices(language: language ?? "", json: json)
+    }
+
+    static func parseListen(_ reader: inout ArgumentReader, workingDirectory: String = currentDirectory()) throws(UsageError) -> ListenRequest {
+        var request = ListenRequest()
+        while let item = reader.next() {
+            switch item {
+            case .flag("--file"): request.file = absolute(try reader.value(of: "--file"), in: workingDirectory)
+            case .flag("--grammar"): request.grammarFile = try reader.value(of: "--grammar")
+            case .flag("--keyphrase"): request.keyphrases.append(try reader.value(of: "--keyphrase"))
+            case .flag("--language"): request.language = try reader.value(of: "--language")
+            case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
+            case .flag("--partial"): request.partial = true
+            case .flag("--json"): request.json = true
+            case .flag(let flag): throw reader.unknown(flag)
+            case .operand(let extra): throw reader.unexpected(extra)
+            }
+        }
+        if request.grammarFile != nil, !request.keyphrases.isEmpty {
+            throw reader.error("--grammar and --keyphrase cannot be used together")
+        }
+        return request
+    }
+
+    static func parseStop(_ reader: inout ArgumentReader) throws(UsageError) -> StopTarget {
+        var target: StopTarget?
+        while let item = reader.next() {
+            switch item {
+            case .flag("--all") where target == nil: target = .all
+            case .operand(let text) where target == nil:
+                guard let id = UInt64(text), id > 0 else { throw reader.error("stop takes an utterance id (a positive number), not '\(text)'") }
+                target = .utterance(id)
+            case .flag("--all"), .operand: throw reader.error("stop takes an utterance id or --all, not both")
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        return target ?? .mine
+    }
+
+    static func parseDictate(_ reader: inout ArgumentReader) throws(UsageError) -> DictateRequest {
+        var request = DictateRequest()
+        var modeFlag: String?
+        while let item = reader.next() {
+            switch item {
+            case .flag(let flag) where ["--toggle", "--start", "--stop", "--cancel"].contains(flag):
+                if let modeFlag, modeFlag != flag { throw reader.error("\(modeFlag) and \(flag) cannot be used together") }
+                modeFlag = flag
+                request.mode = switch flag {
+                case "--toggle": .toggle
+                case "--start": .start
+                case "--stop": .stop
+                default: .cancel
+                }
+            case .flag("--literal"): request.literal = true
+            case .flag("--language"): request.language = try reader.value(of: "--language")
+            case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
+            case .flag("--output"):
+                let output = try reader.value(of: "--output")
+                guard output == "stdout" else { throw reader.error("--output takes stdout (the only output so far), not '\(output)'") }
+            case .flag(let flag): throw reader.unknown(flag)
+            case .operand(let extra): throw reader.unexpected(extra)
+            }
+        }
+        return request
+    }
+
+    static func onlyJSON(_ reader: inout ArgumentReader) throws(UsageError) -> Bool {
+        var json = false
+        while let item = reader.next() {
+            switch item {
+            case .flag("--json"): json = true
+            case .flag(let flag): throw reader.unknown(flag)
+            case .operand(let extra): throw reader.unexpected(extra)
+            }
+        }
+        return json
+    }
+
+    static func noArguments(_ reader: inout ArgumentReader) throws(UsageError) {
+        switch reader.next() {
+        case nil: return
+        case .flag(let flag): throw reader.unknown(flag)
+        case .operand(let extra): throw reader.unexpected(extra)
+        }
+    }
+
+    static func absolute(_ path: String, in directory: String) -> String {
+        path.hasPrefix("/") ? path : (directory.hasSuffix("/") ? directory : directory + "/") + path
+    }
+}

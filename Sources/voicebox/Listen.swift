@@ -1,0 +1,53 @@
+import Foundation
+import VoiceboxBus
+import VoiceboxInterface
+
+extension ListenRequest {
+    /// Recognize's options; reads the grammar file.
+    func options(partialResults: Bool) throws(UsageError) -> VarDict {
+        var options = VarDict()
+        if let file { options["file"] = .string(file) }
+        if let grammarFile {
+            guard let grammar = try? String(contentsOfFile: grammarFile, encoding: .utf8) else {
+                throw UsageError(description: "--grammar: cannot read '\(grammarFile)'", command: "listen")
+            }
+            options["grammar"] = .string(grammar)
+        }
+        if !keyphrases.isEmpty { options["keyphrases"] = .stringArray(keyphrases) }
+        if let language { options["language"] = .string(language) }
+        if let maxSeconds { options["max_seconds"] = .double(maxSeconds) }
+        if partialResults { options["partial_results"] = .boolean(true) }
+        return options
+    }
+}
+
+extension Client {
+    /// `listen`: the text heard (or JSON); exits 2 when nothing was heard.
+    func listen(_ request: ListenRequest) async throws -> ExitStatus {
+        let options = try request.options(partialResults: request.partial && Output.isTerminal && request.file == nil)
+        // A file has no limit of its own: give it a day.
+        let timeout: Duration = request.file == nil ? .seconds((request.maxSeconds ?? 30) + 60) : .seconds(86400)
+        let reply = try await recognize(options, microphone: request.file == nil, timeout: timeout)
+        if request.json {
+            Output.json(Self.json(reply))
+        } else if !reply.text.isEmpty {
+            Output.line(reply.text)
+        }
+        guard !reply.text.isEmpty else {
+            if !request.json { Output.error("nothing was heard") }
+            return .nothingHeard
+        }
+        return .ok
+    }
+
+    /// {text, id, confidence, duration, reason, language, words: [{word, start, end}]}.
+    static func json(_ reply: RecognizeReply) -> [String: Any] {
+        var object: [String: Any] = ["text": reply.text]
+        for (key, value) in reply.details.entries where key != "words" { object[key] = Output.jsonValue(value) }
+        object["words"] = (reply.details["words"]?.unwrapped.arrayElements ?? []).compactMap { element -> [String: Any]? in
+            guard case .structure(let fields) = element, fields.count == 3 else { return nil }
+            return ["word": fields[0].string ?? "", "start": fields[1].double ?? 0, "end": fields[2].double ?? 0]
+        }
+        return object
+    }
+}

@@ -1,0 +1,46 @@
+import VoiceboxBus
+import VoiceboxInterface
+
+extension Client {
+    /// What status prints when the service (or the bus) cannot be reached, before the error.
+    static func reportNotRunning(json: Bool) {
+        if json {
+            Output.json(["running": false])
+        } else {
+            Output.line("voiceboxd is not running")
+        }
+    }
+
+    /// `status`: whether the service runs, what it is and what it is doing now. 69 when it does not run.
+    func status(json: Bool) async throws -> ExitStatus {
+        let speech = speech
+        let version: String
+        do {
+            version = try await speech.get(Speech1.version, timeout: .seconds(5))
+        } catch {
+            let failure = Failure(error)
+            guard failure.status == .unavailable else { throw failure }
+            Self.reportNotRunning(json: json)
+            throw failure
+        }
+        let state = try await checked { () async throws(DBusError) in
+            (languages: try await speech.get(Speech1.recognitionLanguages), voiceCount: try await speech.get(Speech1.voiceCount),
+             speaking: try await speech.get(Speech1.speaking), paused: try await speech.get(Speech1.paused),
+             listening: try await speech.get(Speech1.listening), interrupted: try await speech.get(Speech1.interrupted))
+        }
+        if json {
+            Output.json([
+                "running": true, "version": version, "recognition_languages": state.languages, "voice_count": state.voiceCount,
+                "speaking": state.speaking, "paused": state.paused, "listening": state.listening, "interrupted": state.interrupted,
+            ])
+        } else {
+            func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
+            Output.line("voiceboxd \(version) is running")
+            Output.line("recognition languages: \(state.languages.isEmpty ? "none" : state.languages.joined(separator: ", "))")
+            Output.line("voices: \(state.voiceCount)")
+            Output.line("speaking: \(yesNo(state.speaking))  paused: \(yesNo(state.paused))  "
+                        + "listening: \(yesNo(state.listening))  interrupted: \(yesNo(state.interrupted))")
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,15 @@
+import VoiceboxBus
+import VoiceboxInterface
+
+extension Client {
+    /// `voices [LANG]`: id, name, language, variant, tab-separated, best match first.
+    func voices(_ language: String, json: Bool) async throws -> ExitStatus {
+        let voices = try await checked { () async throws(DBusError) in try await speech.call(Speech1.listVoices, language) }
+        if json {
+            Output.json(voices.map { ["id": $0.id, "name": $0.name, "language": $0.language, "variant": $0.variant, "engine": $0.engine] })
+        } else {
+            for voice in voices { Output.line([voice.id, voice.name, voice.language, voice.variant].joined(separator: "\t")) }
+        }
+        return .ok
+    }
+}

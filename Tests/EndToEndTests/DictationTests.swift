@@ -1,0 +1,253 @@
+import Foundation
+import Glibc
+import TestSupport
+import VoiceboxBus
+import VoiceboxInterface
+import XCTest
+
+/// A `voicebox` process whose standard output (a pipe, or a pseudo-terminal) and standard
+/// error are collected as they come.
+final class ClientRun: Sendable {
+    let process: Subprocess
+    private let out = Shared<[UInt8]>([])
+    private let err = Shared<[UInt8]>([])
+    private let open = Shared(2)
+
+    init(_ stack: Stack, _ arguments: [String], terminal: Bool = false) throws {
+        let (outRead, outWrite) = terminal ? try Self.pseudoTerminal() : try Self.pipePair()
+        let (errRead, errWrite) = try Self.pipePair()
+        process = try Subprocess(stack.clientPath, arguments, stdoutFD: outWrite, stderrFD: errWrite)
+        close(outWrite)
+        close(errWrite)
+        Self.drain(outRead, into: out, open: open)
+        Self.drain(errRead, into: err, open: open)
+    }
+
+    var stdout: String { String(decoding: out.value, as: UTF8.self) }
+    var stderr: String { String(decoding: err.value, as: UTF8.self) }
+
+    /// The exit status (nil: still running after `timeout`, then killed) once both outputs have ended.
+    func finish(timeout: Duration = .seconds(60)) async -> Int32? {
+        let status = await process.wait(timeout: timeout)
+        if status == nil { process.signal(SIGKILL) }
+        try? await waitUntil("the outputs to close", timeout: .seconds(5)) { self.open.value == 0 }
+        return status
+    }
+
+    private static func pipePair() throws -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        return (fds[0], fds[1])
+    }
+
+    /// (master, slave): the child's output is a terminal.
+    private static func pseudoTerminal() throws -> (Int32, Int32) {
+        // posix_openpt and friends are not in Swift's Glibc module: their ioctls are.
+        let master = Glibc.open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0,
+              ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0 else {
+            throw POSIXError(.ENOTTY)
+        }
+        let slave = Glibc.open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        guard slave >= 0 else { throw POSIXError(.ENOTTY) }
+        // No translation of "\n" to "\r\n": the bytes as written.
+        var settings = termios()
+        tcgetattr(slave, &settings)
+        cfmakeraw(&settings)
+        tcsetattr(slave, TCSANOW, &settings)
+        return (master, slave)
+    }
+
+    /// Reads `fd` to its end (EOF, or EIO for a terminal whose other side closed) on a thread of its own.
+    private static func drain(_ fd: Int32, into buffer: Shared<[UInt8]>, open: Shared<Int>) {
+        let thread = Thread {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(fd, &chunk, chunk.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                buffer.withLock { $0.append(contentsOf: chunk[0..<count]) }
+            }
+            close(fd)
+            open.withLock { $0 -= 1 }
+        }
+        thread.start()
+    }
+}
+
+/// The `voicebox` command against a real voiceboxd: listen, monitor, status, dictate's
+/// cross-process control, and its exit statuses.
+final class DictationTests: XCTestCase {
+    private func run(_ stack: Stack, _ arguments: [String], terminal: Bool = false) async throws -> (Int32?, ClientRun) {
+        let client = try ClientRun(stack, arguments, terminal: terminal)
+        return (await client.finish(), client)
+    }
+
+    private func startService() async throws -> (Stack, ServiceHarness) {
+        let stack = try Stack.require()
+        let service = try await ServiceHarness(stack: stack)
+        addTeardownBlock { await service.stop() }
+        return (stack, service)
+    }
+
+    func testListenToAFile() async throws {
+        try Recordings.require()
+        let (stack, _) = try await startService()
+        let (status, client) = try await run(stack, ["listen", "--file", Recordings.path("goforward.raw")])
+        XCTAssertEqual(status, 0, client.stderr)
+        XCTAssertEqual(client.stdout, "go forward ten meters\n", "only the result when stdout is no terminal")
+
+        let (jsonStatus, json) = try await run(stack, ["listen", "--json", "--file", Recordings.path("goforward.raw")])
+        XCTAssertEqual(jsonStatus, 0, json.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["text"] as? String, "go forward ten meters")
+        XCTAssertEqual(object["reason"] as? String, "end_of_file")
+        XCTAssertEqual((object["words"] as? [[String: Any]])?.count, 4)
+    }
+
+    func testListenToAFileOnATerminalShowsAProgressBar() async throws {
+        try Recordings.require()
+        let (stack, _) = try await startService()
+        let (status, client) = try await run(stack, ["listen", "--file", Recordings.path("goforward.raw")], terminal: true)
+        XCTAssertEqual(status, 0, client.stderr)
+        let output = client.stdout
+        XCTAssertTrue(output.contains("decoding ["), output.debugDescription)
+        XCTAssertTrue(output.contains("100%"), output.debugDescription)
+        // The bar's line is cleared before the result, which stays alone.
+        XCTAssertTrue(output.hasSuffix("\r\u{1B}[Kgo forward ten meters\n"), output.debugDescription)
+    }
+
+    func testListenOnATerminalShowsALevelMeterAndThePartialText() async throws {
+        try Recordings.require()
+        let (stack, service) = try await startService()
+        let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
+        let client = try ClientRun(stack, ["listen", "--partial"], terminal: true)
+        _ = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        let player = try Player(wav, sink: stack.micSink)
+        let status = await client.finish()
+        await player.waitUntilDone()
+        XCTAssertEqual(status, 0, client.stderr)
+        let output = client.stdout
+        XCTAssertTrue(output.contains("listening ["), output.debugDescription)
+        XCTAssertTrue(output.contains("] go forward"), "the partial text on the meter's line: \(output.debugDescription)")
+        XCTAssertTrue(output.hasSuffix("\r\u{1B}[Kgo forward ten meters\n"), output.debugDescription)
+    }
+
+    func testMonitorPrintsTheSignalsOfASay() async throws {
+        let (stack, _) = try await startService()
+        let monitor = try ClientRun(stack, ["monitor"])
+        try await waitUntil("monitor to subscribe") { monitor.stderr.contains("watching") }
+        let (sayStatus, say) = try await run(stack, ["say", "--json", "Hello from the monitor test"])
+        XCTAssertEqual(sayStatus, 0, say.stderr)
+        let said = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(say.stdout.utf8)) as? [String: Any])
+        let id = try XCTUnwrap(said["id"] as? Int)
+        try await waitUntil("SpeechFinished in the monitor's output") { monitor.stdout.contains("SpeechFinished \(id)") }
+        monitor.process.signal(SIGINT)
+        let status = await monitor.finish()
+        XCTAssertEqual(status, 0)
+        let lines = monitor.stdout.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains("SpeechStarted \(id)"), "\(lines)")
+        XCTAssertTrue(lines.contains("SpeechFinished \(id) done"), "\(lines)")
+        // The duck of other audio, announced with its info: reason and id first.
+        if let interruption = lines.first(where: { $0.hasPrefix("AudioInterruption began") }) {
+            XCTAssertTrue(interruption.hasPrefix("AudioInterruption began reason=speaking id=\(id) "), interruption)
+        }
+    }
+
+    func testStatusJSON() async throws {
+        let (stack, _) = try await startService()
+        let (status, client) = try await run(stack, ["status", "--json"])
+        XCTAssertEqual(status, 0, client.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(client.stdout.utf8)) as? [String: Any], client.stdout)
+        XCTAssertEqual(object["running"] as? Bool, true)
+        XCTAssertNotNil(object["version"] as? String)
+        XCTAssertNotNil(object["voice_count"] as? Int, "a number (0 until the voice list has arrived)")
+        XCTAssertEqual(object["listening"] as? Bool, false)
+        XCTAssertEqual(object["paused"] as? Bool, false)
+        XCTAssertNotNil(object["recognition_languages"] as? [String])
+        let (plainStatus, plain) = try await run(stack, ["status"])
+        XCTAssertEqual(plainStatus, 0)
+        XCTAssertTrue(plain.stdout.contains("is running"), plain.stdout)
+    }
+
+    func testBadUsageAndNoService() async throws {
+        let stack = try Stack.require()
+        let (usage, bad) = try await run(stack, ["listen", "--max-seconds", "soon"])
+        XCTAssertEqual(usage, 64)
+        XCTAssertTrue(bad.stderr.contains("--max-seconds takes a number, not 'soon'"), bad.stderr)
+        XCTAssertEqual(bad.stdout, "")
+
+        // No voiceboxd on the test bus (no harness started; the bus activates nothing).
+        let (status, missing) = try await run(stack, ["status", "--json"])
+        XCTAssertEqual(status, 69, missing.stderr)
+        XCTAssertEqual(missing.stdout, "{\"running\":false}\n")
+        let (sayStatus, say) = try await run(stack, ["say", "hello"])
+        XCTAssertEqual(sayStatus, 69)
+        XCTAssertEqual(say.stderr, "voicebox: voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
+        let (noBus, _) = try await run(stack, ["--address", "unix:path=/nonexistent/bus", "voices"])
+        XCTAssertEqual(noBus, 69)
+    }
+
+    func testAServiceErrorIsOneSentence() async throws {
+        let (stack, _) = try await startService()
+        let (status, client) = try await run(stack, ["say", "--language", "xx", "hello"])
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(client.stderr, "voicebox: no voice speaks 'xx'\n", "the service's sentence, no D-Bus error name")
+    }
+
+    // MARK: Dictation across processes
+
+    /// Starts `first` (a dictation), waits until the microphone is open, plays goforward into it
+    /// and waits until it has been played (and decoded).
+    private func dictateWhilePlaying(_ first: [String]) async throws -> (Stack, ServiceHarness, ClientRun) {
+        try Recordings.require()
+        let (stack, service) = try await startService()
+        let directory = try makeTemporaryDirectory(self)
+        let wav = try Recordings.wav("goforward.raw", in: directory)
+        let dictation = try ClientRun(stack, first)
+        _ = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        let id = try await service.proxy.get(Speech1.listeningID)
+        XCTAssertNotEqual(id, 0, "ListeningID names the dictation")
+        let player = try Player(wav, sink: stack.micSink)
+        await player.waitUntilDone()
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertNil(dictation.process.poll(), "pauses do not end a dictation a key controls")
+        return (stack, service, dictation)
+    }
+
+    func testDictateToggleTwiceAcrossTwoProcesses() async throws {
+        let (stack, service, first) = try await dictateWhilePlaying(["dictate", "--toggle"])
+        let (secondStatus, second) = try await run(stack, ["dictate", "--toggle"])
+        XCTAssertEqual(secondStatus, 0, second.stderr)
+        XCTAssertEqual(second.stdout, "", "the second press only ends the first")
+        let status = await first.finish()
+        XCTAssertEqual(status, 0, first.stderr)
+        XCTAssertEqual(first.stdout, "go forward ten meters\n")
+        try await waitUntil("ListeningID to be 0") { (try? await service.property("ListeningID"))?.uint64 == 0 }
+    }
+
+    func testDictatePushToTalk() async throws {
+        let (stack, _, first) = try await dictateWhilePlaying(["dictate", "--start", "--literal"])
+        let (releaseStatus, release) = try await run(stack, ["dictate", "--stop"])
+        XCTAssertEqual(releaseStatus, 0, release.stderr)
+        let status = await first.finish()
+        XCTAssertEqual(status, 0, first.stderr)
+        XCTAssertEqual(first.stdout, "go forward ten meters\n")
+    }
+
+    func testDictateCancelEndsTheFirstWithNoOutput() async throws {
+        let (stack, service) = try await startService()
+        let first = try ClientRun(stack, ["dictate", "--toggle"])
+        _ = try await service.waitForNewRecognition(besides: [])
+        let (cancelStatus, cancel) = try await run(stack, ["dictate", "--cancel"])
+        XCTAssertEqual(cancelStatus, 0, cancel.stderr)
+        let status = await first.finish()
+        XCTAssertEqual(status, 130)
+        XCTAssertEqual(first.stdout, "")
+        XCTAssertEqual(first.stderr, "")
+    }
+}

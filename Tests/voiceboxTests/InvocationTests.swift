@@ -1,0 +1,105 @@
+import XCTest
+@testable import voicebox
+
+/// The command line as parsed, without a bus.
+final class InvocationTests: XCTestCase {
+    private func parse(_ arguments: String...) throws -> Invocation {
+        try Invocation.parse(arguments)
+    }
+
+    private func usageError(_ arguments: String...) -> String? {
+        do {
+            _ = try Invocation.parse(arguments)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    func testSay() throws {
+        let invocation = try parse("--address", "unix:path=/b", "say", "--language", "en-GB", "--rate=1.5", "Hello", "there")
+        XCTAssertEqual(invocation.address, "unix:path=/b")
+        var expected = SayRequest()
+        expected.text = "Hello there"
+        expected.language = "en-GB"
+        expected.rate = 1.5
+        XCTAssertEqual(invocation.command, .say(expected))
+        XCTAssertEqual(expected.options["wait"], .boolean(true))
+        XCTAssertEqual(expected.options["rate"], .double(1.5))
+        guard case .say(let negative) = try parse("say", "--no-wait", "--json", "--", "-1", "--is", "text").command else {
+            return XCTFail("not say")
+        }
+        XCTAssertEqual(negative.text, "-1 --is text")
+        XCTAssertFalse(negative.wait)
+        XCTAssertTrue(negative.json)
+    }
+
+    func testBadArgumentsNameTheArgument() {
+        XCTAssertEqual(usageError("say", "--rate", "fast", "hi"), "--rate takes a number, not 'fast'")
+        XCTAssertEqual(usageError("say", "--rate"), "--rate needs a value")
+        XCTAssertEqual(usageError("say"), "say needs some text")
+        XCTAssertEqual(usageError("say", "--loud", "hi"), "unknown option '--loud' for say")
+        XCTAssertEqual(usageError("frobnicate"), "unknown command 'frobnicate'")
+        XCTAssertEqual(usageError(), "no command given")
+        XCTAssertEqual(usageError("stop", "seven"), "stop takes an utterance id (a positive number), not 'seven'")
+        XCTAssertEqual(usageError("stop", "7", "--all"), "stop takes an utterance id or --all, not both")
+        XCTAssertEqual(usageError("listen", "--max-seconds", "0"), "--max-seconds takes a number from 0.1 to 86400, not '0'")
+        XCTAssertEqual(usageError("listen", "--grammar", "g.gram", "--keyphrase", "hello"),
+                       "--grammar and --keyphrase cannot be used together")
+        XCTAssertEqual(usageError("listen", "extra"), "unexpected argument 'extra' for listen")
+        XCTAssertEqual(usageError("dictate", "--toggle", "--cancel"), "--toggle and --cancel cannot be used together")
+        XCTAssertEqual(usageError("dictate", "--output", "xdotool"), "--output takes stdout (the only output so far), not 'xdotool'")
+        XCTAssertEqual(usageError("status", "now"), "unexpected argument 'now' for status")
+        XCTAssertEqual(usageError("say", "--priority", "urgent", "x"),
+                       "--priority takes message, important, text, notification, progress, not 'urgent'")
+        XCTAssertEqual(usageError("--verbose", "status"), "unknown option '--verbose'")
+    }
+
+    func testHelpForTheCommandAndEachSubcommand() throws {
+        XCTAssertEqual(try parse("--help").command, .help(nil))
+        XCTAssertEqual(try parse("help", "listen").command, .help("listen"))
+        for name in Invocation.subcommands {
+            XCTAssertEqual(try parse(name, "--help").command, .help(name))
+            XCTAssertTrue(Help.text(for: name).contains("usage: voicebox \(name)") || name == "resume", name)
+        }
+        XCTAssertEqual(try parse("say", "--rate", "x", "-h").command, .help("say"), "help wins over errors")
+    }
+
+    func testListen() throws {
+        var reader = ArgumentReader(command: "listen", ["--file", "a.wav", "--keyphrase", "hello world", "--keyphrase", "stop",
+                                                       "--language", "en", "--max-seconds", "10", "--partial", "--json"])
+        let request = try Invocation.parseListen(&reader, workingDirectory: "/home/me")
+        XCTAssertEqual(request.file, "/home/me/a.wav", "made absolute: the service wants an absolute path")
+        XCTAssertEqual(request.keyphrases, ["hello world", "stop"])
+        XCTAssertEqual(request.language, "en")
+        XCTAssertEqual(request.maxSeconds, 10)
+        XCTAssertTrue(request.partial && request.json)
+        let options = try request.options(partialResults: false)
+        XCTAssertEqual(options["keyphrases"], .stringArray(["hello world", "stop"]))
+        XCTAssertEqual(options["max_seconds"], .double(10))
+        XCTAssertNil(options["partial_results"])
+        XCTAssertEqual(try parse("listen").command, .listen(ListenRequest()))
+        XCTAssertThrowsError(try ListenRequest(grammarFile: "/nonexistent.gram").options(partialResults: false))
+    }
+
+    func testVoicesStopStatusAndTheRest() throws {
+        XCTAssertEqual(try parse("voices").command, .voices(language: "", json: false))
+        XCTAssertEqual(try parse("voices", "--json", "en").command, .voices(language: "en", json: true))
+        XCTAssertEqual(try parse("stop").command, .stop(.mine))
+        XCTAssertEqual(try parse("stop", "7").command, .stop(.utterance(7)))
+        XCTAssertEqual(try parse("stop", "--all").command, .stop(.all))
+        XCTAssertEqual(try parse("status", "--json").command, .status(json: true))
+        XCTAssertEqual(try parse("pause").command, .pause)
+        XCTAssertEqual(try parse("resume").command, .resume)
+        XCTAssertEqual(try parse("monitor").command, .monitor)
+    }
+
+    func testDictate() throws {
+        XCTAssertEqual(try parse("dictate").command, .dictate(DictateRequest()))
+        XCTAssertEqual(try parse("dictate", "--toggle", "--literal", "--output", "stdout").command,
+                       .dictate(DictateRequest(mode: .toggle, literal: true)))
+        XCTAssertEqual(try parse("dictate", "--start").command, .dictate(DictateRequest(mode: .start)))
+        XCTAssertEqual(try parse("dictate", "--stop").command, .dictate(DictateRequest(mode: .stop)))
+        XCTAssertEqual(try parse("dictate", "--cancel", "--cancel").command, .dictate(DictateRequest(mode: .cancel)))
+    }
+}
