@@ -127,10 +127,16 @@ final class BusFuzzTests: XCTestCase {
             var generator = Generator(rng: SplitMix64(state: seedValue), catalogue: catalogue, scratch: scratch)
 
             // Warm-up: what is loaded once and kept (the recognition model, a capture stream, the
-            // speech connection's buffers) is not growth.
+            // speech connection's buffers) is not growth. The decoder pool keeps one warm decoder of
+            // each kind (30-95 MB each): with a language model (dictation) and without (grammars,
+            // keyphrases), so both are loaded here.
             var warmUp = Run()
+            let grammar = (try? String(contentsOfFile: "/usr/share/pocketsphinx/test/data/cards/cards.gram", encoding: .utf8)) ?? ""
             await perform([.init(call: .init(interface: ServiceHarness.interface, member: "Recognize",
                                              arguments: [.vardict(["file": .string(Generator.shortRecording)])]), followUp: .none),
+                           .init(call: .init(interface: ServiceHarness.interface, member: "Recognize",
+                                             arguments: [.vardict(["file": .string("/usr/share/pocketsphinx/test/data/cards/005.wav"),
+                                                                   "grammar": .string(grammar)])]), followUp: .none),
                            .init(call: .init(interface: ServiceHarness.interface, member: "Recognize", arguments: [.vardict([:])]),
                                  followUp: .cancelRecognition(milliseconds: 300)),
                            .init(call: .init(interface: ServiceHarness.interface, member: "Speak",
