@@ -4,6 +4,8 @@ public enum OptionValue: Sendable, Equatable {
     case double(Double)
     case bool(Bool)
     case strings([String])
+    /// A unix descriptor (`h`), open for the length of the call.
+    case descriptor(Int32)
     /// Any other D-Bus type, by its signature: always refused, but named in the error.
     case other(signature: String)
 
@@ -13,6 +15,7 @@ public enum OptionValue: Sendable, Equatable {
         case .double: "d"
         case .bool: "b"
         case .strings: "as"
+        case .descriptor: "h"
         case .other(let signature): signature
         }
     }
@@ -45,6 +48,12 @@ struct OptionReader {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
         guard case .strings(let s) = value else { throw typeError(key, "as", value) }
         return s
+    }
+
+    mutating func descriptor(_ key: String) throws(VoiceboxError) -> Int32? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        guard case .descriptor(let fd) = value else { throw typeError(key, "h", value) }
+        return fd
     }
 
     mutating func double(_ key: String, in range: ClosedRange<Double>) throws(VoiceboxError) -> Double? {

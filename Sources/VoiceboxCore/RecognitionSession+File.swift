@@ -1,11 +1,11 @@
 /// Reading a file: all of it (or `max_seconds` of it), cut into utterances at every pause as
 /// pocketsphinx_continuous cuts it (`FileReading`), with progress and partials as it goes.
 extension RecognitionSession {
-    func read(path: String) async throws(VoiceboxError) -> Recognition {
+    func read(opening open: () throws -> any AudioFile) async throws(VoiceboxError) -> Recognition {
         // The file first: a missing file should not cost a model load.
         let file: any AudioFile
         do {
-            file = try parts.files.open(path: path)
+            file = try open()
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }

@@ -46,7 +46,8 @@ actor RecognitionSession {
         do throws(VoiceboxError) {
             switch options.input {
             case .microphone(let source): outcome = .success(try await listen(source: source))
-            case .file(let path): outcome = .success(try await read(path: path))
+            case .file(let path): outcome = .success(try await read { try parts.files.open(path: path) })
+            case .descriptor(let fd): outcome = .success(try await read { try parts.files.open(descriptor: fd) })
             }
         } catch {
             outcome = .failure(error)

@@ -7,6 +7,9 @@ public struct RecognizeOptions: Sendable, Equatable {
         case microphone(source: String?)
         /// An absolute path to an audio file.
         case file(String)
+        /// An audio file the caller opened and passed (option `fd`), as desktop portals pass files:
+        /// open while the call lasts.
+        case descriptor(Int32)
     }
 
     public static let defaultMicrophoneSeconds = 30.0
@@ -31,8 +34,9 @@ public struct RecognizeOptions: Sendable, Equatable {
 
     public init(_ options: [String: OptionValue]) throws(VoiceboxError) {
         var reader = OptionReader(options)
-        let file = try reader.string("file")
+        var file = try reader.string("file")
         let source = try reader.string("source")
+        let descriptor = try reader.descriptor("fd")
         if let language = try reader.string("language") { self.language = language }
         grammar = try reader.string("grammar")
         keyphrases = try reader.strings("keyphrases")
@@ -43,13 +47,19 @@ public struct RecognizeOptions: Sendable, Equatable {
         others = try reader.othersPolicy()
         try reader.finish()
 
+        if let descriptor {
+            guard file == nil, source == nil else {
+                throw .invalidArgument("option 'fd' is the audio itself: not with 'file' or 'source'")
+            }
+            file = "/proc/self/fd/\(descriptor)"  // checked below as a file is; opened as `descriptor`
+        }
         switch (file, source) {
         case (.some, .some):
             throw .invalidArgument("options 'file' and 'source' contradict each other: a file or a microphone, not both")
         case (.some(let path), nil):
             // The daemon's working directory is not the caller's: a relative path would name another file.
             guard path.hasPrefix("/") else { throw .invalidArgument("option 'file' must be an absolute path, not '\(path)'") }
-            input = .file(path)
+            input = descriptor.map { .descriptor($0) } ?? .file(path)
             if silenceSeconds != nil {
                 throw .invalidArgument("option 'silence_seconds' applies to the microphone only, not to a file")
             }

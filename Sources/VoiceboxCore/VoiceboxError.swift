@@ -11,6 +11,8 @@ public struct VoiceboxError: Error, Sendable, Equatable, CustomStringConvertible
         case noMicrophone = "NoMicrophone"
         /// An audio file that cannot be recognized: missing, unreadable, not a regular file, not audio.
         case unreadableFile = "UnreadableFile"
+        /// A sandboxed caller named a file instead of passing it (Recognize's `fd`).
+        case accessDenied = "AccessDenied"
         case failed = "Failed"
     }
 

@@ -4,7 +4,7 @@ import VoiceboxInterface
 
 /// What each method of org.voicebox.Speech1 does, one handler per declaration.
 enum SpeechHandlers {
-    static func all(_ gate: ServicesGate) -> [MethodHandler] {
+    static func all(_ gate: ServicesGate, callers: CallerSandbox) -> [MethodHandler] {
         [
             Speech1.speak.deferredHandler { call, text, options in
                 let speech = await gate.services.speech
@@ -42,6 +42,11 @@ enum SpeechHandlers {
             },
             Speech1.recognize.deferredHandler { call, options in
                 let recognition = await gate.services.recognition
+                // A sandboxed app must not make the service a confused deputy that opens any file of
+                // the user's: it passes the file itself, as desktop portals do.
+                if options["file"] != nil, let sandbox = await callers.sandbox(of: call.sender) {
+                    throw VoiceboxError(.accessDenied, "a caller inside \(sandbox) cannot name a file: pass it open, as option fd (h)")
+                }
                 // Admitted in the caller's order (so a StopRecognition sent right after finds it),
                 // answered from a task of its own when recognition ends.
                 let pending = try await recognition.start(try RecognizeOptions(optionValues(options)), caller: call.sender)
@@ -76,6 +81,7 @@ enum SpeechHandlers {
             case .double(let d): .double(d)
             case .boolean(let b): .bool(b)
             case .array(.string, let items): .strings(items.compactMap(\.string))
+            case .unixFD(let fd): .descriptor(fd)
             default: .other(signature: value.type.signature)
             }
         }

@@ -16,7 +16,7 @@ public final class SpeechObject: Sendable {
     public init(connection: BusConnection) throws(DBusError) {
         self.connection = connection
         object = try connection.export(path: Speech1.objectPath, interface: Speech1.interface,
-                                       handlers: SpeechHandlers.all(services))
+                                       handlers: SpeechHandlers.all(services, callers: CallerSandbox(connection: connection)))
     }
 
     /// Lets calls through to the services.

@@ -1,5 +1,6 @@
 import CSamplerate
 import CSndfile
+import Foundation  // replacingOccurrences
 import Glibc
 import VoiceboxCore
 
@@ -33,9 +34,16 @@ public final class AudioFileReader {
     private var framesRead: Int64 = 0
     private var atEnd = false
 
-    public init(path: String, raw: RawAudioFormat = .pocketsphinx) throws {
-        self.path = path
-        let fd = try Self.openRegularFile(path)
+    /// `name`: how messages call the file (the path by default).
+    public init(path: String, name: String? = nil, raw: RawAudioFormat = .pocketsphinx) throws {
+        self.path = name ?? path
+        let fd: Int32
+        do {
+            fd = try Self.openRegularFile(path)
+        } catch let error as RecognitionError {
+            guard let name, case .unreadableAudio(let message) = error else { throw error }
+            throw RecognitionError.unreadableAudio(message.replacingOccurrences(of: path, with: name))
+        }
         var info = SF_INFO()
         if path.lowercased().hasSuffix(".raw") {
             info.format = Int32(SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE)
@@ -46,12 +54,12 @@ public final class AudioFileReader {
         guard let file = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else {
             let reason = String(cString: sf_strerror(nil))
             close(fd)
-            throw RecognitionError.unreadableAudio("\(path): not audio that libsndfile can decode (\(reason))")
+            throw RecognitionError.unreadableAudio("\(self.path): not audio that libsndfile can decode (\(reason))")
         }
         guard info.samplerate > 0, info.channels > 0 else {
             sf_close(file)
             close(fd)
-            throw RecognitionError.unreadableAudio("\(path): no sample rate or channels in the header")
+            throw RecognitionError.unreadableAudio("\(self.path): no sample rate or channels in the header")
         }
         self.fd = fd
         self.file = file

@@ -105,13 +105,17 @@ final class FakeStream: CaptureStream {
     }
 }
 
-/// Files from memory: path → samples.
+/// Files from memory: path → samples; a descriptor N is the file "fd:N".
 struct FakeFiles: AudioFiles {
     let files: [String: [Int16]]
 
     func open(path: String) throws -> any AudioFile {
         guard let samples = files[path] else { throw RecognitionError.unreadableAudio("\(path): No such file or directory") }
         return FakeFile(samples: samples)
+    }
+
+    func open(descriptor: Int32) throws -> any AudioFile {
+        try open(path: "fd:\(descriptor)")
     }
 }
 

@@ -16,6 +16,10 @@ final class RecognitionPiecesTests: XCTestCase {
         let source = try RecognizeOptions(["source": .string("mic2"), "max_seconds": .double(5)])
         XCTAssertEqual(source.input, .microphone(source: "mic2"))
         XCTAssertEqual(source.maxSeconds, 5)
+        let passed = try RecognizeOptions(["fd": .descriptor(7)])
+        XCTAssertEqual(passed.input, .descriptor(7))
+        XCTAssertNil(passed.maxSeconds, "a passed file is read to its end too")
+        XCTAssertFalse(passed.isMicrophone)
     }
 
     func testBadOptionsNameTheirKey() {
@@ -37,6 +41,10 @@ final class RecognitionPiecesTests: XCTestCase {
             (["keyphrases": .strings([])], "'keyphrases'"),
             (["keyphrases": .strings(["a/b"])], "'keyphrases'"),
             (["partial_results": .other(signature: "i")], "'partial_results'"),
+            (["fd": .descriptor(7), "file": .string("/a")], "'fd'"),
+            (["fd": .descriptor(7), "source": .string("b")], "'fd'"),
+            (["fd": .string("/a")], "'fd'"),
+            (["fd": .descriptor(7), "silence_seconds": .double(1)], "'silence_seconds'"),
         ]
         for (options, mention) in cases {
             do {

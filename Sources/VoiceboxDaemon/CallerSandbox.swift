@@ -1,0 +1,29 @@
+import Foundation
+import VoiceboxBus
+
+/// Whether a caller runs inside an app sandbox. The session bus is one user's, but a Flatpak or
+/// Snap app that may talk to the service must not get, through it, files its sandbox keeps from it.
+public struct CallerSandbox: Sendable {
+    let connection: BusConnection
+
+    /// "a Flatpak sandbox" / "a Snap sandbox", or nil (outside any, or unknown: the bus would not
+    /// say which process called).
+    func sandbox(of sender: String) async -> String? {
+        let reply = try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                               interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
+                                               arguments: [.string(sender)], timeout: .seconds(2))
+        guard let pid = reply?.first?.uint32 else { return nil }
+        return Self.sandbox(ofProcess: Int32(bitPattern: pid))
+    }
+
+    /// Flatpak puts /.flatpak-info in every sandbox's root (xdg-desktop-portal checks the same);
+    /// snapd runs each app in a cgroup named snap.<app>.
+    public static func sandbox(ofProcess pid: Int32, proc: String = "/proc") -> String? {
+        if FileManager.default.fileExists(atPath: "\(proc)/\(pid)/root/.flatpak-info") { return "a Flatpak sandbox" }
+        if let cgroups = try? String(contentsOfFile: "\(proc)/\(pid)/cgroup", encoding: .utf8),
+           cgroups.split(separator: "\n").contains(where: { $0.contains("/snap.") }) {
+            return "a Snap sandbox"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import TestSupport
+import VoiceboxBus
+import VoiceboxDaemon
+import VoiceboxInterface
+import XCTest
+
+/// What a caller can make the service read: a file it passes open (option fd, as desktop portals
+/// pass files), and from inside an app sandbox nothing by path.
+final class TrustTests: XCTestCase {
+    var stack: Stack!
+    var service: ServiceHarness!
+
+    override func setUp() async throws {
+        stack = try Stack.require()
+        service = try await ServiceHarness(stack: stack)
+    }
+
+    override func tearDown() async throws {
+        await service?.stop()
+    }
+
+    func testAFilePassedOpenIsRecognizedAndItsDescriptorReleased() async throws {
+        let wav = try Recordings.wav("goforward.raw", in: FileManager.default.temporaryDirectory)
+        let fd = open(wav, O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        let before = try descriptorCount(service.daemon.pid)
+        let reply = try await service.proxy.call(Speech1.recognize, VarDict(["fd": .unixFD(fd)]), timeout: .seconds(60))
+        XCTAssertEqual(reply.text, "go forward ten meters")
+        XCTAssertEqual(reply.details["reason"], .string("end_of_file"))
+        XCTAssertEqual(lseek(fd, 0, SEEK_CUR), 0, "the caller's own file offset is left alone")
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertLessThanOrEqual(try descriptorCount(service.daemon.pid), before + 2, "the passed descriptor is closed")
+    }
+
+    func testADescriptorThatIsNoRegularFileIsRefused() async throws {
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer { close(ends[0]); close(ends[1]) }
+        do {
+            _ = try await service.proxy.call(Speech1.recognize, VarDict(["fd": .unixFD(ends[0])]))
+            XCTFail("a pipe was read")
+        } catch {
+            XCTAssertEqual(error.name, "org.voicebox.Error.UnreadableFile", error.message)
+            XCTAssertTrue(error.message.contains("the file passed as a descriptor"), error.message)
+        }
+    }
+
+    /// A caller inside a Flatpak sandbox (bubblewrap with /.flatpak-info, as Flatpak does) that names
+    /// a path is refused and told to pass the file; outside a sandbox the same call works.
+    func testASandboxedCallerCannotNameAFile() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else { throw XCTSkip("bubblewrap is not installed") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-sandbox-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let info = directory + "/flatpak-info"
+        try "[Application]\nname=org.example.Sandboxed\n".write(toFile: info, atomically: true, encoding: .utf8)
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/0"
+        let recording = "/usr/share/pocketsphinx/test/data/goforward.raw"
+        let call = ["/usr/bin/busctl", "--user", "call", Speech1.busName, Speech1.objectPath, Speech1.interfaceName,
+                    "Recognize", "a{sv}", "1", "file", "s", recording]
+        let sandboxed = ["/usr/bin/bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+                         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                         "--proc", "/proc", "--dev", "/dev", "--bind", runtime, runtime,
+                         "--ro-bind", info, "/.flatpak-info", "--"] + call
+        let (status, output) = try run(sandboxed)
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(output.contains("cannot name a file"), output)
+        XCTAssertTrue(output.contains("option fd"), output)
+        let (plainStatus, plainOutput) = try run(call)
+        XCTAssertEqual(plainStatus, 0, plainOutput)
+        XCTAssertTrue(plainOutput.contains("go forward ten meters"), plainOutput)
+    }
+
+    func testSandboxesAreToldByTheirMarks() throws {
+        let proc = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-proc-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: proc) }
+        try FileManager.default.createDirectory(atPath: proc + "/10/root", withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: proc + "/10/root/.flatpak-info", contents: Data())
+        try FileManager.default.createDirectory(atPath: proc + "/11/root", withIntermediateDirectories: true)
+        try "0::/user.slice/user-1000.slice/user@1000.service/app.slice/snap.firefox.firefox-1.scope\n"
+            .write(toFile: proc + "/11/cgroup", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: proc + "/12/root", withIntermediateDirectories: true)
+        try "0::/user.slice/user-1000.slice/session-2.scope\n".write(toFile: proc + "/12/cgroup", atomically: true, encoding: .utf8)
+        XCTAssertEqual(CallerSandbox.sandbox(ofProcess: 10, proc: proc), "a Flatpak sandbox")
+        XCTAssertEqual(CallerSandbox.sandbox(ofProcess: 11, proc: proc), "a Snap sandbox")
+        XCTAssertNil(CallerSandbox.sandbox(ofProcess: 12, proc: proc))
+    }
+
+    private func descriptorCount(_ pid: pid_t) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+    }
+
+    /// Runs a command; its status and what it printed (both streams).
+    private func run(_ command: [String]) throws -> (Int32, String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        let process = try Subprocess(command[0], Array(command.dropFirst()), stdoutFD: fds[1], stderrFD: fds[1])
+        close(fds[1])
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fds[0], &buffer, buffer.count)
+            guard count > 0 else { break }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        close(fds[0])
+        for _ in 0..<2000 where process.poll() == nil { usleep(5000) }
+        return (process.poll() ?? -1, String(decoding: output, as: UTF8.self))
+    }
+}
