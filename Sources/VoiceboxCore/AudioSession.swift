@@ -32,6 +32,13 @@ public actor AudioSession {
     private var streams: [UInt32: PlaybackStream] = [:]
     private var calls: Set<String> = []
     private var interrupted = false
+    /// The last change to others under way: each waits for the one before, so that no two run
+    /// interleaved at their awaits (a pause joining while a restore was undoing, a newcomer muted
+    /// while a pause was recording) and lose each other's record.
+    private var tail: Task<Void, Never>?
+    /// What a voiceboxd that died mid-interruption left changed: kept in the journal beside what
+    /// this one changes, until it is undone.
+    private var leftover: InterruptionJournal?
 
     public init(mixer: any AudioMixer, players: any MediaPlayers, journal: any JournalStore, bus: any ServiceBus,
                 settings: AudioSessionSettings = .init(), ownProcessID: Int32) {
@@ -50,9 +57,22 @@ public actor AudioSession {
 
     public var isInterrupted: Bool { interrupted }
 
-    /// Publishes Interrupted. Call before taking the bus name.
+    /// Publishes Interrupted and takes over a journal a crash left behind (undone once the sound
+    /// server is reached). Call before taking the bus name.
     public func start() {
         bus.publish(.interrupted(false))
+        if let left = journal.load(), !left.isEmpty { leftover = left }
+    }
+
+    /// Runs `work` after every change to others started before it, and waits for it.
+    private func inTurn(_ work: @escaping @Sendable (isolated AudioSession) async -> Void) async {
+        let previous = tail
+        let turn = Task {
+            await previous?.value
+            await work(self)
+        }
+        tail = turn
+        await turn.value
     }
 
     /// Follows the server until the mixer's events end; on each (re)connection it first restores
@@ -67,7 +87,7 @@ public actor AudioSession {
     public func finish() async {
         ending?.cancel()
         activities.removeAll()
-        await restoreNow()
+        await inTurn { await $0.restoreNow() }
     }
 
     // MARK: Voicebox interrupting others
@@ -78,6 +98,12 @@ public actor AudioSession {
         ending = nil
         activities[Activity(reason: reason, id: id)] = policy
         guard policy > .mix else { return }
+        await inTurn { await $0.interrupt(reason, id: id, policy: policy) }
+    }
+
+    private func interrupt(_ reason: InterruptionReason, id: UInt64, policy: OthersPolicy) async {
+        // Ended meanwhile (a very short utterance whose end came in before its turn): nothing to do.
+        guard activities[Activity(reason: reason, id: id)] != nil else { return }
         if var current = changes {
             guard policy > current.policy else { return }
             // A stronger policy joins the interruption in progress (a dictation during a ducked reply).
@@ -101,7 +127,7 @@ public actor AudioSession {
         ending = Task {
             try? await Task.sleep(for: grace)
             guard !Task.isCancelled else { return }
-            await self.restoreNow()
+            await self.inTurn { await $0.restoreNow() }
         }
     }
 
@@ -110,6 +136,7 @@ public actor AudioSession {
         ending = nil
         await restore(done)
         changes = nil
+        writeJournal()
         updateInterrupted()
         bus.emit(.audioInterruption(.ended, done.info(shouldResume: true)))
     }
@@ -194,15 +221,23 @@ public actor AudioSession {
         await withTaskGroup(of: Void.self) { group in
             for player in done.players { group.addTask { _ = await self.players.resumeIfStillPaused(player) } }
         }
-        journal.clear()
     }
 
     /// Written before the change it describes.
     private func record(_ changes: Changes) {
-        var entry = InterruptionJournal()
-        entry.muted = changes.muted
-        entry.ducked = changes.ducked
-        entry.players = changes.players
+        self.changes = changes
+        writeJournal()
+    }
+
+    /// The journal as it stands: what this interruption changed and what a crash left, or nothing.
+    private func writeJournal() {
+        var entry = leftover ?? InterruptionJournal()
+        if let changes {
+            entry.muted += changes.muted
+            entry.ducked += changes.ducked
+            entry.players += changes.players
+        }
+        guard !entry.isEmpty else { return journal.clear() }
         do { try journal.save(entry) } catch { /* a full runtime directory: go on, unrecorded */ }
     }
 
@@ -226,7 +261,7 @@ public actor AudioSession {
         switch event {
         case .serverReady:
             streams = Dictionary(((try? await mixer.playbackStreams()) ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            await recoverFromJournal()
+            await inTurn { await $0.recoverFromJournal() }
             var active: Set<String> = []
             for stream in streams.values where isCallActive(stream) { active.insert("p\(stream.id)") }
             for recording in (try? await mixer.recordingStreams()) ?? [] where isCallActive(recording) { active.insert("r\(recording.id)") }
@@ -238,7 +273,7 @@ public actor AudioSession {
             let isNew = streams[stream.id] == nil
             streams[stream.id] = stream
             await updateCall("p\(stream.id)", isCallActive(stream))
-            if isNew { await interruptNewcomer(stream) }
+            if isNew, changes != nil { await inTurn { await $0.interruptNewcomer(stream) } }
         case .playbackRemoved(let id):
             streams[id] = nil
             await updateCall("p\(id)", false)
@@ -312,12 +347,14 @@ public actor AudioSession {
 
     /// What a voiceboxd that died mid-interruption left changed, undone as `restore` would.
     private func recoverFromJournal() async {
-        guard changes == nil, let left = journal.load(), !left.isEmpty else { return }
-        var leftover = Changes(reason: .speaking, id: 0, policy: .pause)
-        leftover.muted = left.muted
-        leftover.ducked = left.ducked
-        leftover.players = left.players
-        await restore(leftover)
+        guard let left = leftover else { return }
+        var undo = Changes(reason: .speaking, id: 0, policy: .pause)
+        undo.muted = left.muted
+        undo.ducked = left.ducked
+        undo.players = left.players
+        await restore(undo)
+        leftover = nil
+        writeJournal()
     }
 }
 

@@ -16,6 +16,8 @@ final class RecognitionControl: Sendable {
     private struct State {
         var request: Request?
         var microphone: (any CaptureStream)?
+        /// A call has the audio: the microphone is to be corked, also one that opens later.
+        var heldByCall = false
     }
 
     private let state = Mutex(State())
@@ -41,8 +43,16 @@ final class RecognitionControl: Sendable {
         }
     }
 
-    /// The open microphone, if any (to cork it while a call has the audio).
-    var microphone: (any CaptureStream)? { state.withLock { $0.microphone } }
+    /// Marks the recording as held by a call (or no longer); returns the open microphone, if any,
+    /// to cork or uncork now. One that opens later is corked by its session (`isHeldByCall`).
+    func holdForCall(_ held: Bool) -> (any CaptureStream)? {
+        state.withLock { state in
+            state.heldByCall = held
+            return state.microphone
+        }
+    }
+
+    var isHeldByCall: Bool { state.withLock { $0.heldByCall } }
 
     func detach() {
         state.withLock { $0.microphone = nil }

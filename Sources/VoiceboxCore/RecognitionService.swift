@@ -26,6 +26,7 @@ public actor RecognitionService {
 
     /// A call holding the microphone: recordings are corked, and ended after the session's limit.
     private var callLimit: Task<Void, Never>?
+    private var heldByCall = false
 
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, bus: any ServiceBus,
                 session: AudioSession? = nil, maxFileRecognitions: Int) {
@@ -61,6 +62,7 @@ public actor RecognitionService {
         nextID += 1
         let control = RecognitionControl()
         entries[id] = Entry(caller: caller, microphone: options.isMicrophone, control: control)
+        if heldByCall && options.isMicrophone { _ = control.holdForCall(true) }
         callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
         // Published at admission, so that another process (a shortcut's second press) can end
         // it even while its model is still loading.
@@ -117,8 +119,9 @@ extension RecognitionService: InterruptionTarget {
     /// A call took the audio: microphone recordings are corked (the microphone stays ours); one
     /// held longer than the session's limit ends with what it heard (reason interrupted).
     public func externalInterruptionBegan() async {
+        heldByCall = true
         for entry in entries.values where entry.microphone {
-            await entry.control.microphone?.setCorked(true)
+            await entry.control.holdForCall(true)?.setCorked(true)
         }
         guard let limit = parts.session?.settings.listeningInterruptionLimit else { return }
         callLimit?.cancel()
@@ -130,10 +133,11 @@ extension RecognitionService: InterruptionTarget {
     }
 
     public func externalInterruptionEnded() async {
+        heldByCall = false
         callLimit?.cancel()
         callLimit = nil
         for entry in entries.values where entry.microphone {
-            await entry.control.microphone?.setCorked(false)
+            await entry.control.holdForCall(false)?.setCorked(false)
         }
     }
 

@@ -21,6 +21,8 @@ extension RecognitionSession {
             await parts.session?.end(.listening, id: id)
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
         }
+        // A call took the audio before the microphone opened: hold it from the start.
+        if control.isHeldByCall { await microphone.setCorked(true) }
         // Only one microphone recognition runs at a time (the service sees to it, and frees the
         // slot only once this returns), so Listening can be set from here without a race.
         parts.bus.publish(.listening(true))

@@ -12,7 +12,8 @@ import VoiceboxCore
 final class MPRISPlayers: MediaPlayers {
     let connection: BusConnection
     let timeout: Duration
-    /// Subscription tokens and whether the user touched it, by the owner we paused.
+    /// Subscription tokens and whether the user touched it, by the player's name (one process may
+    /// own several names, each watched and released on its own).
     private let watched = Mutex<[String: (token: UInt64?, touched: Bool)]>([:])
 
     init(connection: BusConnection, timeout: Duration = .milliseconds(500)) {
@@ -41,18 +42,18 @@ final class MPRISPlayers: MediaPlayers {
     }
 
     func pause(_ player: MediaPlayer) async -> Bool {
-        await watch(player.owner)
+        await watch(player)
         // Sent to the unique name: the player that was found playing, not a newcomer that took the name.
         let paused = (try? await connection.call(destination: player.owner, path: Self.path, interface: Self.playerInterface,
                                                  member: "Pause", timeout: timeout)) != nil
         // Its own "Paused" announcement may still be on its way; anything else from now on is the user.
-        watched.withLock { $0[player.owner]?.touched = false }
-        if !paused { unwatch(player.owner) }
+        watched.withLock { $0[player.name]?.touched = false }
+        if !paused { unwatch(player.name) }
         return paused
     }
 
     func resumeIfStillPaused(_ player: MediaPlayer) async -> Bool {
-        let touched = unwatch(player.owner)
+        let touched = unwatch(player.name)
         guard !touched, await owner(of: player.name) == player.owner, await status(of: player.owner) == "Paused" else {
             return false
         }
@@ -60,19 +61,20 @@ final class MPRISPlayers: MediaPlayers {
                                            member: "Play", timeout: timeout)) != nil
     }
 
-    private func watch(_ owner: String) async {
-        watched.withLock { $0[owner] = (nil, false) }
-        let filter = SignalFilter(sender: owner, path: Self.path, interface: "org.freedesktop.DBus.Properties",
+    private func watch(_ player: MediaPlayer) async {
+        let name = player.name
+        if let stale = watched.withLock({ $0.updateValue((nil, false), forKey: name) })?.token { connection.unsubscribe(stale) }
+        let filter = SignalFilter(sender: player.owner, path: Self.path, interface: "org.freedesktop.DBus.Properties",
                                   member: "PropertiesChanged")
         let token = try? await connection.subscribe(filter) { [weak self] signal in
             guard signal.arguments.first?.string == Self.playerInterface,
                   let status = signal.arguments.dropFirst().first?.vardictEntries?["PlaybackStatus"]?.string,
                   status != "Paused" else { return }
-            self?.watched.withLock { $0[owner]?.touched = true }
+            self?.watched.withLock { $0[name]?.touched = true }
         }
         let stale: UInt64? = watched.withLock { table in
-            guard table[owner] != nil else { return token }  // already unwatched
-            table[owner]?.token = token
+            guard table[name] != nil else { return token }  // already unwatched
+            table[name]?.token = token
             return nil
         }
         if let stale { connection.unsubscribe(stale) }
@@ -80,8 +82,8 @@ final class MPRISPlayers: MediaPlayers {
 
     /// Stops watching; returns whether the user touched the player meanwhile.
     @discardableResult
-    private func unwatch(_ owner: String) -> Bool {
-        let entry = watched.withLock { $0.removeValue(forKey: owner) }
+    private func unwatch(_ name: String) -> Bool {
+        let entry = watched.withLock { $0.removeValue(forKey: name) }
         if let token = entry?.token { connection.unsubscribe(token) }
         return entry?.touched ?? false
     }

@@ -77,7 +77,9 @@ final class VoiceLister: Sendable {
         var voices: [Voice] = []
         for (index, module) in modules.enumerated() {
             var selected = false
-            connection.send(SSIPText.command("SET", "self", "OUTPUT_MODULE", module)) { result in
+            // Queued behind the previous module's listing, which may take longer than the timeout to
+            // arrive: bounded by inactivity too, like the listing itself.
+            connection.send(SSIPText.command("SET", "self", "OUTPUT_MODULE", module), inactivityTimeout: true) { result in
                 if case .success(let reply) = result { selected = reply.isSuccess }
             }
             connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES"), inactivityTimeout: true) { result in
