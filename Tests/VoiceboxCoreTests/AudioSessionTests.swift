@@ -242,12 +242,17 @@ final class AudioSessionTests: XCTestCase {
         left.ducked = [.init(id: 3, processID: 300, applicationName: "vlc", originalVolume: [65536, 65536], ourVolume: [11653, 11653])]
         left.players = [MediaPlayer(name: "org.mpris.MediaPlayer2.mpv", owner: ":1.7", processID: 100)]
         try journal.save(left)
+        await session.start()  // as a new voiceboxd does: it finds the journal
+        await session.begin(.speaking, id: 1, policy: .pause)  // and a Speak before the server is reached
         mixer.ready()
         try await Task.sleep(for: .milliseconds(100))
         XCTAssertEqual(mixer.stream(2)?.muted, false)
         XCTAssertEqual(mixer.stream(3)?.volume, [65536, 65536])
         XCTAssertEqual(mixer.stream(4)?.muted, true)
         XCTAssertEqual(players.status("org.mpris.MediaPlayer2.mpv"), "Playing")
+        XCTAssertEqual(journal.current?.muted.map(\.id), [3], "only what this voiceboxd muted (vlc) is left in the journal")
+        await session.end(.speaking, id: 1)
+        try await Task.sleep(for: .milliseconds(150))
         XCTAssertNil(journal.current)
     }
 }
