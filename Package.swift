@@ -36,7 +36,9 @@ let package = Package(
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
-        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation"]),
+        // Inserting text into the focused window (xdotool, wtype, ydotool, the clipboard): pure Swift over helper programs.
+        .target(name: "VoiceboxInsertion"),
+        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion"]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
@@ -45,7 +47,7 @@ let package = Package(
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
         .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "TestSupport"]),
         .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
-        .testTarget(name: "voiceboxTests", dependencies: ["voicebox"]),
+        .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion"]),
         .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

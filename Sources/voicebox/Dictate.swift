@@ -1,10 +1,12 @@
 import Foundation
 import VoiceboxBus
 import VoiceboxDictation
+import VoiceboxInsertion
 import VoiceboxInterface
 
 extension Client {
-    /// `dictate`: the microphone until the end of speech, printed with spoken punctuation.
+    /// `dictate`: the microphone until the end of speech, with spoken punctuation, typed into the
+    /// focused window (or pasted, put on the clipboard, printed).
     /// The keyboard-shortcut modes find the dictation in progress through the service
     /// (ListeningID) and end it with EndRecognition, whichever process started it.
     func dictate(_ request: DictateRequest) async throws -> ExitStatus {
@@ -48,18 +50,36 @@ extension Client {
         if let language = request.language { options["language"] = .string(language) }
         if Output.isTerminal { options["partial_results"] = .boolean(true) }
         let reply: RecognizeReply
+        let cue = request.cue
         do throws(Failure) {
-            reply = try await recognize(options, microphone: true, timeout: .seconds(maxSeconds + 60))
+            // The start cue when the service has begun listening; nothing waits for it.
+            var onStarted: (@Sendable () -> Void)?
+            if cue { onStarted = { @Sendable in Cue.start.play() } }
+            reply = try await recognize(options, microphone: true, timeout: .seconds(maxSeconds + 60), onStarted: onStarted)
         } catch {
+            if cue { Cue.end.play() }
             // --cancel: no output at all.
             throw error.status == .cancelled ? Failure.quiet(.cancelled) : error
         }
+        if cue { Cue.end.play() }
         let text = SpokenPunctuation.apply(reply.text, literal: request.literal)
         guard !text.isEmpty else {
             Output.error("nothing was heard")
             return .nothingHeard
         }
-        Output.line(text)
+        switch request.output {
+        case .stdout:
+            Output.line(text)
+        case .insert(let mode):
+            try Insertion.insert(text, mode: mode, typer: request.typer)
+        case .automatic:
+            // Typed in a graphical session; printed where there is none (a console, ssh).
+            if Session.detect(ProcessInfo.processInfo.environment) == .none {
+                Output.line(text)
+            } else {
+                try Insertion.insert(text, mode: .type, typer: request.typer)
+            }
+        }
         return .ok
     }
 }

@@ -8,6 +8,8 @@ enum ExitStatus: Int32 {
     case refused = 1
     /// listen or dictate heard nothing.
     case nothingHeard = 2
+    /// The text cannot be inserted: a program for it is missing (the message names its package), or no display.
+    case cannotInsert = 3
     case usage = 64
     /// The service or the bus cannot be reached.
     case unavailable = 69

@@ -9,7 +9,8 @@ enum Help {
           say TEXT...       speak TEXT and wait until it has been spoken
           voices [LANG]     list the voices, best match for LANG first
           listen            recognize speech from the microphone or a file
-          dictate           listen until the end of speech and print the text, with spoken punctuation
+          dictate           listen until the end of speech and type the text, with spoken punctuation
+          insert TEXT...    type TEXT into the focused window (no service needed)
           stop [ID]         stop an utterance; stop --all stops every program's speech
           pause, resume     hold speech and let it go on
           status            whether voiceboxd runs, and what it is doing
@@ -21,6 +22,8 @@ enum Help {
           0    done
           1    the service refused (its error is printed, one sentence)
           2    nothing was heard (listen, dictate)
+          3    the text cannot be inserted (dictate, insert): a program is missing (the message names
+               its Debian package), or there is no graphical session
           64   bad usage (the message names the argument)
           69   the service (or the session bus) cannot be reached
           130  cancelled (Ctrl-C during say, listen or dictate; dictate --cancel from another process)
@@ -37,6 +40,7 @@ enum Help {
         case "status": status
         case "monitor": monitor
         case "dictate": dictate
+        case "insert": insert
         default: command
         }
     }
@@ -115,18 +119,36 @@ enum Help {
     static let dictate = """
         usage: voicebox dictate [--toggle | --start | --stop | --cancel] [OPTIONS]
 
-        Listens on the microphone until the end of speech and prints the text, with spoken
-        punctuation written out ("comma", "period" or "full stop", "question mark", "exclamation
+        Listens on the microphone until the end of speech and types the text into the focused
+        window, with spoken punctuation written out ("comma", "period" or "full stop", "question mark", "exclamation
         mark", "colon", "new line", "new paragraph").
           --toggle            for one keyboard shortcut: the first press starts and waits; the next
                               press (another process) ends it, and the first prints what was heard
           --start / --stop    push-to-talk: press starts and waits, release (another process) ends it
           --cancel            ends the dictation in progress without output (the first exits 130)
           --literal           no spoken punctuation: the words as heard
-          --output stdout     where the text goes (the only output so far)
+          --output WHERE      type (the default in a graphical session; stdout outside one),
+                              paste (through the clipboard, which is restored afterwards),
+                              clipboard (only put there), stdout (printed)
+          --typer PROGRAM     xdotool (X11), wtype (sway, Hyprland), ydotool (GNOME, KDE Wayland)
+          --no-cue            no sounds when listening starts and ends
           --language TAG      the recognition model's language (default en-US)
           --max-seconds N     the most audio to take (default 30; 120 with --toggle and --start)
         With --toggle and --start, pauses up to 10 s do not end the dictation; the other press does.
         The processes find each other through the service (its ListeningID), not through files.
+        ydotool types US key codes, so text that is not plain ASCII is pasted instead. On GNOME and
+        KDE Wayland without ydotoold the text is left on the clipboard for Ctrl+V.
+        """
+
+    static let insert = """
+        usage: voicebox insert [--output type|paste|clipboard] [--typer PROGRAM] TEXT...
+
+        Types TEXT into the focused window as dictate does (for scripts and tests; no service needed).
+          --output type       typed (the default): xdotool on X11, wtype on sway and Hyprland,
+                              ydotool on GNOME and KDE Wayland when ydotoold runs, else pasted
+          --output paste      put on the clipboard, Ctrl+V sent, the clipboard's contents restored
+          --output clipboard  only put on the clipboard
+          --typer PROGRAM     xdotool, wtype or ydotool instead of the one chosen for the session
+        Exits 3, naming the Debian package, when a program it needs is missing.
         """
 }

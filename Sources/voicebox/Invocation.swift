@@ -1,3 +1,5 @@
+import VoiceboxInsertion
+
 /// What the command line asks for, parsed without touching the bus (so it is unit-tested).
 struct Invocation: Equatable {
     /// `--address BUS`: a bus other than the session bus.
@@ -17,6 +19,14 @@ enum Command: Equatable {
     case status(json: Bool)
     case monitor
     case dictate(DictateRequest)
+    case insert(InsertRequest)
+}
+
+/// `insert TEXT`: into the focused window, as dictate does.
+struct InsertRequest: Equatable {
+    var text = ""
+    var mode: InsertionMode = .type
+    var typer: Typer?
 }
 
 struct SayRequest: Equatable {
@@ -65,14 +75,26 @@ struct DictateRequest: Equatable {
         case cancel
     }
 
+    /// Where the text goes.
+    enum Destination: Equatable {
+        /// type into the focused window in a graphical session, stdout outside one.
+        case automatic
+        case stdout
+        case insert(InsertionMode)
+    }
+
     var mode: Mode = .once
     var literal = false
     var language: String?
     var maxSeconds: Double?
+    var output: Destination = .automatic
+    var typer: Typer?
+    /// The start and end sounds.
+    var cue = true
 }
 
 extension Invocation {
-    static let subcommands = ["say", "voices", "listen", "stop", "pause", "resume", "status", "monitor", "dictate"]
+    static let subcommands = ["say", "voices", "listen", "stop", "pause", "resume", "status", "monitor", "dictate", "insert"]
 
     /// Parses the arguments after the program's name.
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
@@ -110,6 +132,7 @@ extension Invocation {
         case "resume": try noArguments(&reader); command = .resume
         case "status": command = .status(json: try onlyJSON(&reader))
         case "monitor": try noArguments(&reader); command = .monitor
+        case "insert": command = .insert(try parseInsert(&reader))
         default: command = .dictate(try parseDictate(&reader))
         }
         return Invocation(address: address, command: command)
@@ -213,12 +236,47 @@ extension Invocation {
             case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
             case .flag("--output"):
                 let output = try reader.value(of: "--output")
-                guard output == "stdout" else { throw reader.error("--output takes stdout (the only output so far), not '\(output)'") }
+                if output == "stdout" {
+                    request.output = .stdout
+                } else if let mode = InsertionMode(rawValue: output) {
+                    request.output = .insert(mode)
+                } else {
+                    throw reader.error("--output takes type, paste, clipboard or stdout, not '\(output)'")
+                }
+            case .flag("--typer"): request.typer = try typer(&reader)
+            case .flag("--no-cue"): request.cue = false
             case .flag(let flag): throw reader.unknown(flag)
             case .operand(let extra): throw reader.unexpected(extra)
             }
         }
         return request
+    }
+
+    static func parseInsert(_ reader: inout ArgumentReader) throws(UsageError) -> InsertRequest {
+        var request = InsertRequest()
+        var words: [String] = []
+        while let item = reader.next() {
+            switch item {
+            case .operand(let word): words.append(word)
+            case .flag("--output"):
+                let output = try reader.value(of: "--output")
+                guard let mode = InsertionMode(rawValue: output) else {
+                    throw reader.error("--output takes type, paste or clipboard, not '\(output)'")
+                }
+                request.mode = mode
+            case .flag("--typer"): request.typer = try typer(&reader)
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        guard !words.isEmpty else { throw reader.error("insert needs some text") }
+        request.text = words.joined(separator: " ")
+        return request
+    }
+
+    static func typer(_ reader: inout ArgumentReader) throws(UsageError) -> Typer {
+        let name = try reader.value(of: "--typer")
+        guard let typer = Typer(rawValue: name) else { throw reader.error("--typer takes xdotool, wtype or ydotool, not '\(name)'") }
+        return typer
     }
 
     static func onlyJSON(_ reader: inout ArgumentReader) throws(UsageError) -> Bool {

@@ -64,7 +64,9 @@ final class RecognitionDisplay: Sendable {
 extension Client {
     /// Recognize with `options`; Ctrl-C clears the display and exits 130 (leaving the bus
     /// cancels the recognition and frees the microphone at once).
-    func recognize(_ options: VarDict, microphone: Bool, timeout: Duration) async throws(Failure) -> RecognizeReply {
+    /// `onStarted` is called once, when the service announces a recognition (RecognitionStarted).
+    func recognize(_ options: VarDict, microphone: Bool, timeout: Duration,
+                   onStarted: (@Sendable () -> Void)? = nil) async throws(Failure) -> RecognizeReply {
         let speech = speech
         let display = RecognitionDisplay(microphone: microphone)
         Interrupts.onInterrupt { _ in
@@ -86,6 +88,14 @@ extension Client {
                     try await speech.subscribe(Speech1.recognitionProgress) { id, fraction in display.progress(id, fraction) },
                 ]
             }
+        }
+        if let onStarted {
+            let once = Mutex(false)
+            tokens.append(try await checked { () async throws(DBusError) in
+                try await speech.subscribe(Speech1.recognitionStarted) { _ in
+                    if once.withLock({ fired in defer { fired = true }; return !fired }) { onStarted() }
+                }
+            })
         }
         defer {
             for token in tokens { connection.unsubscribe(token) }

@@ -18,6 +18,11 @@ if case .help(let topic) = invocation.command {
     exit(ExitStatus.ok.rawValue)
 }
 
+// insert needs no service.
+if case .insert(let request) = invocation.command {
+    exit(Insertion.run(request).rawValue)
+}
+
 let status: ExitStatus
 do {
     let client: Client

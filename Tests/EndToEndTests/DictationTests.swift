@@ -13,10 +13,11 @@ final class ClientRun: Sendable {
     private let err = Shared<[UInt8]>([])
     private let open = Shared(2)
 
-    init(_ stack: Stack, _ arguments: [String], terminal: Bool = false) throws {
+    /// `environment`: the child's whole environment (nil: this process's).
+    init(_ stack: Stack, _ arguments: [String], terminal: Bool = false, environment: [String: String]? = nil) throws {
         let (outRead, outWrite) = terminal ? try Self.pseudoTerminal() : try Self.pipePair()
         let (errRead, errWrite) = try Self.pipePair()
-        process = try Subprocess(stack.clientPath, arguments, stdoutFD: outWrite, stderrFD: errWrite)
+        process = try Subprocess(stack.clientPath, arguments, environment: environment, stdoutFD: outWrite, stderrFD: errWrite)
         close(outWrite)
         close(errWrite)
         Self.drain(outRead, into: out, open: open)

@@ -1,3 +1,5 @@
+import Foundation
+import VoiceboxInsertion
 import XCTest
 @testable import voicebox
 
@@ -48,7 +50,10 @@ final class InvocationTests: XCTestCase {
                        "--grammar and --keyphrase cannot be used together")
         XCTAssertEqual(usageError("listen", "extra"), "unexpected argument 'extra' for listen")
         XCTAssertEqual(usageError("dictate", "--toggle", "--cancel"), "--toggle and --cancel cannot be used together")
-        XCTAssertEqual(usageError("dictate", "--output", "xdotool"), "--output takes stdout (the only output so far), not 'xdotool'")
+        XCTAssertEqual(usageError("dictate", "--output", "xdotool"), "--output takes type, paste, clipboard or stdout, not 'xdotool'")
+        XCTAssertEqual(usageError("dictate", "--typer", "xte"), "--typer takes xdotool, wtype or ydotool, not 'xte'")
+        XCTAssertEqual(usageError("insert"), "insert needs some text")
+        XCTAssertEqual(usageError("insert", "--output", "stdout", "x"), "--output takes type, paste or clipboard, not 'stdout'")
         XCTAssertEqual(usageError("status", "now"), "unexpected argument 'now' for status")
         XCTAssertEqual(usageError("say", "--priority", "urgent", "x"),
                        "--priority takes message, important, text, notification, progress, not 'urgent'")
@@ -97,9 +102,55 @@ final class InvocationTests: XCTestCase {
     func testDictate() throws {
         XCTAssertEqual(try parse("dictate").command, .dictate(DictateRequest()))
         XCTAssertEqual(try parse("dictate", "--toggle", "--literal", "--output", "stdout").command,
-                       .dictate(DictateRequest(mode: .toggle, literal: true)))
+                       .dictate(DictateRequest(mode: .toggle, literal: true, output: .stdout)))
         XCTAssertEqual(try parse("dictate", "--start").command, .dictate(DictateRequest(mode: .start)))
         XCTAssertEqual(try parse("dictate", "--stop").command, .dictate(DictateRequest(mode: .stop)))
         XCTAssertEqual(try parse("dictate", "--cancel", "--cancel").command, .dictate(DictateRequest(mode: .cancel)))
+        XCTAssertEqual(try parse("dictate", "--output", "paste", "--typer", "wtype", "--no-cue").command,
+                       .dictate(DictateRequest(output: .insert(.paste), typer: .wtype, cue: false)))
+        XCTAssertEqual(try parse("dictate", "--output=stdout").command, .dictate(DictateRequest(output: .stdout)))
+    }
+
+    func testInsert() throws {
+        XCTAssertEqual(try parse("insert", "go", "forward").command, .insert(InsertRequest(text: "go forward")))
+        XCTAssertEqual(try parse("insert", "--output", "clipboard", "--typer", "xdotool", "--", "-x").command,
+                       .insert(InsertRequest(text: "-x", mode: .clipboard, typer: .xdotool)))
+    }
+
+    func testSessionDetection() {
+        XCTAssertEqual(Session.detect(["DISPLAY": ":0"]), .x11)
+        XCTAssertEqual(Session.detect(["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "sway"]), .wlroots)
+        XCTAssertEqual(Session.detect(["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "x11"]), .x11)
+        XCTAssertEqual(Session.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "Hyprland"]), .wlroots)
+        XCTAssertEqual(Session.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"]), .gnomeOrKDE)
+        XCTAssertEqual(Session.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "KDE"]), .gnomeOrKDE)
+        XCTAssertEqual(Session.detect([:]), .none)
+        XCTAssertEqual(Session.detect(["DISPLAY": ""]), .none)
+    }
+
+    func testInsertionPlan() throws {
+        func plan(_ mode: InsertionMode, _ session: Session, text: String = "hello", typer: Typer? = nil,
+                  socket: Bool = false) throws -> InsertionPlan {
+            try InsertionPlan.choose(mode, text: text, session: session, typer: typer, ydotoolSocket: socket)
+        }
+        XCTAssertEqual(try plan(.type, .x11), .type(.xdotool))
+        XCTAssertEqual(try plan(.type, .x11, text: "café"), .type(.xdotool), "xdotool types any Unicode")
+        XCTAssertEqual(try plan(.paste, .x11), .paste(.xclip, keys: .xdotool))
+        XCTAssertEqual(try plan(.clipboard, .wlroots), .clipboard(.wlClipboard))
+        XCTAssertEqual(try plan(.type, .wlroots, text: "Größe"), .type(.wtype))
+        XCTAssertEqual(try plan(.type, .gnomeOrKDE, socket: true), .type(.ydotool))
+        XCTAssertEqual(try plan(.type, .gnomeOrKDE, text: "naïve", socket: true), .paste(.wlClipboard, keys: .ydotool),
+                       "ydotool types US key codes: non-ASCII is pasted")
+        XCTAssertEqual(try plan(.type, .gnomeOrKDE), .clipboardForHand(.wlClipboard), "nothing can type or press Ctrl+V")
+        XCTAssertEqual(try plan(.type, .wlroots, typer: .ydotool), .type(.ydotool))
+        XCTAssertThrowsError(try plan(.type, .none)) { XCTAssertEqual($0 as? InsertionError, .noSession) }
+        XCTAssertEqual(InsertionError.missingProgram(purpose: "typing on X11", program: "xdotool", package: "xdotool").description,
+                       "typing on X11 needs xdotool: apt install xdotool")
+    }
+
+    func testCueIsAWAVFile() {
+        let data = Cue.wav(Cue.tone(from: 660, to: 990))
+        XCTAssertEqual(data.prefix(4), Data("RIFF".utf8))
+        XCTAssertEqual(data.count, 44 + Int(Double(Cue.sampleRate) * 0.12) * 2)
     }
 }
