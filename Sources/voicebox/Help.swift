@@ -135,6 +135,8 @@ enum Help {
           --language TAG      the recognition model's language (default en-US)
           --max-seconds N     the most audio to take (default 30; 120 with --toggle and --start)
         With --toggle and --start, pauses up to 10 s do not end the dictation; the other press does.
+        While you dictate, music and videos are paused (MPRIS players) and other sounds silenced, so
+        the microphone does not hear them; they come back afterwards (voiceboxd's listening-others).
         The processes find each other through the service (its ListeningID), not through files.
         ydotool types US key codes, so text that is not plain ASCII is pasted instead. On GNOME and
         KDE Wayland without ydotoold the text is left on the clipboard for Ctrl+V.
