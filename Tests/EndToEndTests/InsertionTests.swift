@@ -64,6 +64,8 @@ final class XSession: Sendable {
     }
 
     private static let devNull = open("/dev/null", O_WRONLY)
+    /// /dev/null for the output of programs the tests start.
+    static var devNullForTests: Int32 { devNull }
 
     /// This process's environment on this display: X11 only, a UTF-8 locale.
     static func environment(_ display: String, path: String? = nil) -> [String: String] {
