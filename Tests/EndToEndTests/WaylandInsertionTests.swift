@@ -26,8 +26,11 @@ final class WaylandSession: Sendable {
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         let config = runtime + "/config"
         try "output HEADLESS-1 resolution 1024x768\n".write(toFile: config, atomically: true, encoding: .utf8)
+        // Ctrl+V pastes, as in the applications paste is for (terminals use Ctrl+Shift+V).
+        let footConfig = runtime + "/foot.ini"
+        try "[key-bindings]\nclipboard-paste=Control+v\n".write(toFile: footConfig, atomically: true, encoding: .utf8)
         let nobody = getpwnam("nobody")!.pointee
-        for path in [directory.path, runtime, output, config] { chown(path, nobody.pw_uid, nobody.pw_gid) }
+        for path in [directory.path, runtime, output, config, footConfig] { chown(path, nobody.pw_uid, nobody.pw_gid) }
         chmod(runtime, 0o700)
         let runuser = access("/usr/sbin/runuser", X_OK) == 0 ? "/usr/sbin/runuser" : "/sbin/runuser"
         let environment = ["env", "XDG_RUNTIME_DIR=\(runtime)", "HOME=\(runtime)", "PATH=/usr/bin:/bin"]
@@ -40,7 +43,7 @@ final class WaylandSession: Sendable {
             FileManager.default.fileExists(atPath: runtime + "/wayland-1")
         }
         terminal = try Subprocess(runuser, ["-u", "nobody", "--"] + environment
-                                  + ["WAYLAND_DISPLAY=wayland-1", "foot", "-e", "/bin/sh", "-c",
+                                  + ["WAYLAND_DISPLAY=wayland-1", "foot", "-c", runtime + "/foot.ini", "-e", "/bin/sh", "-c",
                                      "stty raw -echo; exec cat >> \"$0\"", output],
                                   stdoutFD: XSession.devNullForTests, stderrFD: XSession.devNullForTests)
         // sway focuses a new window by itself; foot maps it once it has drawn, and the shell then
