@@ -26,20 +26,27 @@ extension Client {
         let state = try await checked { () async throws(DBusError) in
             (languages: try await speech.get(Speech1.recognitionLanguages), voiceCount: try await speech.get(Speech1.voiceCount),
              speaking: try await speech.get(Speech1.speaking), paused: try await speech.get(Speech1.paused),
-             listening: try await speech.get(Speech1.listening), interrupted: try await speech.get(Speech1.interrupted))
+             listening: try await speech.get(Speech1.listening), interrupted: try await speech.get(Speech1.interrupted),
+             listeningID: try await speech.get(Speech1.listeningID))
         }
+        // Speech engines: the output modules the voices come from (answered from the service's cache).
+        let voices = (try? await speech.call(Speech1.listVoices, "", timeout: .seconds(5))) ?? []
+        let engines = Array(Set(voices.map(\.engine))).sorted()
         if json {
             Output.json([
-                "running": true, "version": version, "recognition_languages": state.languages, "voice_count": state.voiceCount,
+                "running": true, "version": version, "speech_engines": engines, "recognition_engine": "pocketsphinx",
+                "recognition_languages": state.languages, "voice_count": state.voiceCount, "listening_id": state.listeningID,
                 "speaking": state.speaking, "paused": state.paused, "listening": state.listening, "interrupted": state.interrupted,
             ])
         } else {
             func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
             Output.line("voiceboxd \(version) is running")
-            Output.line("recognition languages: \(state.languages.isEmpty ? "none" : state.languages.joined(separator: ", "))")
+            Output.line("speech engines: \(engines.isEmpty ? "none yet" : engines.joined(separator: ", ")) (speech-dispatcher)")
+            Output.line("recognition: pocketsphinx, languages \(state.languages.isEmpty ? "none" : state.languages.joined(separator: ", "))")
             Output.line("voices: \(state.voiceCount)")
             Output.line("speaking: \(yesNo(state.speaking))  paused: \(yesNo(state.paused))  "
-                        + "listening: \(yesNo(state.listening))  interrupted: \(yesNo(state.interrupted))")
+                        + "listening: \(state.listening ? "yes (recognition \(state.listeningID))" : "no")  "
+                        + "interrupted: \(yesNo(state.interrupted))")
         }
         return .ok
     }
