@@ -46,9 +46,18 @@ final class WaylandSession: Sendable {
                                   + ["WAYLAND_DISPLAY=wayland-1", "foot", "-c", runtime + "/foot.ini", "-e", "/bin/sh", "-c",
                                      "stty raw -echo; exec cat >> \"$0\"", output],
                                   stdoutFD: XSession.devNullForTests, stderrFD: XSession.devNullForTests)
-        // sway focuses a new window by itself; foot maps it once it has drawn, and the shell then
-        // makes the terminal raw: a moment for both.
-        try await Task.sleep(for: .milliseconds(1500))
+        // sway focuses a new window by itself once foot has drawn it, and the shell then makes the
+        // terminal raw. Ready when a probe keystroke arrives (a fixed wait lost the first character
+        // on a loaded machine); the probe is then wiped (cat appends, so truncating is safe).
+        let output = output, socket = runtime + "/wayland-1"
+        try await waitUntil("foot to take keystrokes", timeout: .seconds(20)) {
+            guard let probe = try? Subprocess("/usr/bin/wtype", ["."], environment: ["WAYLAND_DISPLAY": socket, "PATH": "/usr/bin"],
+                                              stdoutFD: XSession.devNullForTests, stderrFD: XSession.devNullForTests) else { return false }
+            _ = await probe.wait(timeout: .seconds(5))
+            try? await Task.sleep(for: .milliseconds(200))
+            return (FileManager.default.contents(atPath: output) ?? Data()).contains(UInt8(ascii: "."))
+        }
+        truncate(output, 0)
     }
 
     /// A Wayland session for voicebox: the compositor's socket by path, no X11.
