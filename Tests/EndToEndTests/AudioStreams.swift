@@ -36,21 +36,7 @@ struct ServerStream: Equatable {
 
     /// Runs a command and returns its standard output.
     static func run(_ path: String, _ arguments: [String]) throws -> Data {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
-        let process = try Subprocess(path, arguments, stdoutFD: fds[1])
-        close(fds[1])
-        var output = Data()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(fds[0], &buffer, buffer.count)
-            guard count > 0 else { break }
-            output.append(contentsOf: buffer[0..<count])
-        }
-        close(fds[0])
-        // Its output has ended: it is exiting. Reaped here, bounded.
-        for _ in 0..<2000 where process.poll() == nil { usleep(5000) }
-        return output
+        Data(try runProgram([path] + arguments, seconds: 30).output.utf8)
     }
 }
 

@@ -93,21 +93,9 @@ final class TrustTests: XCTestCase {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
     }
 
-    /// Runs a command; its status and what it printed (both streams).
+    /// Runs a command; its status and what it printed (both streams: busctl prints errors on stderr).
     private func run(_ command: [String]) throws -> (Int32, String) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
-        let process = try Subprocess(command[0], Array(command.dropFirst()), stdoutFD: fds[1], stderrFD: fds[1])
-        close(fds[1])
-        var output = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fds[0], &buffer, buffer.count)
-            guard count > 0 else { break }
-            output.append(contentsOf: buffer[0..<count])
-        }
-        close(fds[0])
-        for _ in 0..<2000 where process.poll() == nil { usleep(5000) }
-        return (process.poll() ?? -1, String(decoding: output, as: UTF8.self))
+        let result = try runProgram(["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1"] + command, seconds: 60)
+        return (result.status, result.output)
     }
 }
