@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "VoiceboxBus", dependencies: ["CDBus"]),
         // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
-        .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore"]),
+        .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore", "VoiceboxSpawn"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSndfile", "CSamplerate", "VoiceboxCore"]),
 
@@ -37,10 +37,13 @@ let package = Package(
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
         // Inserting text into the focused window (xdotool, wtype, ydotool, the clipboard): pure Swift over helper programs.
-        .target(name: "VoiceboxInsertion"),
+        // Children started with a clean signal state: the speech-dispatcher spawner, the insertion
+        // helpers and the tests' subprocesses.
+        .target(name: "VoiceboxSpawn"),
+        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn"]),
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion"]),
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["VoiceboxSpawn"], path: "Tests/TestSupport"),
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "TestSupport"]),

@@ -2,22 +2,23 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import VoiceboxSpawn
 
 /// One helper program (xdotool, xclip, wl-copy...) run to its end with posix_spawn: its
 /// arguments as an array (the text is one of them, never part of a shell string), its standard
 /// input written from memory, its output read back, and the whole run bounded by a timeout.
-struct ChildProcess {
-    struct Result {
-        var status: Int32
-        var output: [UInt8]
-        var timedOut: Bool
+public struct ChildProcess {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var output: [UInt8]
+        public var timedOut: Bool
     }
 
     /// Runs `path` with `arguments`. `input` is written to its standard input (nil: /dev/null);
     /// with `captureOutput` its standard output is returned (otherwise it goes to /dev/null, so a
     /// program that forks into the background, as xclip does, does not hold a pipe open).
     /// Standard error goes to /dev/null. After `timeout` it is killed.
-    static func run(_ path: String, _ arguments: [String], input: [UInt8]? = nil, captureOutput: Bool = false,
+    public static func run(_ path: String, _ arguments: [String], input: [UInt8]? = nil, captureOutput: Bool = false,
                     timeout: Duration = .seconds(5)) throws(InsertionError) -> Result {
         var inPipe: [Int32] = [-1, -1]
         var outPipe: [Int32] = [-1, -1]
@@ -39,29 +40,16 @@ struct ChildProcess {
         }
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
 
-        // Default signal handling and no blocked signals in the child, whatever this process set.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        let spawned = CleanSpawn.spawn(path, arguments, actions: &actions)
         if input != nil { close(inPipe[0]) }
         if captureOutput { close(outPipe[1]) }
-        guard spawned == 0 else {
+        let pid: pid_t
+        switch spawned {
+        case .success(let child): pid = child
+        case .failure(let error):
             if input != nil { close(inPipe[1]) }
             if captureOutput { close(outPipe[0]) }
-            throw InsertionError.failed("cannot run \(path): \(String(cString: strerror(spawned)))")
+            throw InsertionError.failed("cannot run \(path): \(error)")
         }
 
         let deadline = ContinuousClock.now + timeout
@@ -110,20 +98,25 @@ struct ChildProcess {
         if writeFD >= 0 { close(writeFD) }
         if readFD >= 0 { close(readFD) }
 
-        // Reap it, killing it if it outlives the deadline.
+        // Reap it, killing it if it outlives the deadline: the wait sleeps on its pidfd, woken by the
+        // exit itself.
         var status: Int32 = 0
-        while true {
-            let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid { break }
-            if reaped < 0, errno != EINTR { break }
-            if timedOut || ContinuousClock.now >= deadline {
+        let exit = timedOut ? .stillRunning : CleanSpawn.waitForExit(pid, timeout: max(.zero, deadline - ContinuousClock.now))
+        switch exit {
+        case .exited:
+            break
+        case .stillRunning:
+            timedOut = true
+            kill(pid, SIGKILL)
+        case .cannotWait:
+            // No pidfds (an old kernel): check now and then, bounded all the same.
+            while waitpid(pid, &status, WNOHANG) == 0 && ContinuousClock.now < deadline { usleep(2000) }
+            if ContinuousClock.now >= deadline {
                 timedOut = true
                 kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-                break
             }
-            usleep(2000)
         }
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return Result(status: exitStatus, output: output, timedOut: timedOut)
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Finds helper programs on PATH, and names the Debian package of a missing one.
-enum Programs {
+public enum Programs {
     static let packages = ["xdotool": "xdotool", "xclip": "xclip", "wtype": "wtype", "ydotool": "ydotool",
                            "wl-copy": "wl-clipboard", "wl-paste": "wl-clipboard", "paplay": "pulseaudio-utils"]
 
@@ -13,7 +13,7 @@ enum Programs {
         throw .missingProgram(purpose: purpose, program: program, package: packages[program] ?? program)
     }
 
-    static func lookUp(_ program: String, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String? {
+    public static func lookUp(_ program: String, path: String? = ProcessInfo.processInfo.environment["PATH"]) -> String? {
         for directory in (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
             let candidate = "\(directory)/\(program)"
             if access(candidate, X_OK) == 0 { return candidate }

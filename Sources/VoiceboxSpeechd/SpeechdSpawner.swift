@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import VoiceboxSpawn
 
 /// Starts speech-dispatcher the way libspeechd's autospawn does (`speech-dispatcher --spawn
 /// --communication-method … --socket-path …|--port …`, `$SPEECHD_CMD` overriding the program; it
@@ -30,18 +31,6 @@ enum SpeechdSpawner {
         defer { close(errorPipe[0]) }
         _ = fcntl(errorPipe[0], F_SETFD, FD_CLOEXEC)
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var all = sigset_t()
-        sigemptyset(&all)
-        for signal in 1..<32 where signal != SIGKILL && signal != SIGSTOP { sigaddset(&all, Int32(signal)) }
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -50,12 +39,13 @@ enum SpeechdSpawner {
         posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
         closeInheritedDescriptors(&actions)
 
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, program, &actions, &attributes, argv, environ)
+        let spawned = CleanSpawn.spawn(program, arguments, actions: &actions, searchPath: true)
         close(errorPipe[1])
-        guard spawned == 0 else { return "cannot run \(program): \(String(cString: strerror(spawned)))" }
+        let pid: pid_t
+        switch spawned {
+        case .success(let child): pid = child
+        case .failure(let error): return "cannot run \(program): \(error)"
+        }
 
         // The launcher closes its standard error when it exits and the daemon has detached from it:
         // read it to the end (bounded), then reap the launcher.

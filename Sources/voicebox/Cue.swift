@@ -1,4 +1,5 @@
 import Foundation
+import VoiceboxInsertion
 
 /// dictate's cues: a short rising tone when listening starts, a falling one when it ends,
 /// played through the sound server with paplay (never the terminal bell). The tones are
@@ -15,26 +16,11 @@ enum Cue {
     }
 
     func play() {
-        guard let paplay = Cue.lookUp("paplay"), let file = try? file() else { return }
-        let words: [String] = [paplay, "--property=media.role=event", file]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        var child: pid_t = 0
-        guard posix_spawn(&child, paplay, &actions, nil, argv, environ) == 0 else { return }
-        let pid = child
-        // Reaped on a thread of its own, bounded: a stuck sound server must not leave it behind.
+        guard let paplay = Programs.lookUp("paplay"), let file = try? file() else { return }
+        // On a thread of its own, so nothing waits for it; bounded, so a stuck sound server does not
+        // leave it behind.
         Thread.detachNewThread {
-            var status: Int32 = 0
-            for _ in 0..<500 {
-                if waitpid(pid, &status, WNOHANG) != 0 { return }
-                usleep(10_000)
-            }
-            kill(pid, SIGKILL)
-            waitpid(pid, &status, 0)
+            _ = try? ChildProcess.run(paplay, ["--property=media.role=event", file], timeout: .seconds(5))
         }
     }
 
@@ -75,13 +61,5 @@ enum Cue {
         data.append(contentsOf: Array("data".utf8)); append(payload)
         for sample in samples { append(sample) }
         return data
-    }
-
-    private static func lookUp(_ program: String) -> String? {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(program)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
     }
 }

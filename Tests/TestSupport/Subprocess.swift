@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import VoiceboxSpawn
 
 /// A child process started with posix_spawn and reaped with waitpid, for tests.
 ///
@@ -15,31 +16,17 @@ public final class Subprocess: @unchecked Sendable {
     /// `stdoutFD`, `stderrFD`: where the child's output goes (nil: inherit).
     public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
                 stdoutFD: Int32? = nil, stderrFD: Int32? = nil) throws {
-        // A clean signal state, whatever the spawning thread blocks.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         if let stdoutFD { posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1) }
         if let stderrFD { posix_spawn_file_actions_adddup2(&actions, stderrFD, 2) }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { env.forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, path, &actions, &attributes, argv, env)
-        guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
-        pid = child
+        // A clean signal state, whatever the spawning thread blocks (CleanSpawn).
+        let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        switch CleanSpawn.spawn(path, arguments, actions: &actions, environment: environment) {
+        case .success(let child): pid = child
+        case .failure(let error): throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EINVAL)
+        }
     }
 
     /// The exit status (or 128+signal), nil while running.
