@@ -6,11 +6,16 @@
 /// recognition runs as a `RecognitionSession` on a queue of its own, so a long file never holds
 /// up a StopRecognition.
 ///
-/// Limits: one microphone recognition at a time, and at most `maxFileRecognitions` files at
-/// once (decoding a file keeps a core busy). Past either limit Recognize fails at once with
-/// Busy rather than queueing: a caller waiting in a hidden queue cannot tell a slow answer from
-/// a hung one, and can retry or wait for RecognitionFinished itself.
+/// Limits: one microphone recognition at a time (a second fails at once with Busy: the
+/// microphone is one person's); files decode `maxFileRecognitions` at once (decoding keeps a core
+/// busy) and the rest wait their turn, round-robin by caller (`FileRecognitionQueue`), up to
+/// `fileQueueLimit` waiting in all and `fileQueuePerCaller` per caller, past which they fail with
+/// Busy. A waiting file can be stopped or cancelled like a running one.
 public actor RecognitionService {
+    /// How many file recognitions may wait for a decoder, in all and per caller.
+    public static let fileQueueLimit = 64
+    public static let fileQueuePerCaller = 16
+
     private struct Entry {
         let caller: String
         let microphone: Bool
@@ -18,7 +23,9 @@ public actor RecognitionService {
     }
 
     private let parts: RecognitionSession.Parts
-    private let maxFileRecognitions: Int
+    private var fileTurns: FileRecognitionQueue
+    /// Waiting files' tasks, resumed when their turn comes or they are withdrawn.
+    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var entries: [UInt64: Entry] = [:]
     private var nextID: UInt64 = 1
     /// Callers with recognitions in flight, so their leaving cancels them.
@@ -31,7 +38,8 @@ public actor RecognitionService {
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, bus: any ServiceBus,
                 session: AudioSession? = nil, maxFileRecognitions: Int) {
         parts = .init(engine: engine, capture: capture, files: files, bus: bus, session: session)
-        self.maxFileRecognitions = max(1, maxFileRecognitions)
+        fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
+                                         waitingPerCaller: Self.fileQueuePerCaller)
         callers = CallerTracker(bus: bus)
     }
 
@@ -52,13 +60,21 @@ public actor RecognitionService {
             if let (id, _) = entries.first(where: { $0.value.microphone }) {
                 throw .init(.busy, "the microphone is in use by recognition \(id); one microphone recognition at a time")
             }
-        } else {
-            let running = entries.values.filter { !$0.microphone }.count
-            guard running < maxFileRecognitions else {
-                throw .init(.busy, "\(running) file recognitions are running, the limit (one per core); try again when one finishes")
-            }
         }
         let id = nextID
+        var waits = false
+        if !options.isMicrophone {
+            switch fileTurns.admit(id, caller: caller) {
+            case .run: break
+            case .wait: waits = true
+            case .full(perCaller: true):
+                throw .init(.busy, "\(Self.fileQueuePerCaller) of this caller's file recognitions already wait for a decoder, "
+                            + "the limit per caller; try again when one finishes")
+            case .full(perCaller: false):
+                throw .init(.busy, "\(Self.fileQueueLimit) file recognitions already wait for a decoder, the limit; "
+                            + "try again when one finishes")
+            }
+        }
         nextID += 1
         let control = RecognitionControl()
         entries[id] = Entry(caller: caller, microphone: options.isMicrophone, control: control)
@@ -69,6 +85,7 @@ public actor RecognitionService {
         if options.isMicrophone { parts.bus.publish(.listeningID(id)) }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
+            if waits { await self?.turn(id) }
             let outcome = await session.run()
             await self?.ended(id)
             return outcome
@@ -92,18 +109,30 @@ public actor RecognitionService {
     /// Cancelled when `cancel`. An id that is not running is no error. Returns once its
     /// microphone, if it held one, is released.
     public func endRecognition(_ id: UInt64, cancel: Bool) async {
-        guard let microphone = entries[id]?.control.request(cancel ? .cancel : .stop) else { return }
-        await microphone.close()
+        guard let entry = entries[id] else { return }
+        let microphone = entry.control.request(cancel ? .cancel : .stop)
+        if fileTurns.withdraw(id) { waiters.removeValue(forKey: id)?.resume() }
+        await microphone?.close()
     }
 
     /// Returns once every microphone these recognitions held is released.
     private func request(_ request: RecognitionControl.Request, from caller: String) async {
-        let microphones = entries.values.filter { $0.caller == caller }.compactMap { $0.control.request(request) }
+        let mine = entries.filter { $0.value.caller == caller }
+        let microphones = mine.compactMap { $0.value.control.request(request) }
+        for id in mine.keys where fileTurns.withdraw(id) { waiters.removeValue(forKey: id)?.resume() }
         for microphone in microphones { await microphone.close() }
+    }
+
+    /// Waits until file `id` gets a decoder, or is withdrawn (its session then ends at once, as
+    /// its control holds the stop or cancel).
+    private func turn(_ id: UInt64) async {
+        guard fileTurns.isWaiting(id) else { return }
+        await withCheckedContinuation { waiters[id] = $0 }
     }
 
     private func ended(_ id: UInt64) {
         guard let entry = entries.removeValue(forKey: id) else { return }
+        if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
         if entry.microphone { parts.bus.publish(.listeningID(0)) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }

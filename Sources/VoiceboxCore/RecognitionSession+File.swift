@@ -2,6 +2,8 @@
 /// pocketsphinx_continuous cuts it (`FileReading`), with progress and partials as it goes.
 extension RecognitionSession {
     func read(opening open: () throws -> any AudioFile) async throws(VoiceboxError) -> Recognition {
+        // Stopped or cancelled while it waited for a decoder: the file is not even opened.
+        if let early = try endedBeforeStart() { return early }
         // The file first: a missing file should not cost a model load.
         let file: any AudioFile
         do {

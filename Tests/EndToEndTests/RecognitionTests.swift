@@ -100,9 +100,9 @@ final class RecognitionTests: XCTestCase {
         XCTAssertEqual(spotted.text, "forward")
     }
 
-    /// Files decode at once up to one per core; past that Busy, not a hidden queue. Stop and
-    /// cancel reach files too.
-    func testConcurrentFilesUpToTheCoresThenBusyAndStopAndCancel() async throws {
+    /// Files decode at once up to one per core; the rest wait their turn, round-robin by caller,
+    /// and start when a decoder frees. Stop and cancel reach running and waiting files alike.
+    func testFilesBeyondTheCoresWaitTheirTurnAndStopAndCancelReachThem() async throws {
         let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
         // About a minute of speech: it decodes for several seconds.
         let long = directory.appendingPathComponent("long.wav").path
@@ -111,6 +111,7 @@ final class RecognitionTests: XCTestCase {
         XCTAssertEqual(made.status, 0)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let other = try BusConnection(address: stack.busAddress)
+        let third = try BusConnection(address: stack.busAddress)
         // All but one on the test's client (cancelled below), one on another (stopped below).
         var running: [Task<Result<Recognized, any Error>, Never>] = []
         var known: [UInt64] = []
@@ -121,14 +122,32 @@ final class RecognitionTests: XCTestCase {
             })
             known.append(try await service.waitForNewRecognition(besides: known))
         }
-        let busy = await service.recognitionError(["file": .string(long)])
-        XCTAssertEqual(busy?.name, "org.voicebox.Error.Busy", busy?.message ?? "no error")
+        // Every decoder is taken: a third caller's file waits, and so does one more of the client's,
+        // which it cancels while it waits.
+        let waiting = Task { try await ServiceHarness.recognize(on: third, ["file": .string(Recordings.path("goforward.raw"))]) }
+        try await Task.sleep(for: .milliseconds(300))  // (the third caller queues first)
+        let cancelledWhileWaiting = Task { () -> DBusError? in
+            do {
+                _ = try await ServiceHarness.recognize(on: service.client, ["file": .string(Recordings.path("goforward.raw"))])
+                return nil
+            } catch { return error as? DBusError }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(service.startedRecognitions.count, cores, "a file started although every decoder was busy")
 
+        let stoppedAt = ContinuousClock.now
         _ = try await ServiceHarness.stop(on: other)
         let stopped = try await running[0].value.get()
         XCTAssertEqual(stopped.reason, "stopped")
         XCTAssertLessThan(stopped.duration, 55, "stopped well before the end of the file")
+        // The freed decoder goes to the third caller, whose turn came before the client's second file.
+        let turn = try await waiting.value
+        XCTAssertEqual(turn.text, "go forward ten meters")
+        XCTAssertLessThan(ContinuousClock.now - stoppedAt, .seconds(10))
+
         try await service.proxy.call(Speech1.cancelRecognition)
+        let cancelled = await cancelledWhileWaiting.value
+        XCTAssertEqual(cancelled?.name, "org.voicebox.Error.Cancelled", cancelled?.message ?? "it answered")
         for task in running.dropFirst() {
             if case .failure(let error as DBusError) = await task.value {
                 XCTAssertEqual(error.name, "org.voicebox.Error.Cancelled")
@@ -136,10 +155,11 @@ final class RecognitionTests: XCTestCase {
                 XCTFail("a cancelled recognition did not fail with Cancelled")
             }
         }
-        // A slot is free again.
+        XCTAssertEqual(service.startedRecognitions.count, cores + 1, "the file cancelled while it waited never started")
         let after = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(after.text, "go forward ten meters")
         await other.close()
+        await third.close()
     }
 
     // MARK: Microphone

@@ -1,4 +1,5 @@
 import Synchronization
+import Glibc
 import VoiceboxCore
 
 /// Scripted parts for RecognitionService: loud samples (|x| > 1000) are "speech", each chunk of
@@ -105,11 +106,13 @@ final class FakeStream: CaptureStream {
     }
 }
 
-/// Files from memory: path → samples; a descriptor N is the file "fd:N".
+/// Files from memory: path → samples; a descriptor N is the file "fd:N"; "/endless" never ends
+/// (it keeps a decoder until stopped).
 struct FakeFiles: AudioFiles {
     let files: [String: [Int16]]
 
     func open(path: String) throws -> any AudioFile {
+        if path == "/endless" { return EndlessFile() }
         guard let samples = files[path] else { throw RecognitionError.unreadableAudio("\(path): No such file or directory") }
         return FakeFile(samples: samples)
     }
@@ -131,6 +134,16 @@ final class FakeFile: AudioFile {
         let chunk = samples.prefix(maxSamples)
         samples = samples.dropFirst(chunk.count)
         return Array(chunk)
+    }
+}
+
+/// Quiet audio without end, a millisecond per chunk (so that it holds a decoder without
+/// spinning a core).
+final class EndlessFile: AudioFile {
+    let duration: Double? = nil
+    func read(maxSamples: Int) throws -> [Int16] {
+        usleep(1000)
+        return [Int16](repeating: 0, count: min(maxSamples, 160))
     }
 }
 

@@ -218,3 +218,101 @@ func waitFor(_ what: String, timeout: Duration = .seconds(5), _ condition: () ->
         try await Task.sleep(for: .milliseconds(5))
     }
 }
+
+/// Files beyond the decoders wait their turn, round-robin by caller, and can be stopped or
+/// cancelled while they wait.
+final class RecognitionServiceQueueTests: XCTestCase {
+    private let bus = RecordingBus()
+    private let quiet = [Int16](repeating: 0, count: 1_600)
+
+    private func makeService() -> RecognitionService {
+        RecognitionService(engine: FakeEngine(warmUp: 0), capture: FakeCapture(), files: FakeFiles(files: ["/a.wav": quiet]),
+                           bus: bus, maxFileRecognitions: 1)
+    }
+
+    private func file(_ path: String) -> RecognizeOptions {
+        // (A constant, valid option set.)
+        try! RecognizeOptions(["file": .string(path)])
+    }
+
+    private var startedIDs: [UInt64] {
+        bus.signals.compactMap { if case .recognitionStarted(let id) = $0 { id } else { nil } }
+    }
+
+    func testWaitingFilesGetTheDecoderInTurnByCaller() async throws {
+        let service = makeService()
+        let endless = try await service.start(file("/endless"), caller: ":1.1")
+        try await waitFor("the endless file to start") { self.startedIDs == [endless.id] }
+        var pending: [PendingRecognition] = []
+        for caller in [":1.1", ":1.1", ":1.1", ":1.2", ":1.3"] { pending.append(try await service.start(file("/a.wav"), caller: caller)) }
+        try await Task.sleep(for: .milliseconds(50))
+        XCTAssertEqual(startedIDs, [endless.id], "nothing starts while the one decoder is taken")
+        await service.endRecognition(endless.id, cancel: false)
+        let stopped = try await endless.outcome()
+        XCTAssertEqual(stopped.end, .stopped)
+        for recognition in pending {
+            let done = try await recognition.outcome()
+            XCTAssertEqual(done.end, .endOfFile)
+        }
+        let ids = pending.map(\.id)
+        XCTAssertEqual(startedIDs, [endless.id, ids[0], ids[3], ids[4], ids[1], ids[2]])
+    }
+
+    func testAWaitingFileCanBeStoppedCancelledOrLeftWithoutStarting() async throws {
+        let service = makeService()
+        let endless = try await service.start(file("/endless"), caller: ":1.1")
+        let stopped = try await service.start(file("/a.wav"), caller: ":1.2")
+        let cancelled = try await service.start(file("/a.wav"), caller: ":1.3")
+        let abandoned = try await service.start(file("/a.wav"), caller: ":1.4")
+        await service.endRecognition(stopped.id, cancel: false)
+        let answer = try await stopped.outcome()
+        XCTAssertEqual(answer.end, .stopped)
+        XCTAssertEqual(answer.result.text, "")
+        await service.cancelRecognition(caller: ":1.3")
+        do {
+            _ = try await cancelled.outcome()
+            XCTFail("a cancelled waiting file answered")
+        } catch {
+            XCTAssertEqual(error.kind, .cancelled)
+        }
+        bus.vanish(":1.4")
+        do {
+            _ = try await abandoned.outcome()
+            XCTFail("the file of a caller that left answered")
+        } catch {
+            XCTAssertEqual(error.kind, .cancelled)
+        }
+        XCTAssertEqual(startedIDs, [endless.id], "none of them started")
+        // The decoder is still the endless file's; the next file waits for it, then runs.
+        let next = try await service.start(file("/a.wav"), caller: ":1.2")
+        await service.cancelRecognition(caller: ":1.1")
+        let done = try await next.outcome()
+        XCTAssertEqual(done.end, .endOfFile)
+        XCTAssertEqual(bus.watchedCallers, [], "no watch left")
+    }
+
+    func testPastTheQueueLengthFilesAreBusy() async throws {
+        let service = makeService()
+        _ = try await service.start(file("/endless"), caller: ":0.1")
+        for _ in 0..<RecognitionService.fileQueuePerCaller { _ = try await service.start(file("/a.wav"), caller: ":1.0") }
+        do throws(VoiceboxError) {
+            _ = try await service.start(file("/a.wav"), caller: ":1.0")
+            XCTFail("a caller queued more than its share")
+        } catch {
+            XCTAssertEqual(error.kind, .busy)
+            XCTAssertTrue(error.message.contains("per caller"), error.message)
+        }
+        for index in RecognitionService.fileQueuePerCaller..<RecognitionService.fileQueueLimit {
+            _ = try await service.start(file("/a.wav"), caller: ":2.\(index)")
+        }
+        do throws(VoiceboxError) {
+            _ = try await service.start(file("/a.wav"), caller: ":3.1")
+            XCTFail("the queue took more than its length")
+        } catch {
+            XCTAssertEqual(error.kind, .busy)
+        }
+        for index in 0..<RecognitionService.fileQueueLimit { await service.cancelRecognition(caller: ":2.\(index)") }
+        await service.cancelRecognition(caller: ":1.0")
+        await service.cancelRecognition(caller: ":0.1")
+    }
+}

@@ -1,0 +1,62 @@
+import XCTest
+@testable import VoiceboxCore
+
+/// The file queue's policy: decoders first, then round-robin by caller, bounded.
+final class FileRecognitionQueueTests: XCTestCase {
+    func testFilesRunUpToTheLimitThenWaitAndAreServedRoundRobinByCaller() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 10, waitingPerCaller: 5)
+        XCTAssertEqual(queue.admit(1, caller: "a"), .run)
+        XCTAssertEqual(queue.admit(2, caller: "a"), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(3, caller: "a"), .wait(ahead: 1))
+        XCTAssertEqual(queue.admit(4, caller: "a"), .wait(ahead: 2))
+        XCTAssertEqual(queue.admit(5, caller: "b"), .wait(ahead: 3))
+        XCTAssertEqual(queue.admit(6, caller: "c"), .wait(ahead: 4))
+        // a's batch does not hold up b and c: one of a's, then b's, then c's, then a's again.
+        var order: [UInt64] = []
+        var current: UInt64 = 1
+        while let next = queue.finished(current) {
+            order.append(next)
+            current = next
+        }
+        XCTAssertEqual(order, [2, 5, 6, 3, 4])
+        XCTAssertEqual(queue.running, [], "the last one ended too")
+        XCTAssertEqual(queue.waitingCount, 0)
+    }
+
+    func testANewcomerWaitsWhileOthersWaitEvenIfADecoderIsFree() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5)
+        XCTAssertEqual(queue.admit(1, caller: "a"), .run)
+        XCTAssertEqual(queue.admit(2, caller: "a"), .run)
+        XCTAssertEqual(queue.admit(3, caller: "a"), .wait(ahead: 0))
+        XCTAssertEqual(queue.finished(1), 3)
+        XCTAssertEqual(queue.admit(4, caller: "b"), .wait(ahead: 0))
+        XCTAssertEqual(queue.finished(2), 4)
+        XCTAssertEqual(queue.running, [3, 4])
+    }
+
+    func testTheQueueIsBoundedInAllAndPerCaller() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 3, waitingPerCaller: 2)
+        XCTAssertEqual(queue.admit(1, caller: "a"), .run)
+        XCTAssertEqual(queue.admit(2, caller: "a"), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(3, caller: "a"), .wait(ahead: 1))
+        XCTAssertEqual(queue.admit(4, caller: "a"), .full(perCaller: true))
+        XCTAssertEqual(queue.admit(5, caller: "b"), .wait(ahead: 2))
+        XCTAssertEqual(queue.admit(6, caller: "c"), .full(perCaller: false))
+        XCTAssertEqual(queue.finished(1), 2)
+        XCTAssertEqual(queue.admit(7, caller: "c"), .wait(ahead: 2), "a freed place is taken again")
+    }
+
+    func testAWithdrawnFileLeavesItsPlaceAndItsCallersTurn() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 10, waitingPerCaller: 5)
+        _ = queue.admit(1, caller: "a")
+        _ = queue.admit(2, caller: "b")
+        _ = queue.admit(3, caller: "c")
+        XCTAssertTrue(queue.withdraw(2))
+        XCTAssertFalse(queue.withdraw(2))
+        XCTAssertFalse(queue.isWaiting(2))
+        XCTAssertNil(queue.finished(2), "a withdrawn file frees no decoder")
+        XCTAssertEqual(queue.finished(1), 3, "b has no turn left")
+        XCTAssertNil(queue.finished(3))
+        XCTAssertEqual(queue.running, [])
+    }
+}
