@@ -32,6 +32,15 @@ extension Bool: BusArgument {
     public var busValue: DBusValue { .boolean(self) }
 }
 
+extension Int32: BusArgument {
+    public static var busType: DBusType { .int32 }
+    public init(busValue: DBusValue) throws(DBusError) {
+        guard case .int32(let value) = busValue else { throw Self.mismatch(busValue) }
+        self = value
+    }
+    public var busValue: DBusValue { .int32(self) }
+}
+
 extension UInt32: BusArgument {
     public static var busType: DBusType { .uint32 }
     public init(busValue: DBusValue) throws(DBusError) {

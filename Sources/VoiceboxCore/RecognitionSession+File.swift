@@ -11,16 +11,23 @@ extension RecognitionSession {
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }
+        // Bounded: a file longer than the longest max_seconds (24 h: a huge sparse file, say) is
+        // refused unless the caller asks for part of it; one of unknown length stops there.
+        let limit = options.maxSeconds ?? RecognizeOptions.maximumSeconds
+        if options.maxSeconds == nil, let duration = file.duration, duration > limit {
+            throw VoiceboxError(.tooLarge, "the file holds \(Int(duration)) s of audio; the limit is \(Int(limit)) s "
+                                + "(pass max_seconds to read the beginning)")
+        }
         let decoder = try await makeDecoder()
         if let early = try endedBeforeStart() { return early }
         begin()
 
-        let total = [file.duration, options.maxSeconds].compactMap { $0 }.min()
+        let total = [file.duration, limit].compactMap { $0 }.min()
         var progress = RateLimiter(perSecond: 10)
         let reading: FileReading.Outcome
         do {
             // One synchronous loop: this runs on the session's own queue, so it holds up no one else.
-            reading = try FileReading.read(file, through: decoder, maxSeconds: options.maxSeconds, shouldStop: {
+            reading = try FileReading.read(file, through: decoder, maxSeconds: limit, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled
                 case .stop, .interrupt: true  // (calls only interrupt microphones)

@@ -9,11 +9,18 @@ public struct CallerSandbox: Sendable {
     /// "a Flatpak sandbox" / "a Snap sandbox", or nil (outside any, or unknown: the bus would not
     /// say which process called).
     func sandbox(of sender: String) async -> String? {
+        guard let process = await process(of: sender) else { return nil }
+        return Self.sandbox(ofProcess: process.pid)
+    }
+
+    /// The caller's process, from the bus daemon (bounded: 2 s); nil if it would not say.
+    func process(of sender: String) async -> CallerProcess? {
         let reply = try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
                                                arguments: [.string(sender)], timeout: .seconds(2))
-        guard let pid = reply?.first?.uint32 else { return nil }
-        return Self.sandbox(ofProcess: Int32(bitPattern: pid))
+        guard let pid = reply?.first?.uint32.map({ Int32(bitPattern: $0) }) else { return nil }
+        let command = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
+        return CallerProcess(pid: pid, command: command?.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// Flatpak puts /.flatpak-info in every sandbox's root (xdg-desktop-portal checks the same);

@@ -37,7 +37,7 @@ public enum Daemon {
                                                                            autospawn: options.autospawn))
         let object: SpeechObject
         do {
-            object = try SpeechObject(connection: connection)
+            object = try SpeechObject(connection: connection, notifyMicrophone: options.notifyMicrophone)
         } catch {
             log("cannot export \(Speech1.objectPath): \(error.message)")
             return 1

@@ -15,6 +15,8 @@ public struct DaemonOptions: Sendable, Equatable {
     public var modelIdleSeconds: Double = 300
     /// Whether pocketsphinx's own messages go to stderr (voiceboxd's log), marked as debug lines.
     public var debug = false
+    /// Show a desktop notification while a recognition has the microphone.
+    public var notifyMicrophone = false
     /// What Speak and microphone Recognize do to other audio when the caller does not say, how
     /// far `duck` lowers it, and how long after the last utterance others stay interrupted.
     public var audio = AudioSessionSettings()
@@ -36,6 +38,7 @@ public struct DaemonOptions: Sendable, Equatable {
           --grace SECONDS            others stay interrupted this long after the last utterance (default 0.3)
           --call-limit SECONDS       a microphone recognition held by a call this long ends, reason interrupted (default 10)
           --spare-role ROLE          never pause, mute or duck streams of this media.role (a11y always; repeatable)
+          --notify-microphone        show a desktop notification while a recognition has the microphone
           --debug                    log pocketsphinx's own messages too
           --version                  print the version and exit
           --help                     print this and exit
@@ -88,6 +91,7 @@ public struct DaemonOptions: Sendable, Equatable {
                 let role = try value(argument)
                 guard !role.isEmpty else { throw OptionError("--spare-role needs a role name") }
                 audio.spareRoles.insert(role.lowercased())
+            case "--notify-microphone": notifyMicrophone = true
             case "--debug": debug = true
             case "--version": showVersion = true
             case "--help", "-h": showHelp = true

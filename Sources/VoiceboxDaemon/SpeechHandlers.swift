@@ -4,7 +4,7 @@ import VoiceboxInterface
 
 /// What each method of org.voicebox.Speech1 does, one handler per declaration.
 enum SpeechHandlers {
-    static func all(_ gate: ServicesGate, callers: CallerSandbox) -> [MethodHandler] {
+    static func all(_ gate: ServicesGate, callers: CallerSandbox, microphone: MicrophoneNotice) -> [MethodHandler] {
         [
             Speech1.speak.deferredHandler { call, text, options in
                 let speech = await gate.services.speech
@@ -49,7 +49,13 @@ enum SpeechHandlers {
                 }
                 // Admitted in the caller's order (so a StopRecognition sent right after finds it),
                 // answered from a task of its own when recognition ends.
-                let pending = try await recognition.start(try RecognizeOptions(optionValues(options)), caller: call.sender)
+                let recognizeOptions = try RecognizeOptions(optionValues(options))
+                let pending = try await recognition.start(recognizeOptions, caller: call.sender)
+                if recognizeOptions.isMicrophone {
+                    microphone.announce(pending.id, caller: call.sender) {
+                        do throws(VoiceboxError) { return try await pending.outcome().end.rawValue } catch { return error.kind.rawValue }
+                    }
+                }
                 Task {
                     await call.answer {
                         let done = try await pending.outcome()

@@ -12,11 +12,14 @@ public final class SpeechObject: Sendable {
     private let connection: BusConnection
     private let services = ServicesGate()
 
-    /// Exports the object. Calls that come before `serve` wait for it.
-    public init(connection: BusConnection) throws(DBusError) {
+    /// Exports the object. Calls that come before `serve` wait for it. `notifyMicrophone`: show a
+    /// desktop notification while a recognition has the microphone.
+    public init(connection: BusConnection, notifyMicrophone: Bool = false) throws(DBusError) {
         self.connection = connection
+        let callers = CallerSandbox(connection: connection)
+        let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone)
         object = try connection.export(path: Speech1.objectPath, interface: Speech1.interface,
-                                       handlers: SpeechHandlers.all(services, callers: CallerSandbox(connection: connection)))
+                                       handlers: SpeechHandlers.all(services, callers: callers, microphone: microphone))
     }
 
     /// Lets calls through to the services.

@@ -98,4 +98,27 @@ final class TrustTests: XCTestCase {
         let result = try runProgram(["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1"] + command, seconds: 60)
         return (result.status, result.output)
     }
+
+    /// What a path can make the service read is bounded: a huge sparse file (10 GiB of raw audio,
+    /// 93 hours) is refused at once, by its length, unless the caller asks for its beginning.
+    func testAHugeSparseFileIsRefusedAtOnceUnlessItsBeginningIsAsked() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-huge-\(getpid()).raw").path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(ftruncate(fd, 10 << 30), 0)
+        close(fd)
+        defer { unlink(path) }
+        let started = ContinuousClock.now
+        do {
+            _ = try await service.proxy.call(Speech1.recognize, VarDict(["file": .string(path)]), timeout: .seconds(10))
+            XCTFail("93 hours of audio were read")
+        } catch {
+            XCTAssertEqual(error.name, "org.voicebox.Error.TooLarge", error.message)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+        let part = try await service.proxy.call(Speech1.recognize, VarDict(["file": .string(path), "max_seconds": .double(2)]),
+                                                timeout: .seconds(30))
+        XCTAssertEqual(part.text, "")
+        XCTAssertEqual(part.details["reason"], .string("max_duration"))
+    }
 }

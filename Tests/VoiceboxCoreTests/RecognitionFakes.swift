@@ -113,6 +113,7 @@ struct FakeFiles: AudioFiles {
 
     func open(path: String) throws -> any AudioFile {
         if path == "/endless" { return EndlessFile() }
+        if path == "/huge" { return EndlessFile(duration: 100_000) }
         guard let samples = files[path] else { throw RecognitionError.unreadableAudio("\(path): No such file or directory") }
         return FakeFile(samples: samples)
     }
@@ -140,7 +141,8 @@ final class FakeFile: AudioFile {
 /// Quiet audio without end, a millisecond per chunk (so that it holds a decoder without
 /// spinning a core).
 final class EndlessFile: AudioFile {
-    let duration: Double? = nil
+    let duration: Double?
+    init(duration: Double? = nil) { self.duration = duration }
     func read(maxSamples: Int) throws -> [Int16] {
         usleep(1000)
         return [Int16](repeating: 0, count: min(maxSamples, 160))

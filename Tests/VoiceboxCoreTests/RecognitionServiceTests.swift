@@ -52,6 +52,21 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(bus.watchedCallers, [], "no watch left once the caller has no recognition")
     }
 
+    func testAFileLongerThanADayIsRefusedUnlessPartOfItIsAsked() async throws {
+        let service = makeService()
+        let whole = try options(["file": .string("/huge")])
+        do throws(VoiceboxError) {
+            _ = try await service.start(whole, caller: ":1.1").outcome()
+            XCTFail("a file of 100,000 s was read")
+        } catch {
+            XCTAssertEqual(error.kind, .tooLarge)
+            XCTAssertTrue(error.message.contains("max_seconds"), error.message)
+        }
+        let part = try await service.start(options(["file": .string("/huge"), "max_seconds": .double(0.5)]), caller: ":1.1").outcome()
+        XCTAssertEqual(part.end, .maxDuration)
+        XCTAssertEqual(part.duration, 0.5, accuracy: 1e-9)
+    }
+
     func testMaxSecondsCutsAFile() async throws {
         let service = makeService(files: ["/a.wav": loud + loud])
         let done = try await service.start(options(["file": .string("/a.wav"), "max_seconds": .double(0.5)]), caller: ":1.1").outcome()
