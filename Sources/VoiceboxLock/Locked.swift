@@ -5,7 +5,7 @@ import Glibc
 /// It stands in for `Synchronization.Mutex`, with the same `withLock`, because on Linux that Mutex
 /// takes its lock with atomics and futex calls inside the (uninstrumented) standard library, which
 /// ThreadSanitizer cannot see: every access made under it is reported as a race (repro:
-/// scripts/tsan-mutex-repro.swift). TSan intercepts `pthread_mutex_lock`, so it sees this lock, as it
+/// scripts/sanitizers/mutex-repro.swift). TSan intercepts `pthread_mutex_lock`, so it sees this lock, as it
 /// sees swift-nio's `NIOLock`.
 ///
 /// `@unchecked Sendable` is safe because the only stored state that changes, `value`, is read and

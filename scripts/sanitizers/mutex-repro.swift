@@ -3,7 +3,7 @@
 // uninstrumented standard library), so accesses made under it are reported as races. Four threads
 // appending under Mutex.withLock are reported as a "Swift access race" (not on every run: the
 // threads must overlap); the same under NSLock, which TSan intercepts (pthread_mutex_lock), never is:
-//   swiftc -sanitize=thread -g scripts/tsan-mutex-repro.swift -o /tmp/repro
+//   swiftc -sanitize=thread -g scripts/sanitizers/mutex-repro.swift -o /tmp/repro
 //   for i in 1 2 3 4 5; do /tmp/repro 2>&1 | grep -c 'WARNING: ThreadSanitizer'; done   # mostly 1
 //   for i in 1 2 3 4 5; do USE_NSLOCK=1 /tmp/repro 2>&1 | grep -c 'WARNING: ThreadSanitizer'; done   # 0
 // (Swift 6.3.1, Debian 12. Tests/VoiceboxLockTests does the same over Locked under scripts/test
