@@ -19,8 +19,11 @@ let package = Package(
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSamplerate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
 
+        // A lock ThreadSanitizer can see (a pthread mutex), used instead of Synchronization.Mutex.
+        .target(name: "VoiceboxLock"),
+
         // One small Swift module per C library; each hides its pointers and callbacks.
-        .target(name: "VoiceboxBus", dependencies: ["CDBus"]),
+        .target(name: "VoiceboxBus", dependencies: ["CDBus", "VoiceboxLock"]),
         // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore", "VoiceboxSpawn"]),
@@ -28,10 +31,10 @@ let package = Package(
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSndfile", "CSamplerate", "VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
-        .target(name: "VoiceboxCore"),
+        .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxPocketsphinx", "VoiceboxPulse"]),
+                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxLock"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
@@ -41,17 +44,19 @@ let package = Package(
         // helpers and the tests' subprocesses.
         .target(name: "VoiceboxSpawn"),
         .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn"]),
-        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion"]),
+        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion",
+                                                       "VoiceboxLock"]),
 
         .target(name: "TestSupport", dependencies: ["VoiceboxSpawn"], path: "Tests/TestSupport"),
-        .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "TestSupport"]),
-        .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore"]),
-        .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "TestSupport"]),
+        .testTarget(name: "VoiceboxLockTests", dependencies: ["VoiceboxLock"]),
+        .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "VoiceboxLock", "TestSupport"]),
+        .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore", "VoiceboxLock"]),
+        .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
-        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "TestSupport"]),
+        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
         .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxLock", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,4 @@
-import Synchronization
+import VoiceboxLock
 
 /// Runs each caller's calls one after another, in the order they came, while different callers'
 /// calls run independently: a caller whose call is stuck holds up only itself.
@@ -11,7 +11,7 @@ final class CallerLanes: Sendable {
         let task: Task<Void, Never>
     }
 
-    private let tails = Mutex<(next: UInt64, bySender: [String: Tail])>((0, [:]))
+    private let tails = Locked<(next: UInt64, bySender: [String: Tail])>((0, [:]))
 
     func run(for sender: String, _ work: @escaping @Sendable () async -> Void) {
         tails.withLock { tails in

@@ -1,6 +1,6 @@
 import CDBus
 import Foundation
-import Synchronization
+import VoiceboxLock
 
 /// The one thread that touches a libdbus connection, and the work handed to it.
 ///
@@ -15,7 +15,7 @@ final class EventLoop: Sendable {
         var ended = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let wakeFD: Int32
     let state: LoopConfined<ConnectionState>
 

@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import VoiceboxLock
 
 /// An object on the bus: one interface, the handler of each of its methods, and its properties.
 /// org.freedesktop.DBus.Introspectable and .Properties are answered here; .Peer by libdbus.
@@ -11,7 +11,7 @@ public final class ExportedObject: Sendable {
     public let path: String
     public let interface: InterfaceDescription
     private let handlers: [String: MethodHandler]
-    private let properties = Mutex<[String: DBusValue]>([:])
+    private let properties = Locked<[String: DBusValue]>([:])
     private let lanes = CallerLanes()
     private let loop: EventLoop
 

@@ -1,4 +1,4 @@
-import Synchronization
+import VoiceboxLock
 
 /// How StopRecognition and CancelRecognition reach a recognition that is busy decoding on its
 /// own queue: a flag its loop checks at every chunk, and the open microphone, which is closed
@@ -20,7 +20,7 @@ final class RecognitionControl: Sendable {
         var heldByCall = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var request: Request? { state.withLock { $0.request } }
 

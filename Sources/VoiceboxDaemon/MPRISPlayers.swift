@@ -1,6 +1,6 @@
-import Synchronization
 import VoiceboxBus
 import VoiceboxCore
+import VoiceboxLock
 
 /// Media players over MPRIS on the session bus: `Pause()` and `Play()` (never `PlayPause()`,
 /// which would start a stopped player). playerctld is skipped: it only proxies another player,
@@ -14,7 +14,7 @@ final class MPRISPlayers: MediaPlayers {
     let timeout: Duration
     /// Subscription tokens and whether the user touched it, by the player's name (one process may
     /// own several names, each watched and released on its own).
-    private let watched = Mutex<[String: (token: UInt64?, touched: Bool)]>([:])
+    private let watched = Locked<[String: (token: UInt64?, touched: Bool)]>([:])
 
     init(connection: BusConnection, timeout: Duration = .milliseconds(500)) {
         self.connection = connection

@@ -1,5 +1,5 @@
-import Synchronization
 import VoiceboxCore
+import VoiceboxLock
 
 struct Services: Sendable {
     let speech: SpeechService
@@ -9,7 +9,7 @@ struct Services: Sendable {
 /// The services, once they are ready: the object is exported before them (the services need
 /// it to announce things), so a call that arrives first waits here for `open`.
 final class ServicesGate: Sendable {
-    private let state = Mutex<(services: Services?, waiters: [CheckedContinuation<Services, Never>])>((nil, []))
+    private let state = Locked<(services: Services?, waiters: [CheckedContinuation<Services, Never>])>((nil, []))
 
     func open(_ services: Services) {
         let waiters = state.withLock { state in

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
 import VoiceboxBus
+import VoiceboxLock
 
 /// Standard output and error: whole lines, flushed at once (monitor's lines must not wait in a
 /// pipe's buffer), JSON for scripts, and one updating status line on a terminal.
 enum Output {
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     static var isTerminal: Bool { isatty(1) == 1 }
 
@@ -69,7 +69,7 @@ final class LiveLine: Sendable {
     }
 
     private let enabled: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(enabled: Bool = Output.isTerminal) {
         self.enabled = enabled
@@ -112,7 +112,7 @@ final class LiveLine: Sendable {
 /// on a queue of its own. Installed once per process.
 enum Interrupts {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
-    private static let fired = Mutex(false)
+    private static let fired = Locked(false)
 
     static func onInterrupt(_ handler: @escaping @Sendable (Int32) -> Void) {
         for number in [SIGINT, SIGTERM, SIGHUP] {

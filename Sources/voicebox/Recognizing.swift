@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import VoiceboxBus
 import VoiceboxInterface
+import VoiceboxLock
 
 /// What listen and dictate share: one Recognize call with its live display on a terminal (a
 /// level meter and the partial text for the microphone, a progress bar for a file), cleared
@@ -15,7 +15,7 @@ final class RecognitionDisplay: Sendable {
 
     let line: LiveLine
     private let microphone: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(microphone: Bool, line: LiveLine = LiveLine()) {
         self.microphone = microphone
@@ -90,7 +90,7 @@ extension Client {
             }
         }
         if let onStarted {
-            let once = Mutex(false)
+            let once = Locked(false)
             tokens.append(try await checked { () async throws(DBusError) in
                 try await speech.subscribe(Speech1.recognitionStarted) { _ in
                     if once.withLock({ fired in defer { fired = true }; return !fired }) { onStarted() }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import Glibc
-import Synchronization
+import VoiceboxLock
 // @testable: Marshalling.validate sorts out, before sending, what the client itself refuses.
 @testable import VoiceboxBus
 import XCTest
@@ -79,7 +79,7 @@ final class BusFuzzTests: XCTestCase {
         var seconds = 0.0
     }
 
-    private static let shared = Mutex<Task<Run, any Error>?>(nil)
+    private static let shared = Locked<Task<Run, any Error>?>(nil)
 
     static func sharedRun() async throws -> Run {
         let task = shared.withLock { task in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import VoiceboxLock
 import XCTest
 
 /// The real stack that scripts/test brought up (scripts/stack writes these variables).
@@ -40,8 +40,8 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: ()
 
 /// A value shared between a callback thread and the test.
 final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+    private let mutex: Locked<Value>
+    init(_ value: Value) { mutex = Locked(value) }
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
     var value: Value { mutex.withLock { $0 } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import VoiceboxLock
 import XCTest
 @testable import VoiceboxBus
 
@@ -120,7 +120,7 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(echoed, Variant(.string("hello")))
         let name = try await proxy.get(Test.name)
         XCTAssertEqual(name, "test")
-        let pings = Mutex<[UInt32]>([])
+        let pings = Locked<[UInt32]>([])
         _ = try await proxy.subscribe(Test.ping) { n in pings.withLock { $0.append(n) } }
         object.emit(Test.ping, 7)
         try await waitUntil { pings.withLock { $0 == [7] } }
@@ -214,7 +214,7 @@ final class ConnectionTests: XCTestCase {
     }
 
     func testPropertiesChangedOnlyWhenTheValueChanges() async throws {
-        let received = Mutex<[Signal]>([])
+        let received = Locked<[Signal]>([])
         _ = try await client.subscribe(SignalFilter(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")) { signal in
             received.withLock { $0.append(signal) }
         }
@@ -243,7 +243,7 @@ final class ConnectionTests: XCTestCase {
     }
 
     func testSignalsArriveInOrder() async throws {
-        let received = Mutex<[UInt32]>([])
+        let received = Locked<[UInt32]>([])
         _ = try await client.subscribe(SignalFilter(interface: "org.voicebox.Test", member: "Ping")) { signal in
             if let n = signal.arguments.first?.uint32 { received.withLock { $0.append(n) } }
         }
@@ -254,7 +254,7 @@ final class ConnectionTests: XCTestCase {
 
     func testPeerLeavingIsNoticed() async throws {
         let leaver = try BusConnection(address: bus.address)
-        let gone = Mutex<[String]>([])
+        let gone = Locked<[String]>([])
         _ = server.watchPeer(leaver.uniqueName) { name in gone.withLock { $0.append(name) } }
         try await Task.sleep(for: .milliseconds(50))
         XCTAssertEqual(gone.withLock { $0 }, [])
@@ -266,7 +266,7 @@ final class ConnectionTests: XCTestCase {
     }
 
     func testWatchingAPeerThatAlreadyLeftFiresAtOnce() async throws {
-        let gone = Mutex<Bool>(false)
+        let gone = Locked<Bool>(false)
         _ = server.watchPeer(":1.9999") { _ in gone.withLock { $0 = true } }
         try await waitUntil { gone.withLock { $0 } }
     }
@@ -298,13 +298,13 @@ final class ConnectionTests: XCTestCase {
 }
 
 final class Counter: Sendable {
-    private let value = Mutex<UInt32>(0)
+    private let value = Locked<UInt32>(0)
     func next() -> UInt32 { value.withLock { $0 += 1; return $0 } }
 }
 
 /// Holds Block calls until released.
 final class Blocker: Sendable {
-    private let state = Mutex<(released: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(released: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     var waiting: Int { state.withLock { $0.waiters.count } }
 

@@ -1,11 +1,11 @@
-import Synchronization
 import VoiceboxCore
+import VoiceboxLock
 
 /// A sound server in memory: streams a test sets up, changes recorded, events on demand.
 final class ScriptedMixer: AudioMixer {
     let events: AsyncStream<MixerEvent>
     private let feed: AsyncStream<MixerEvent>.Continuation
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Checked at each change: the journal must already say what is about to change.
     let journal: MemoryJournal
 
@@ -21,7 +21,7 @@ final class ScriptedMixer: AudioMixer {
 
     init(info: SoundServerInfo = .init(name: "pulseaudio", version: "16.1", isPipeWire: false), journal: MemoryJournal) {
         (events, feed) = AsyncStream.makeStream()
-        state = Mutex(State(info: info))
+        state = Locked(State(info: info))
         self.journal = journal
     }
 
@@ -118,7 +118,7 @@ final class ScriptedMixer: AudioMixer {
 }
 
 final class MemoryJournal: JournalStore {
-    private let stored = Mutex<InterruptionJournal?>(nil)
+    private let stored = Locked<InterruptionJournal?>(nil)
     var current: InterruptionJournal? { stored.withLock { $0 } }
     func save(_ journal: InterruptionJournal) throws { stored.withLock { $0 = journal } }
     func load() -> InterruptionJournal? { current }
@@ -127,7 +127,7 @@ final class MemoryJournal: JournalStore {
 
 /// MPRIS players in memory: names, owners and statuses a test sets.
 final class ScriptedPlayers: MediaPlayers {
-    private let state = Mutex<(players: [String: (owner: String, status: String, pid: Int32)], calls: [String])>(([:], []))
+    private let state = Locked<(players: [String: (owner: String, status: String, pid: Int32)], calls: [String])>(([:], []))
 
     func add(_ name: String, owner: String, status: String = "Playing", pid: Int32) {
         state.withLock { $0.players[name] = (owner, status, pid) }
@@ -170,7 +170,7 @@ final class ScriptedPlayers: MediaPlayers {
 
 /// Records what a call did to Voicebox's own work.
 final class RecordingTarget: InterruptionTarget {
-    private let log = Mutex<[String]>([])
+    private let log = Locked<[String]>([])
     var events: [String] { log.withLock { $0 } }
     func externalInterruptionBegan() async { log.withLock { $0.append("began") } }
     func externalInterruptionEnded() async { log.withLock { $0.append("ended") } }

@@ -1,6 +1,6 @@
-import Synchronization
 import Glibc
 import VoiceboxCore
+import VoiceboxLock
 
 /// Scripted parts for RecognitionService: loud samples (|x| > 1000) are "speech", each chunk of
 /// speech is one word, "w1 w2 ...".
@@ -51,7 +51,7 @@ final class FakeDecoder: SpeechDecoder {
 
 /// A microphone the test feeds by hand.
 final class FakeCapture: AudioCapture {
-    private let state = Mutex<(opened: [FakeStream], failure: CaptureError?)>(([], nil))
+    private let state = Locked<(opened: [FakeStream], failure: CaptureError?)>(([], nil))
 
     /// Makes the next `open` fail.
     func failNextOpen(_ error: CaptureError) { state.withLock { $0.failure = error } }
@@ -75,7 +75,7 @@ final class FakeStream: CaptureStream {
     let source: String?
     let chunks: AsyncStream<[Int16]>
     private let feed: AsyncStream<[Int16]>.Continuation
-    private let state = Mutex<(closed: Bool, failure: CaptureError?, corked: [Bool])>((false, nil, []))
+    private let state = Locked<(closed: Bool, failure: CaptureError?, corked: [Bool])>((false, nil, []))
 
     init(source: String?) {
         self.source = source
@@ -151,7 +151,7 @@ final class EndlessFile: AudioFile {
 
 /// Records what the service announces, and lets a test make a caller leave.
 final class RecordingBus: ServiceBus {
-    private let state = Mutex<(signals: [ServiceSignal], properties: [ServiceProperty],
+    private let state = Locked<(signals: [ServiceSignal], properties: [ServiceProperty],
                                watches: [UInt64: (caller: String, onVanish: @Sendable (String) -> Void)], next: UInt64)>(([], [], [:], 1))
 
     var signals: [ServiceSignal] { state.withLock { $0.signals } }

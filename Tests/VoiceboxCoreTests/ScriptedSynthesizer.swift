@@ -1,5 +1,5 @@
-import Synchronization
 import VoiceboxCore
+import VoiceboxLock
 
 /// A Synthesizer a test drives: it records what the service asks, reports begins and ends when
 /// told to, and ends stopped utterances with `.cancelled` as the real one does.
@@ -13,7 +13,7 @@ final class ScriptedSynthesizer: Synthesizer {
 
     let events: AsyncStream<SynthesisEvent>
     private let continuation: AsyncStream<SynthesisEvent>.Continuation
-    private let state = Mutex<(commands: [Command], requests: [SynthesisRequest], refusal: SynthesizerError?)>(([], [], nil))
+    private let state = Locked<(commands: [Command], requests: [SynthesisRequest], refusal: SynthesizerError?)>(([], [], nil))
     let voices: [Voice]
 
     init(voices: [Voice] = ScriptedSynthesizer.englishVoices) {

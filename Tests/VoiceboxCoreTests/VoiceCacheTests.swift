@@ -1,4 +1,4 @@
-import Synchronization
+import VoiceboxLock
 import XCTest
 @testable import VoiceboxCore
 
@@ -11,9 +11,9 @@ final class VoiceCacheTests: XCTestCase {
 
     /// Answers from a script, one entry per call; the last entry repeats.
     final class ScriptedLister: Sendable {
-        private let script: Mutex<[Result<[Voice], Failure>]>
-        let calls = Mutex(0)
-        init(_ script: [Result<[Voice], Failure>]) { self.script = Mutex(script) }
+        private let script: Locked<[Result<[Voice], Failure>]>
+        let calls = Locked(0)
+        init(_ script: [Result<[Voice], Failure>]) { self.script = Locked(script) }
         func list() throws -> [Voice] {
             calls.withLock { $0 += 1 }
             let next = script.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
@@ -23,7 +23,7 @@ final class VoiceCacheTests: XCTestCase {
 
     /// Records the backoff asked for and returns at once.
     final class Sleeps: Sendable {
-        let asked = Mutex<[Duration]>([])
+        let asked = Locked<[Duration]>([])
         func sleep(_ duration: Duration) async throws {
             asked.withLock { $0.append(duration) }
             try await Task.sleep(for: .milliseconds(1))
@@ -33,7 +33,7 @@ final class VoiceCacheTests: XCTestCase {
     func testEmptyThenFailedThenGoodListing() async throws {
         let lister = ScriptedLister([.success([]), .failure(Failure()), .success(Self.english)])
         let sleeps = Sleeps()
-        let changes = Mutex<[[Voice]]>([])
+        let changes = Locked<[[Voice]]>([])
         let cache = VoiceCache(lister: { try lister.list() }, sleep: { duration in
             // The waiter's own time limit must not fire in this test.
             if duration < .seconds(5) { try await sleeps.sleep(duration) } else { try await Task.sleep(for: .seconds(60)) }
@@ -53,7 +53,7 @@ final class VoiceCacheTests: XCTestCase {
     /// The engine coming up while the first listing runs must not start a second one beside it
     /// (speech-dispatcher serves nobody while it writes one); during the backoff sleep it retries now.
     func testTheEngineComingUpStartsNoSecondListingBesideARunningOne() async throws {
-        let started = Mutex(0)
+        let started = Locked(0)
         let release = AsyncStream<Void>.makeStream()
         let cache = VoiceCache(lister: {
             started.withLock { $0 += 1 }
@@ -129,7 +129,7 @@ final class VoiceCacheTests: XCTestCase {
 
     func testRefreshKeepsTheOldListOnFailureAndSignalsOnlyRealChanges() async throws {
         let lister = ScriptedLister([.success(Self.english), .success(Self.english), .failure(Failure()), .success(Self.more)])
-        let changes = Mutex(0)
+        let changes = Locked(0)
         let cache = VoiceCache(lister: { try lister.list() }, sleep: { _ in try await Task.sleep(for: .milliseconds(1)) },
                                onChange: { _ in changes.withLock { $0 += 1 } })
         _ = try await cache.get()

@@ -1,5 +1,5 @@
-import Synchronization
 import TestSupport
+import VoiceboxLock
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -144,7 +144,7 @@ func XCTAssertEqual(_ values: [Double], _ expected: [Double], accuracy: Double,
 
 /// Collects values from a @Sendable callback.
 final class LockedArray<T: Sendable>: Sendable {
-    private let storage = Mutex<[T]>([])
+    private let storage = Locked<[T]>([])
     func append(_ value: T) { storage.withLock { $0.append(value) } }
     var values: [T] { storage.withLock { $0 } }
 }

@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
-import Synchronization
 import VoiceboxCore
+import VoiceboxLock
 import XCTest
 @testable import VoiceboxSpeechd
 
@@ -39,7 +39,7 @@ final class SSIPConnectionTests: XCTestCase {
     }
 
     private final class Results: Sendable {
-        let list = Mutex<[String]>([])
+        let list = Locked<[String]>([])
         func add(_ result: Result<SSIPReply, SynthesizerError>) {
             list.withLock {
                 switch result {
@@ -59,7 +59,7 @@ final class SSIPConnectionTests: XCTestCase {
         let (connection, server) = pair()
         defer { close(server); queue.sync { connection.close() } }
         let results = Results()
-        let events = Mutex<[SSIPEvent]>([])
+        let events = Locked<[SSIPEvent]>([])
         queue.sync {
             connection.onEvent = { event in events.withLock { $0.append(event) } }
             connection.send(SSIPText.command("GET", "LANGUAGE")) { results.add($0) }
@@ -91,7 +91,7 @@ final class SSIPConnectionTests: XCTestCase {
         let (connection, server) = pair()
         defer { withExtendedLifetime(connection) {} }
         let results = Results()
-        let closed = Mutex<String?>(nil)
+        let closed = Locked<String?>(nil)
         queue.sync {
             connection.onClose = { reason in closed.withLock { $0 = reason } }
             connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES")) { results.add($0) }

@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
-import Synchronization
 import VoiceboxCore
+import VoiceboxLock
 import XCTest
 @testable import VoiceboxSpeechd
 
@@ -27,7 +27,7 @@ enum TestStack {
 /// Collects a synthesizer's events and waits for them with a deadline (never hangs).
 final class EventRecorder: Sendable {
     private final class Log: Sendable {
-        let entries = Mutex<[(event: SynthesisEvent, at: ContinuousClock.Instant)]>([])
+        let entries = Locked<[(event: SynthesisEvent, at: ContinuousClock.Instant)]>([])
     }
 
     private let log = Log()
