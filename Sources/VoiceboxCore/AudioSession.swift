@@ -5,7 +5,8 @@
 /// Voicebox interrupting others: `begin` when an utterance is queued or a microphone opens,
 /// `end` when it is over. Overlapping and back-to-back activities (within `grace`) make one
 /// interruption. What is changed is written to the journal first and restored exactly:
-/// a stream the user unmuted or moved meanwhile keeps the user's setting.
+/// a stream the user unmuted or moved meanwhile keeps the user's setting. A change that cannot
+/// be written down (a full `$XDG_RUNTIME_DIR`) is not made: a crash would leave it for good.
 ///
 /// Others interrupting Voicebox: a playing or recording stream with a call role (phone,
 /// Communication) holds the targets (speech pauses, the microphone is corked) until it ends.
@@ -39,9 +40,14 @@ public actor AudioSession {
     /// What a voiceboxd that died mid-interruption left changed: kept in the journal beside what
     /// this one changes, until it is undone.
     private var leftover: InterruptionJournal?
+    /// Where a journal that cannot be written is reported (the daemon's log).
+    private let log: (@Sendable (String) -> Void)?
+    /// Whether the last journal write failed: reported once per spell, not per change.
+    private var journalFailing = false
 
     public init(mixer: any AudioMixer, players: any MediaPlayers, journal: any JournalStore, bus: any ServiceBus,
-                settings: AudioSessionSettings = .init(), ownProcessID: Int32) {
+                settings: AudioSessionSettings = .init(), ownProcessID: Int32, log: (@Sendable (String) -> Void)? = nil) {
+        self.log = log
         self.mixer = mixer
         self.players = players
         self.journal = journal
@@ -146,9 +152,12 @@ public actor AudioSession {
         guard var current = changes else { return }
         var paused: [MediaPlayer] = []
         if policy == .pause {
-            let playing = await players.playing().filter { player in !current.players.contains(player) }
+            var playing = await players.playing().filter { player in !current.players.contains(player) }
             current.players += playing
-            record(current)
+            if !record(current) {
+                current.players.removeAll { playing.contains($0) }
+                playing = []
+            }
             paused = await withTaskGroup(of: MediaPlayer?.self) { group in
                 for player in playing { group.addTask { await self.players.pause(player) ? player : nil } }
                 var done: [MediaPlayer] = []
@@ -182,15 +191,21 @@ public actor AudioSession {
                 }
             }
             current.muted += toMute.map(InterruptionJournal.Stream.init(muting:))
-            record(current)
+            if !record(current) {
+                current.muted.removeAll { muted in toMute.contains { $0.id == muted.id } }
+                toMute = []
+            }
             for stream in toMute {
                 if (try? await mixer.setMute(stream.id, true)) == nil { current.muted.removeAll { $0.id == stream.id } }
             }
         case .duck:
-            let toDuck = candidates.filter { !current.isDucked($0.id) && !current.isMuted($0.id) }
+            var toDuck = candidates.filter { !current.isDucked($0.id) && !current.isMuted($0.id) }
             let factor = settings.duckFactor
             current.ducked += toDuck.map { InterruptionJournal.Stream(ducking: $0, by: factor) }
-            record(current)
+            if !record(current) {
+                current.ducked.removeAll { ducked in toDuck.contains { $0.id == ducked.id } }
+                toDuck = []
+            }
             for stream in toDuck {
                 let lowered = InterruptionJournal.Stream(ducking: stream, by: factor).ourVolume ?? stream.volume
                 if (try? await mixer.setVolume(stream.id, lowered)) == nil { current.ducked.removeAll { $0.id == stream.id } }
@@ -223,22 +238,40 @@ public actor AudioSession {
         }
     }
 
-    /// Written before the change it describes.
-    private func record(_ changes: Changes) {
+    /// Written before the change it describes. False when it could not be written: the caller then
+    /// takes the change back out and does not make it.
+    @discardableResult
+    private func record(_ changes: Changes) -> Bool {
         self.changes = changes
-        writeJournal()
+        return writeJournal()
     }
 
     /// The journal as it stands: what this interruption changed and what a crash left, or nothing.
-    private func writeJournal() {
+    /// False when it cannot be saved (a full runtime directory).
+    @discardableResult
+    private func writeJournal() -> Bool {
         var entry = leftover ?? InterruptionJournal()
         if let changes {
             entry.muted += changes.muted
             entry.ducked += changes.ducked
             entry.players += changes.players
         }
-        guard !entry.isEmpty else { return journal.clear() }
-        do { try journal.save(entry) } catch { /* a full runtime directory: go on, unrecorded */ }
+        guard !entry.isEmpty else {
+            journal.clear()
+            journalFailing = false
+            return true
+        }
+        do {
+            try journal.save(entry)
+            journalFailing = false
+            return true
+        } catch {
+            if !journalFailing {
+                log?("cannot write the interruption journal (\(error)): other audio is left as it is until it can be written")
+            }
+            journalFailing = true
+            return false
+        }
     }
 
     /// Not Voicebox's own, not speech-dispatcher's, not a call.
@@ -299,14 +332,20 @@ public actor AudioSession {
         switch current.policy {
         case .pause where !stream.muted:
             current.muted.append(.init(muting: stream))
-            record(current)
-            changes = current
+            guard record(current) else {
+                current.muted.removeLast()
+                changes = current
+                return
+            }
             try? await mixer.setMute(stream.id, true)
         case .duck:
             let entry = InterruptionJournal.Stream(ducking: stream, by: settings.duckFactor)
             current.ducked.append(entry)
-            record(current)
-            changes = current
+            guard record(current) else {
+                current.ducked.removeLast()
+                changes = current
+                return
+            }
             try? await mixer.setVolume(stream.id, entry.ourVolume ?? stream.volume)
         default:
             break

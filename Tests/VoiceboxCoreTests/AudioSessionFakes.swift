@@ -117,10 +117,17 @@ final class ScriptedMixer: AudioMixer {
     }
 }
 
+struct DiskFull: Error {}
+
 final class MemoryJournal: JournalStore {
     private let stored = Mutex<InterruptionJournal?>(nil)
+    /// Set: every save fails, as on a full disk.
+    let full = Mutex(false)
     var current: InterruptionJournal? { stored.withLock { $0 } }
-    func save(_ journal: InterruptionJournal) throws { stored.withLock { $0 = journal } }
+    func save(_ journal: InterruptionJournal) throws {
+        if full.withLock({ $0 }) { throw DiskFull() }
+        stored.withLock { $0 = journal }
+    }
     func load() -> InterruptionJournal? { current }
     func clear() { stored.withLock { $0 = nil } }
 }

@@ -149,6 +149,29 @@ final class AudioSessionTests: XCTestCase {
         XCTAssertEqual(players.calls, ["pause org.mpris.MediaPlayer2.mpv", "play org.mpris.MediaPlayer2.mpv"])
     }
 
+    /// A journal that cannot be written (a full $XDG_RUNTIME_DIR): nothing is paused, muted or
+    /// ducked, since a crash would leave it so for good; the interruption is still announced,
+    /// saying it changed nothing, and the next one, once the journal can be written, works again.
+    func testNothingIsChangedThatCannotBeJournaled() async throws {
+        await makeSession()
+        try await setUpDesktop()
+        journal.full.withLock { $0 = true }
+        await session.begin(.speaking, id: 9, policy: .pause)
+        mixer.play(PlaybackStream(id: 8, applicationName: "totem", processID: 800, role: "video"))
+        try await settled()
+        XCTAssertEqual(mixer.changes, [])
+        XCTAssertEqual(players.status("org.mpris.MediaPlayer2.mpv"), "Playing")
+        XCTAssertEqual(interruptions().first?.1, InterruptionInfo(reason: .speaking, id: 9, pausedPlayers: []))
+        await session.end(.speaking, id: 9)
+        try await Task.sleep(for: .milliseconds(150))
+        XCTAssertEqual(interruptions().map(\.0), [.began, .ended])
+
+        journal.full.withLock { $0 = false }
+        await session.begin(.speaking, id: 10, policy: .duck)
+        XCTAssertEqual(mixer.changes.count, 3, "the player's, the browser's and totem's streams are ducked: \(mixer.changes)")
+        XCTAssertEqual(mixer.unjournaled, [])
+    }
+
     func testAStreamThatStartsDuringThePauseIsSilencedToo() async throws {
         await makeSession()
         try await setUpDesktop()
