@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "VoiceboxCore"),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxPocketsphinx", "VoiceboxPulse"]),
+                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxSpawn"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
