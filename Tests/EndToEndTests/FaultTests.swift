@@ -104,8 +104,8 @@ final class FaultTests: XCTestCase {
     /// the next Recognize works, the same voiceboxd.
     func testSoundServerRestartedMidRecognition() async throws {
         let shared = try Stack.require()
-        let own = try PrivateStack(shared: shared)
-        cleanUps.append { own.down() }
+        let own = try await PrivateStack(shared: shared)
+        cleanUps.append { await own.down() }
         let service = try await service(own.stack, speechdAddress: own.stack.speechdAddress, environment: own.environment)
         let before = try await service.recognize(["max_seconds": .double(0.5)])
         XCTAssertEqual(before.reason, "max_duration")
@@ -113,7 +113,7 @@ final class FaultTests: XCTestCase {
         async let during = service.recognitionError(["max_seconds": .double(20)])
         _ = try await service.waitForNewRecognition(besides: [before.id])
         let crashed = ContinuousClock.now
-        let restart = Task.detached { try own.restartSoundServer() }
+        let restart = Task { try await own.restartSoundServer() }
         let lost = await during
         XCTAssertEqual(lost?.name, "org.voicebox.Error.NoMicrophone", lost?.message ?? "no error")
         XCTAssertLessThan(faultMetric("sound server killed → Recognize fails", since: crashed), 2)
@@ -136,8 +136,8 @@ final class FaultTests: XCTestCase {
     /// a desktop) for the next Speak, which interrupts and restores others as before.
     func testSoundServerRestartedMidInterruption() async throws {
         let shared = try Stack.require()
-        let own = try PrivateStack(shared: shared)
-        cleanUps.append { own.down() }
+        let own = try await PrivateStack(shared: shared)
+        cleanUps.append { await own.down() }
         // The socket libspeechd autospawns at, with the stack's configuration (scripts/stack links it).
         var environment = own.environment
         environment["SPEECHD_ADDRESS"] = "unix_socket:\(own.runtimeDirectory)/speech-dispatcher/speechd.sock"
@@ -150,7 +150,7 @@ final class FaultTests: XCTestCase {
         try await waitUntil("the music to be silenced") { music.silenced == true }
 
         let crashed = ContinuousClock.now
-        let restart = Task.detached { try own.restartSoundServer() }
+        let restart = Task { try await own.restartSoundServer() }
         let reason = try await service.waitForFinish(id, timeout: .seconds(15))
         XCTAssertEqual(reason, "error")
         _ = faultMetric("sound server killed mid-interruption → SpeechFinished", since: crashed)

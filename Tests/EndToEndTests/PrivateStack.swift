@@ -12,16 +12,16 @@ final class PrivateStack: Sendable {
     let environment: [String: String]
     let stack: Stack
 
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/stack").path
 
-    init(shared: Stack) throws {
+    init(shared: Stack) async throws {
         // Short and plain: scripts/stack refuses longer paths (socket paths are limited to 108 bytes).
         directory = "/tmp/vbstack-\(UUID().uuidString.prefix(8))"
-        let up = try runProgram([Self.script, "up", directory], seconds: 90)
-        guard up.status == 0, let text = try? String(contentsOfFile: directory + "/env", encoding: .utf8) else {
-            _ = try? runProgram([Self.script, "down", directory], seconds: 60)
-            throw ProgramError(description: "scripts/stack up \(directory) failed (\(up.status))")
+        let up = try await Self.script("up", directory, seconds: 90)
+        guard up == 0, let text = try? String(contentsOfFile: directory + "/env", encoding: .utf8) else {
+            _ = try? await Self.script("down", directory, seconds: 60)
+            throw ProgramError(description: "scripts/stack up \(directory) failed (\(up.map(String.init) ?? "timed out"))")
         }
         var environment: [String: String] = [:]
         for line in text.split(separator: "\n") {
@@ -42,9 +42,21 @@ final class PrivateStack: Sendable {
 
     /// Kills the sound server as a crash would and starts it again (scripts/stack restart-sound);
     /// returns once its devices deliver audio again.
-    func restartSoundServer() throws {
-        let result = try runProgram([Self.script, "restart-sound", directory], seconds: 60)
-        guard result.status == 0 else { throw ProgramError(description: "scripts/stack restart-sound failed (\(result.status))") }
+    func restartSoundServer() async throws {
+        let status = try await Self.script("restart-sound", directory, seconds: 60)
+        guard status == 0 else { throw ProgramError(description: "scripts/stack restart-sound failed (\(status.map(String.init) ?? "timed out"))") }
+    }
+
+    /// Runs scripts/stack through Subprocess: its servers outlive it and must neither inherit a pipe
+    /// we read to its end (runProgram would wait for them) nor this thread's blocked signals
+    /// (`down` could not TERM them). Their output goes to the stack's logs, the script's to ours.
+    private static func script(_ command: String, _ directory: String, seconds: Int) async throws -> Int32? {
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(null) }
+        let process = try Subprocess(path, [command, directory], stdoutFD: null)
+        let status = await process.wait(timeout: .seconds(seconds))
+        if status == nil { process.signal(SIGKILL) }
+        return status
     }
 
     /// The pid of one of the stack's processes (dbus, pulseaudio, pipewire-pulse, speechd ...).
@@ -53,13 +65,8 @@ final class PrivateStack: Sendable {
             .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
-    /// A program run in this stack (pactl, paplay ...), bounded.
-    func run(_ arguments: [String], seconds: Int = 10) throws -> (status: Int32, output: String) {
-        try runProgram(["/usr/bin/env"] + environment.map { "\($0.key)=\($0.value)" } + arguments, seconds: seconds)
-    }
-
-    func down() {
-        _ = try? runProgram([Self.script, "down", directory], seconds: 60)
+    func down() async {
+        _ = try? await Self.script("down", directory, seconds: 60)
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
