@@ -68,14 +68,16 @@ final class KillableBus: Sendable {
     let address: String
     let pid: pid_t
 
-    init() throws {
+    init() async throws {
         directory = "/tmp/vbbus-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let result = try runProgram(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1",
-                                     "--address=unix:path=\(directory)/bus"], seconds: 10)
-        let lines = result.output.split(separator: "\n").map(String.init)
-        guard result.status == 0, lines.count >= 2, let pid = pid_t(lines[1]) else {
-            throw ProgramError(description: "dbus-daemon did not start: \(result.output)")
+        let status = try await runQuietly("/usr/bin/dbus-daemon", ["--session", "--fork", "--print-address=1", "--print-pid=1",
+                                                                  "--address=unix:path=\(directory)/bus"],
+                                          output: directory + "/started")
+        let output = (try? String(contentsOfFile: directory + "/started", encoding: .utf8)) ?? ""
+        let lines = output.split(separator: "\n").map(String.init)
+        guard status == 0, lines.count >= 2, let pid = pid_t(lines[1]) else {
+            throw ProgramError(description: "dbus-daemon did not start: \(output)")
         }
         address = lines[0]
         self.pid = pid
@@ -106,4 +108,19 @@ final class LogFile: Sendable {
         close(descriptor)
         unlink(path)
     }
+}
+
+/// Runs a program to its end through Subprocess (bounded; KILLed after `seconds`), its output to
+/// `output` (nil: /dev/null). Foundation's Process, which runProgram uses, once never saw a forking
+/// dbus-daemon's starter exit, and hung the test.
+@discardableResult
+func runQuietly(_ path: String, _ arguments: [String], output: String? = nil, seconds: Int = 10) async throws -> Int32? {
+    let descriptor = open(output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    defer { close(descriptor) }
+    let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+    defer { close(null) }
+    let process = try Subprocess(path, arguments, stdoutFD: descriptor, stderrFD: null)
+    let status = await process.wait(timeout: .seconds(seconds))
+    if status == nil { process.signal(SIGKILL) }
+    return status
 }

@@ -338,7 +338,7 @@ final class FaultTests: XCTestCase {
     /// systemd's) part: the next caller on a new bus starts a new voiceboxd (ActivationTests).
     func testTheBusGoingAwayEndsTheServiceCleanly() async throws {
         let shared = try Stack.require()
-        let bus = try KillableBus()
+        let bus = try await KillableBus()
         let log = LogFile()
         let stack = Stack(busAddress: bus.address, speechdAddress: shared.speechdAddress, sink: shared.sink, micSink: shared.micSink,
                           speechdConfig: shared.speechdConfig, binDirectory: shared.binDirectory)
@@ -375,17 +375,17 @@ final class FaultTests: XCTestCase {
         let stack = try Stack.require()
         let runtime = "/tmp/vbfull-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let mounted = try runProgram(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", runtime], seconds: 10)
-        guard mounted.status == 0 else {
+        let mounted = try await runQuietly("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", runtime])
+        guard mounted == 0 else {
             try? FileManager.default.removeItem(atPath: runtime)
-            throw XCTSkip("cannot mount a small tmpfs here (needs root): \(mounted.output)")
+            throw XCTSkip("cannot mount a small tmpfs here (needs root): mount ended with \(mounted.map(String.init) ?? "a timeout")")
         }
         cleanUps.append {
-            _ = try? runProgram(["umount", runtime], seconds: 10)
+            _ = try? await runQuietly("/usr/bin/umount", [runtime])
             try? FileManager.default.removeItem(atPath: runtime)
         }
         let filler = runtime + "/filler"
-        _ = try runProgram(["dd", "if=/dev/zero", "of=" + filler, "bs=4096"], seconds: 10)  // ends with ENOSPC
+        try await runQuietly("/usr/bin/dd", ["if=/dev/zero", "of=" + filler, "bs=4096"])  // ends with ENOSPC
         let log = LogFile()
         let service = try await service(stack, environment: ["XDG_RUNTIME_DIR": runtime], stderrFD: log.descriptor)
         let other = try OtherAudio(sink: stack.sink)
