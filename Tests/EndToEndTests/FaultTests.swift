@@ -78,6 +78,30 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(end, "done")
     }
 
+    /// Frozen (SIGSTOP) mid-utterance, nobody calling: the heartbeat's query times out and the
+    /// utterance ends ("error") within 5 s (3 s interval + 2 s timeout), so a `wait` caller and
+    /// paused others are not held for ever.
+    func testSpeechDispatcherStoppedMidUtteranceEndsItWithoutAnyCall() async throws {
+        let stack = try Stack.require()
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        try await speechd.start()
+        let service = try await service(stack, speechdAddress: speechd.address)
+        cleanUps.append { speechd.thaw() }
+        _ = try await speakWhenBack(service, "ready")
+        let id = try await service.speak(SpeechTests.long + SpeechTests.long, ["others": .string("pause")])
+        try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
+        speechd.freeze()
+        let frozen = ContinuousClock.now
+        let reason = try await service.waitForFinish(id, timeout: .seconds(8))
+        XCTAssertEqual(reason, "error")
+        XCTAssertLessThan(faultMetric("speech-dispatcher stopped, no call → SpeechFinished error", since: frozen), 5.5)
+        _ = try await service.waitForInterruption("ended", timeout: .seconds(2))
+        speechd.thaw()
+        let thawed = ContinuousClock.now
+        _ = try await speakWhenBack(service, timeout: .seconds(12))
+        _ = faultMetric("speech-dispatcher continued → Speak works (after the heartbeat dropped it)", since: thawed)
+    }
+
     /// Frozen (SIGSTOP) mid-utterance: the next Speak fails with EngineUnavailable within its 2 s
     /// timeout, which also ends the utterance in flight ("error"); after SIGCONT Speak works again.
     func testSpeechDispatcherStoppedMidUtterance() async throws {
