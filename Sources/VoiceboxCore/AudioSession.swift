@@ -40,6 +40,9 @@ public actor AudioSession {
     /// What a voiceboxd that died mid-interruption left changed: kept in the journal beside what
     /// this one changes, until it is undone.
     private var leftover: InterruptionJournal?
+    /// What this interruption had muted or ducked when the server went away, by application and
+    /// role (see `undoWhatTheServerRemembered`).
+    private var lostChanges: [LostChange] = []
     /// Where a journal that cannot be written is reported (the daemon's log).
     private let log: (@Sendable (String) -> Void)?
     /// Whether the last journal write failed: reported once per spell, not per change.
@@ -300,13 +303,19 @@ public actor AudioSession {
             for recording in (try? await mixer.recordingStreams()) ?? [] where isCallActive(recording) { active.insert("r\(recording.id)") }
             await setCalls(active)
         case .serverLost:
+            rememberLostChanges()
             streams = [:]
             await setCalls([])
         case .playbackChanged(let stream):
             let isNew = streams[stream.id] == nil
             streams[stream.id] = stream
             await updateCall("p\(stream.id)", isCallActive(stream))
-            if isNew, changes != nil { await inTurn { await $0.interruptNewcomer(stream) } }
+            if isNew, let lost = lostChanges.firstIndex(where: { $0.matches(stream) }) {
+                let change = lostChanges.remove(at: lost)
+                await inTurn { await $0.undoWhatTheServerRemembered(change, on: stream) }
+            } else if isNew, changes != nil {
+                await inTurn { await $0.interruptNewcomer(stream) }
+            }
         case .playbackRemoved(let id):
             streams[id] = nil
             await updateCall("p\(id)", false)
@@ -352,6 +361,62 @@ public actor AudioSession {
         }
     }
 
+    // MARK: The server restarting mid-interruption
+
+    /// The server went away with streams muted or ducked: they are gone, and nothing is left to
+    /// restore on it. But PulseAudio's module-stream-restore and WirePlumber's restore-stream
+    /// remember a stream's mute and volume by application or role, and give them to the next
+    /// stream of the same kind (measured on pipewire-pulse 0.3.65: music played after the restart
+    /// came up muted). What was changed is kept by application and role, so that such a stream is
+    /// set back once.
+    private func rememberLostChanges() {
+        guard var current = changes else { return }
+        for entry in current.muted {
+            lostChanges.append(LostChange(applicationName: entry.applicationName, role: streams[entry.id]?.role))
+        }
+        for entry in current.ducked {
+            lostChanges.append(LostChange(applicationName: entry.applicationName, role: streams[entry.id]?.role,
+                                          originalVolume: entry.originalVolume, ourVolume: entry.ourVolume))
+        }
+        current.muted.removeAll()
+        current.ducked.removeAll()
+        record(current)
+    }
+
+    /// A stream of an application and role this interruption had changed when the server went away
+    /// comes up as the server remembered it: muted, or at our lowered volume. Set back, unless an
+    /// interruption in progress wants it so (then it is recorded as ours, and restored at the end).
+    private func undoWhatTheServerRemembered(_ change: LostChange, on stream: PlaybackStream) async {
+        let remembered = change.ourVolume.map { stream.volume == $0 } ?? stream.muted
+        guard remembered else { return await interruptNewcomerIfInterrupted(stream) }
+        if var current = changes, isOthers(stream) {
+            if change.ourVolume == nil, current.policy == .pause {
+                current.muted.append(.init(muting: stream))
+                record(current)
+                return
+            }
+            if let original = change.originalVolume, current.policy == .duck {
+                current.ducked.append(.init(id: stream.id, processID: stream.processID, applicationName: stream.applicationName,
+                                            originalVolume: original, ourVolume: stream.volume))
+                record(current)
+                return
+            }
+        }
+        if let original = change.originalVolume {
+            try? await mixer.setVolume(stream.id, original)
+        } else {
+            try? await mixer.setMute(stream.id, false)
+        }
+        await interruptNewcomerIfInterrupted(stream)
+    }
+
+    private func interruptNewcomerIfInterrupted(_ stream: PlaybackStream) async {
+        guard changes != nil else { return }
+        // As it is now (unmuted, or back at its volume), not as it came.
+        let now = ((try? await mixer.playbackStreams()) ?? []).first { $0.id == stream.id } ?? stream
+        await interruptNewcomer(now)
+    }
+
     // MARK: Others interrupting Voicebox
 
     private func updateCall(_ key: String, _ active: Bool) async {
@@ -394,6 +459,19 @@ public actor AudioSession {
         await restore(undo)
         leftover = nil
         writeJournal()
+    }
+}
+
+/// A change to a stream that the server took with it when it went away.
+private struct LostChange {
+    var applicationName: String?
+    var role: String?
+    /// Ducked: the volume before and ours. Muted: both nil.
+    var originalVolume: [UInt32]?
+    var ourVolume: [UInt32]?
+
+    func matches(_ stream: PlaybackStream) -> Bool {
+        stream.applicationName == applicationName && stream.role?.lowercased() == role?.lowercased()
     }
 }
 

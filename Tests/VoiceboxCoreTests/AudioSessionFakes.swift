@@ -60,6 +60,12 @@ final class ScriptedMixer: AudioMixer {
 
     func ready() { feed.yield(.serverReady) }
 
+    /// The server dies: its streams go with it.
+    func lost() {
+        state.withLock { $0.playback = [:] }
+        feed.yield(.serverLost(reason: "killed"))
+    }
+
     func serverInfo() async throws -> SoundServerInfo { state.withLock { $0.info } }
     func playbackStreams() async throws -> [PlaybackStream] { state.withLock { $0.playback.values.sorted { $0.id < $1.id } } }
     func recordingStreams() async throws -> [RecordingStream] { state.withLock { $0.recording.values.sorted { $0.id < $1.id } } }
