@@ -43,6 +43,8 @@ public actor AudioSession {
     /// What this interruption had muted or ducked when the server went away, by application and
     /// role (see `undoWhatTheServerRemembered`).
     private var lostChanges: [LostChange] = []
+    /// Until when a stream coming up so counts as the server's memory of them (see `rememberLostChanges`).
+    private var lostChangesExpire: ContinuousClock.Instant?
     /// Where a journal that cannot be written is reported (the daemon's log).
     private let log: (@Sendable (String) -> Void)?
     /// Whether the last journal write failed: reported once per spell, not per change.
@@ -297,6 +299,10 @@ public actor AudioSession {
         switch event {
         case .serverReady:
             streams = Dictionary(((try? await mixer.playbackStreams()) ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            if !lostChanges.isEmpty { lostChangesExpire = .now + Self.lostChangesWindow }
+            for stream in streams.values {
+                if let change = takeRemembered(stream) { await inTurn { await $0.setBack(change, on: stream) } }
+            }
             await inTurn { await $0.recoverFromJournal() }
             var active: Set<String> = []
             for stream in streams.values where isCallActive(stream) { active.insert("p\(stream.id)") }
@@ -310,9 +316,8 @@ public actor AudioSession {
             let isNew = streams[stream.id] == nil
             streams[stream.id] = stream
             await updateCall("p\(stream.id)", isCallActive(stream))
-            if isNew, let lost = lostChanges.firstIndex(where: { $0.matches(stream) }) {
-                let change = lostChanges.remove(at: lost)
-                await inTurn { await $0.undoWhatTheServerRemembered(change, on: stream) }
+            if let change = takeRemembered(stream) {
+                await inTurn { await $0.setBack(change, on: stream) }
             } else if isNew, changes != nil {
                 await inTurn { await $0.interruptNewcomer(stream) }
             }
@@ -368,7 +373,11 @@ public actor AudioSession {
     /// remember a stream's mute and volume by application or role, and give them to the next
     /// stream of the same kind (measured on pipewire-pulse 0.3.65: music played after the restart
     /// came up muted). What was changed is kept by application and role, so that such a stream is
-    /// set back once.
+    /// set back once, if it comes up so within `lostChangesWindow` of the server's return (the
+    /// server applies its memory as the stream starts, or a moment after: WirePlumber does it in a
+    /// second step); later, a mute is the user's.
+    private static let lostChangesWindow: Duration = .seconds(10)
+
     private func rememberLostChanges() {
         guard var current = changes else { return }
         for entry in current.muted {
@@ -383,12 +392,22 @@ public actor AudioSession {
         record(current)
     }
 
-    /// A stream of an application and role this interruption had changed when the server went away
-    /// comes up as the server remembered it: muted, or at our lowered volume. Set back, unless an
-    /// interruption in progress wants it so (then it is recorded as ours, and restored at the end).
-    private func undoWhatTheServerRemembered(_ change: LostChange, on stream: PlaybackStream) async {
-        let remembered = change.ourVolume.map { stream.volume == $0 } ?? stream.muted
-        guard remembered else { return await interruptNewcomerIfInterrupted(stream) }
+    /// The lost change this stream shows (its application and role, muted or at our lowered
+    /// volume), taken off the list; nil if none.
+    private func takeRemembered(_ stream: PlaybackStream) -> LostChange? {
+        guard !lostChanges.isEmpty, let expire = lostChangesExpire else { return nil }
+        guard ContinuousClock.now < expire else {
+            lostChanges.removeAll()
+            lostChangesExpire = nil
+            return nil
+        }
+        guard let index = lostChanges.firstIndex(where: { $0.matches(stream) && $0.isShown(by: stream) }) else { return nil }
+        return lostChanges.remove(at: index)
+    }
+
+    /// Sets back what the server remembered of our change, unless an interruption in progress
+    /// wants it so (then it is recorded as ours, and restored at the end).
+    private func setBack(_ change: LostChange, on stream: PlaybackStream) async {
         if var current = changes, isOthers(stream) {
             if change.ourVolume == nil, current.policy == .pause {
                 current.muted.append(.init(muting: stream))
@@ -411,7 +430,7 @@ public actor AudioSession {
     }
 
     private func interruptNewcomerIfInterrupted(_ stream: PlaybackStream) async {
-        guard changes != nil else { return }
+        guard let current = changes, !current.isMuted(stream.id), !current.isDucked(stream.id) else { return }
         // As it is now (unmuted, or back at its volume), not as it came.
         let now = ((try? await mixer.playbackStreams()) ?? []).first { $0.id == stream.id } ?? stream
         await interruptNewcomer(now)
@@ -472,6 +491,11 @@ private struct LostChange {
 
     func matches(_ stream: PlaybackStream) -> Bool {
         stream.applicationName == applicationName && stream.role?.lowercased() == role?.lowercased()
+    }
+
+    /// The stream is as we left its kind: muted, or at our lowered volume.
+    func isShown(by stream: PlaybackStream) -> Bool {
+        ourVolume.map { stream.volume == $0 } ?? stream.muted
     }
 }
 

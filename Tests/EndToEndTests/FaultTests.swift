@@ -175,11 +175,16 @@ final class FaultTests: XCTestCase {
         var environment = own.environment
         environment["SPEECHD_ADDRESS"] = "unix_socket:\(own.runtimeDirectory)/speech-dispatcher/speechd.sock"
         let service = try await service(own.stack, addressFromEnvironment: true, autospawn: true, environment: environment)
-        _ = try await speakWhenBack(service, "ready", timeout: .seconds(30))
+        // "ready" ducks others (Speak's default): let that interruption end first.
+        let ready = try await speakWhenBack(service, "ready", timeout: .seconds(30))
+        _ = try await service.waitForFinish(ready)
+        try await waitUntil("the first interruption to end") { (try? await service.proxy.get(Speech1.interrupted)) == false }
+        func count(_ state: String) -> Int { service.interruptions.filter { $0.state == state }.count }
+        let (began, ended) = (count("began"), count("ended"))
         let music = try OtherAudio(sink: shared.sink, role: "music", environment: own.environment)
         try await music.waitUntilListed()
         let id = try await service.speak(SpeechTests.long, ["others": .string("pause")])
-        _ = try await service.waitForInterruption("began")
+        _ = try await service.waitForInterruption("began", count: began + 1)
         try await waitUntil("the music to be silenced") { music.silenced == true }
 
         let crashed = ContinuousClock.now
@@ -187,7 +192,7 @@ final class FaultTests: XCTestCase {
         let reason = try await service.waitForFinish(id, timeout: .seconds(15))
         XCTAssertEqual(reason, "error")
         _ = faultMetric("sound server killed mid-interruption → SpeechFinished", since: crashed)
-        _ = try await service.waitForInterruption("ended", timeout: .seconds(5))
+        _ = try await service.waitForInterruption("ended", count: ended + 1, timeout: .seconds(5))
         XCTAssertLessThan(faultMetric("sound server killed mid-interruption → AudioInterruption ended", since: crashed), 10)
         try await restart.value
         let back = ContinuousClock.now
@@ -200,11 +205,11 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(newMusic.silenced, false, "nothing stays silenced after the restart")
         let again = try await speakWhenBack(service, "back again", options: ["others": .string("pause")], timeout: .seconds(25))
         XCTAssertLessThan(faultMetric("sound server back → Speak works (speech-dispatcher started again)", since: back), 20)
-        _ = try await service.waitForInterruption("began", count: 2)
+        _ = try await service.waitForInterruption("began", count: began + 2)
         try await waitUntil("the new music to be silenced") { newMusic.silenced == true }
         let end = try await service.waitForFinish(again)
         XCTAssertEqual(end, "done")
-        _ = try await service.waitForInterruption("ended", count: 2)
+        _ = try await service.waitForInterruption("ended", count: ended + 2)
         try await waitUntil("the new music to play again") { newMusic.silenced == false }
     }
 
