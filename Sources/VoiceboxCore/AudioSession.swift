@@ -43,8 +43,9 @@ public actor AudioSession {
     /// What this interruption had muted or ducked when the server went away, by application and
     /// role (see `undoWhatTheServerRemembered`).
     private var lostChanges: [LostChange] = []
-    /// Until when a stream coming up so counts as the server's memory of them (see `rememberLostChanges`).
-    private var lostChangesExpire: ContinuousClock.Instant?
+    /// When each stream was first seen: only a stream that comes up so counts as the server's
+    /// memory of a lost change (see `rememberLostChanges`).
+    private var firstSeen: [UInt32: ContinuousClock.Instant] = [:]
     /// Where a journal that cannot be written is reported (the daemon's log).
     private let log: (@Sendable (String) -> Void)?
     /// Whether the last journal write failed: reported once per spell, not per change.
@@ -299,7 +300,8 @@ public actor AudioSession {
         switch event {
         case .serverReady:
             streams = Dictionary(((try? await mixer.playbackStreams()) ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            if !lostChanges.isEmpty { lostChangesExpire = .now + Self.lostChangesWindow }
+            let now = ContinuousClock.now
+            firstSeen = Dictionary(streams.keys.map { ($0, now) }, uniquingKeysWith: { a, _ in a })
             for stream in streams.values {
                 if let change = takeRemembered(stream) { await inTurn { await $0.setBack(change, on: stream) } }
             }
@@ -311,10 +313,12 @@ public actor AudioSession {
         case .serverLost:
             rememberLostChanges()
             streams = [:]
+            firstSeen = [:]
             await setCalls([])
         case .playbackChanged(let stream):
             let isNew = streams[stream.id] == nil
             streams[stream.id] = stream
+            if isNew { firstSeen[stream.id] = .now }
             await updateCall("p\(stream.id)", isCallActive(stream))
             if let change = takeRemembered(stream) {
                 await inTurn { await $0.setBack(change, on: stream) }
@@ -323,6 +327,7 @@ public actor AudioSession {
             }
         case .playbackRemoved(let id):
             streams[id] = nil
+            firstSeen[id] = nil
             await updateCall("p\(id)", false)
         case .recordingChanged(let recording):
             await updateCall("r\(recording.id)", isCallActive(recording))
@@ -341,7 +346,9 @@ public actor AudioSession {
 
     /// A stream that starts while others are interrupted is treated as they were.
     private func interruptNewcomer(_ stream: PlaybackStream) async {
-        guard var current = changes, isOthers(stream), !stream.corked else { return }
+        // (Already ours: its first event can come after the interruption that changed it began.)
+        guard var current = changes, isOthers(stream), !stream.corked, !current.isMuted(stream.id),
+              !current.isDucked(stream.id) else { return }
         if current.players.contains(where: { $0.processID != nil && $0.processID == stream.processID }) { return }
         switch current.policy {
         case .pause where !stream.muted:
@@ -373,10 +380,11 @@ public actor AudioSession {
     /// remember a stream's mute and volume by application or role, and give them to the next
     /// stream of the same kind (measured on pipewire-pulse 0.3.65: music played after the restart
     /// came up muted). What was changed is kept by application and role, so that such a stream is
-    /// set back once, if it comes up so within `lostChangesWindow` of the server's return (the
-    /// server applies its memory as the stream starts, or a moment after: WirePlumber does it in a
-    /// second step); later, a mute is the user's.
-    private static let lostChangesWindow: Duration = .seconds(10)
+    /// set back once, if it shows it within `lostChangesWindow` of its start (the server applies its
+    /// memory as the stream starts, or a moment after: WirePlumber does it in a second step); a mute
+    /// that comes later is the user's. (Kept in memory only: a voiceboxd that exits before such a
+    /// stream plays again leaves the server's memory as it is.)
+    private static let lostChangesWindow: Duration = .seconds(2)
 
     private func rememberLostChanges() {
         guard var current = changes else { return }
@@ -395,13 +403,8 @@ public actor AudioSession {
     /// The lost change this stream shows (its application and role, muted or at our lowered
     /// volume), taken off the list; nil if none.
     private func takeRemembered(_ stream: PlaybackStream) -> LostChange? {
-        guard !lostChanges.isEmpty, let expire = lostChangesExpire else { return nil }
-        guard ContinuousClock.now < expire else {
-            lostChanges.removeAll()
-            lostChangesExpire = nil
-            return nil
-        }
-        guard let index = lostChanges.firstIndex(where: { $0.matches(stream) && $0.isShown(by: stream) }) else { return nil }
+        guard !lostChanges.isEmpty, let seen = firstSeen[stream.id], ContinuousClock.now - seen < Self.lostChangesWindow,
+              let index = lostChanges.firstIndex(where: { $0.matches(stream) && $0.isShown(by: stream) }) else { return nil }
         return lostChanges.remove(at: index)
     }
 

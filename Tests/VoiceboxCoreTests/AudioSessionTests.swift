@@ -196,6 +196,10 @@ final class AudioSessionTests: XCTestCase {
         mixer.play(PlaybackStream(id: 14, applicationName: "Firefox", processID: 202, role: nil, muted: true))
         try await settled()
         XCTAssertEqual(mixer.stream(14)?.muted, true, "only once: later mutes are the user's")
+        try await Task.sleep(for: .milliseconds(2100))
+        mixer.userSets(13, muted: true)
+        try await settled()
+        XCTAssertEqual(mixer.stream(13)?.muted, true, "vlc muted 2 s after it started: the user's")
         XCTAssertNil(journal.current)
     }
 
