@@ -317,12 +317,15 @@ public actor AudioSession {
             await setCalls([])
         case .playbackChanged(let stream):
             let isNew = streams[stream.id] == nil
+            // A stream that starts corked and begins to play a moment later (pipewire-pulse reports a
+            // new paplay stream so) starts playing now: a newcomer too.
+            let startsPlaying = isNew || (streams[stream.id]?.corked == true && !stream.corked)
             streams[stream.id] = stream
             if isNew { firstSeen[stream.id] = .now }
             await updateCall("p\(stream.id)", isCallActive(stream))
             if let change = takeRemembered(stream) {
                 await inTurn { await $0.setBack(change, on: stream) }
-            } else if isNew, changes != nil {
+            } else if startsPlaying, changes != nil {
                 await inTurn { await $0.interruptNewcomer(stream) }
             }
         case .playbackRemoved(let id):
