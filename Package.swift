@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxLock"]),
+                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxLock", "VoiceboxSpawn"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.

@@ -5,7 +5,8 @@
 /// Voicebox interrupting others: `begin` when an utterance is queued or a microphone opens,
 /// `end` when it is over. Overlapping and back-to-back activities (within `grace`) make one
 /// interruption. What is changed is written to the journal first and restored exactly:
-/// a stream the user unmuted or moved meanwhile keeps the user's setting.
+/// a stream the user unmuted or moved meanwhile keeps the user's setting. A change that cannot
+/// be written down (a full `$XDG_RUNTIME_DIR`) is not made: a crash would leave it for good.
 ///
 /// Others interrupting Voicebox: a playing or recording stream with a call role (phone,
 /// Communication) holds the targets (speech pauses, the microphone is corked) until it ends.
@@ -39,9 +40,20 @@ public actor AudioSession {
     /// What a voiceboxd that died mid-interruption left changed: kept in the journal beside what
     /// this one changes, until it is undone.
     private var leftover: InterruptionJournal?
+    /// What this interruption had muted or ducked when the server went away, by application and
+    /// role (see `undoWhatTheServerRemembered`).
+    private var lostChanges: [LostChange] = []
+    /// When each stream was first seen: only a stream that comes up so counts as the server's
+    /// memory of a lost change (see `rememberLostChanges`).
+    private var firstSeen: [UInt32: ContinuousClock.Instant] = [:]
+    /// Where a journal that cannot be written is reported (the daemon's log).
+    private let log: (@Sendable (String) -> Void)?
+    /// Whether the last journal write failed: reported once per spell, not per change.
+    private var journalFailing = false
 
     public init(mixer: any AudioMixer, players: any MediaPlayers, journal: any JournalStore, bus: any ServiceBus,
-                settings: AudioSessionSettings = .init(), ownProcessID: Int32) {
+                settings: AudioSessionSettings = .init(), ownProcessID: Int32, log: (@Sendable (String) -> Void)? = nil) {
+        self.log = log
         self.mixer = mixer
         self.players = players
         self.journal = journal
@@ -146,9 +158,12 @@ public actor AudioSession {
         guard var current = changes else { return }
         var paused: [MediaPlayer] = []
         if policy == .pause {
-            let playing = await players.playing().filter { player in !current.players.contains(player) }
+            var playing = await players.playing().filter { player in !current.players.contains(player) }
             current.players += playing
-            record(current)
+            if !record(current) {
+                current.players.removeAll { playing.contains($0) }
+                playing = []
+            }
             paused = await withTaskGroup(of: MediaPlayer?.self) { group in
                 for player in playing { group.addTask { await self.players.pause(player) ? player : nil } }
                 var done: [MediaPlayer] = []
@@ -182,15 +197,21 @@ public actor AudioSession {
                 }
             }
             current.muted += toMute.map(InterruptionJournal.Stream.init(muting:))
-            record(current)
+            if !record(current) {
+                current.muted.removeAll { muted in toMute.contains { $0.id == muted.id } }
+                toMute = []
+            }
             for stream in toMute {
                 if (try? await mixer.setMute(stream.id, true)) == nil { current.muted.removeAll { $0.id == stream.id } }
             }
         case .duck:
-            let toDuck = candidates.filter { !current.isDucked($0.id) && !current.isMuted($0.id) }
+            var toDuck = candidates.filter { !current.isDucked($0.id) && !current.isMuted($0.id) }
             let factor = settings.duckFactor
             current.ducked += toDuck.map { InterruptionJournal.Stream(ducking: $0, by: factor) }
-            record(current)
+            if !record(current) {
+                current.ducked.removeAll { ducked in toDuck.contains { $0.id == ducked.id } }
+                toDuck = []
+            }
             for stream in toDuck {
                 let lowered = InterruptionJournal.Stream(ducking: stream, by: factor).ourVolume ?? stream.volume
                 if (try? await mixer.setVolume(stream.id, lowered)) == nil { current.ducked.removeAll { $0.id == stream.id } }
@@ -223,22 +244,40 @@ public actor AudioSession {
         }
     }
 
-    /// Written before the change it describes.
-    private func record(_ changes: Changes) {
+    /// Written before the change it describes. False when it could not be written: the caller then
+    /// takes the change back out and does not make it.
+    @discardableResult
+    private func record(_ changes: Changes) -> Bool {
         self.changes = changes
-        writeJournal()
+        return writeJournal()
     }
 
     /// The journal as it stands: what this interruption changed and what a crash left, or nothing.
-    private func writeJournal() {
+    /// False when it cannot be saved (a full runtime directory).
+    @discardableResult
+    private func writeJournal() -> Bool {
         var entry = leftover ?? InterruptionJournal()
         if let changes {
             entry.muted += changes.muted
             entry.ducked += changes.ducked
             entry.players += changes.players
         }
-        guard !entry.isEmpty else { return journal.clear() }
-        do { try journal.save(entry) } catch { /* a full runtime directory: go on, unrecorded */ }
+        guard !entry.isEmpty else {
+            journal.clear()
+            journalFailing = false
+            return true
+        }
+        do {
+            try journal.save(entry)
+            journalFailing = false
+            return true
+        } catch {
+            if !journalFailing {
+                log?("cannot write the interruption journal (\(error)): other audio is left as it is until it can be written")
+            }
+            journalFailing = true
+            return false
+        }
     }
 
     /// Not Voicebox's own, not speech-dispatcher's, not a call.
@@ -261,21 +300,37 @@ public actor AudioSession {
         switch event {
         case .serverReady:
             streams = Dictionary(((try? await mixer.playbackStreams()) ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            let now = ContinuousClock.now
+            firstSeen = Dictionary(streams.keys.map { ($0, now) }, uniquingKeysWith: { a, _ in a })
+            for stream in streams.values {
+                if let change = takeRemembered(stream) { await inTurn { await $0.setBack(change, on: stream) } }
+            }
             await inTurn { await $0.recoverFromJournal() }
             var active: Set<String> = []
             for stream in streams.values where isCallActive(stream) { active.insert("p\(stream.id)") }
             for recording in (try? await mixer.recordingStreams()) ?? [] where isCallActive(recording) { active.insert("r\(recording.id)") }
             await setCalls(active)
         case .serverLost:
+            rememberLostChanges()
             streams = [:]
+            firstSeen = [:]
             await setCalls([])
         case .playbackChanged(let stream):
             let isNew = streams[stream.id] == nil
+            // A stream that starts corked and begins to play a moment later (pipewire-pulse reports a
+            // new paplay stream so) starts playing now: a newcomer too.
+            let startsPlaying = isNew || (streams[stream.id]?.corked == true && !stream.corked)
             streams[stream.id] = stream
+            if isNew { firstSeen[stream.id] = .now }
             await updateCall("p\(stream.id)", isCallActive(stream))
-            if isNew, changes != nil { await inTurn { await $0.interruptNewcomer(stream) } }
+            if let change = takeRemembered(stream) {
+                await inTurn { await $0.setBack(change, on: stream) }
+            } else if startsPlaying, changes != nil {
+                await inTurn { await $0.interruptNewcomer(stream) }
+            }
         case .playbackRemoved(let id):
             streams[id] = nil
+            firstSeen[id] = nil
             await updateCall("p\(id)", false)
         case .recordingChanged(let recording):
             await updateCall("r\(recording.id)", isCallActive(recording))
@@ -294,23 +349,97 @@ public actor AudioSession {
 
     /// A stream that starts while others are interrupted is treated as they were.
     private func interruptNewcomer(_ stream: PlaybackStream) async {
-        guard var current = changes, isOthers(stream), !stream.corked else { return }
+        // (Already ours: its first event can come after the interruption that changed it began.)
+        guard var current = changes, isOthers(stream), !stream.corked, !current.isMuted(stream.id),
+              !current.isDucked(stream.id) else { return }
         if current.players.contains(where: { $0.processID != nil && $0.processID == stream.processID }) { return }
         switch current.policy {
         case .pause where !stream.muted:
             current.muted.append(.init(muting: stream))
-            record(current)
-            changes = current
+            guard record(current) else {
+                current.muted.removeLast()
+                changes = current
+                return
+            }
             try? await mixer.setMute(stream.id, true)
         case .duck:
             let entry = InterruptionJournal.Stream(ducking: stream, by: settings.duckFactor)
             current.ducked.append(entry)
-            record(current)
-            changes = current
+            guard record(current) else {
+                current.ducked.removeLast()
+                changes = current
+                return
+            }
             try? await mixer.setVolume(stream.id, entry.ourVolume ?? stream.volume)
         default:
             break
         }
+    }
+
+    // MARK: The server restarting mid-interruption
+
+    /// The server went away with streams muted or ducked: they are gone, and nothing is left to
+    /// restore on it. But PulseAudio's module-stream-restore and WirePlumber's restore-stream
+    /// remember a stream's mute and volume by application or role, and give them to the next
+    /// stream of the same kind (measured on pipewire-pulse 0.3.65: music played after the restart
+    /// came up muted). What was changed is kept by application and role, so that such a stream is
+    /// set back once, if it shows it within `lostChangesWindow` of its start (the server applies its
+    /// memory as the stream starts, or a moment after: WirePlumber does it in a second step); a mute
+    /// that comes later is the user's. (Kept in memory only: a voiceboxd that exits before such a
+    /// stream plays again leaves the server's memory as it is.)
+    private static let lostChangesWindow: Duration = .seconds(2)
+
+    private func rememberLostChanges() {
+        guard var current = changes else { return }
+        for entry in current.muted {
+            lostChanges.append(LostChange(applicationName: entry.applicationName, role: streams[entry.id]?.role))
+        }
+        for entry in current.ducked {
+            lostChanges.append(LostChange(applicationName: entry.applicationName, role: streams[entry.id]?.role,
+                                          originalVolume: entry.originalVolume, ourVolume: entry.ourVolume))
+        }
+        current.muted.removeAll()
+        current.ducked.removeAll()
+        record(current)
+    }
+
+    /// The lost change this stream shows (its application and role, muted or at our lowered
+    /// volume), taken off the list; nil if none.
+    private func takeRemembered(_ stream: PlaybackStream) -> LostChange? {
+        guard !lostChanges.isEmpty, let seen = firstSeen[stream.id], ContinuousClock.now - seen < Self.lostChangesWindow,
+              let index = lostChanges.firstIndex(where: { $0.matches(stream) && $0.isShown(by: stream) }) else { return nil }
+        return lostChanges.remove(at: index)
+    }
+
+    /// Sets back what the server remembered of our change, unless an interruption in progress
+    /// wants it so (then it is recorded as ours, and restored at the end).
+    private func setBack(_ change: LostChange, on stream: PlaybackStream) async {
+        if var current = changes, isOthers(stream) {
+            if change.ourVolume == nil, current.policy == .pause {
+                current.muted.append(.init(muting: stream))
+                record(current)
+                return
+            }
+            if let original = change.originalVolume, current.policy == .duck {
+                current.ducked.append(.init(id: stream.id, processID: stream.processID, applicationName: stream.applicationName,
+                                            originalVolume: original, ourVolume: stream.volume))
+                record(current)
+                return
+            }
+        }
+        if let original = change.originalVolume {
+            try? await mixer.setVolume(stream.id, original)
+        } else {
+            try? await mixer.setMute(stream.id, false)
+        }
+        await interruptNewcomerIfInterrupted(stream)
+    }
+
+    private func interruptNewcomerIfInterrupted(_ stream: PlaybackStream) async {
+        guard let current = changes, !current.isMuted(stream.id), !current.isDucked(stream.id) else { return }
+        // As it is now (unmuted, or back at its volume), not as it came.
+        let now = ((try? await mixer.playbackStreams()) ?? []).first { $0.id == stream.id } ?? stream
+        await interruptNewcomer(now)
     }
 
     // MARK: Others interrupting Voicebox
@@ -355,6 +484,24 @@ public actor AudioSession {
         await restore(undo)
         leftover = nil
         writeJournal()
+    }
+}
+
+/// A change to a stream that the server took with it when it went away.
+private struct LostChange {
+    var applicationName: String?
+    var role: String?
+    /// Ducked: the volume before and ours. Muted: both nil.
+    var originalVolume: [UInt32]?
+    var ourVolume: [UInt32]?
+
+    func matches(_ stream: PlaybackStream) -> Bool {
+        stream.applicationName == applicationName && stream.role?.lowercased() == role?.lowercased()
+    }
+
+    /// The stream is as we left its kind: muted, or at our lowered volume.
+    func isShown(by stream: PlaybackStream) -> Bool {
+        ourVolume.map { stream.volume == $0 } ?? stream.muted
     }
 }
 

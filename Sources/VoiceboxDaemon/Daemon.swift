@@ -54,11 +54,14 @@ public enum Daemon {
             return 1
         }
         let session = AudioSession(mixer: mixer, players: MPRISPlayers(connection: connection), journal: FileJournalStore.default(),
-                                   bus: object, settings: options.audio, ownProcessID: getpid())
+                                   bus: object, settings: options.audio, ownProcessID: getpid(),
+                                   log: { message in Daemon.log(message) })
         let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.
         let sphinxLog: LogSink? = options.debug ? { @Sendable message in Daemon.log("debug: pocketsphinx: " + message) } : nil
-        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog)
+        // Each model is loaded by a throw-away process first: a damaged one crashes that, not us.
+        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog,
+                                        verifier: { model in try await ModelProbe.verify(model) })
         let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(), bus: object,
                                              session: session, maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
         await recognition.run()  // its properties are there before a caller can find the name

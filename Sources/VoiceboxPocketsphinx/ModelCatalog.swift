@@ -30,7 +30,8 @@ public struct SpeechModel: Sendable, Hashable {
 /// then `<dir>/voicebox/models` for each of `$XDG_DATA_DIRS` (default `/usr/local/share:/usr/share`).
 /// The first root to have a language wins, and a user's model beats Debian's.
 /// pocketsphinx ends the process (exit) on some malformed model files, so the catalog skips
-/// acoustic models whose `mdef` does not start like one; beyond that, model files are trusted.
+/// acoustic models whose `mdef` does not start like one; a damaged file beyond that (one cut
+/// short) is found by the engine's verifier, which has a throw-away process load it first (`ModelCheck`).
 public struct ModelCatalog: Sendable, Equatable {
     public var roots: [String]
     /// Used when no root has the language; nil when its files are missing.

@@ -12,10 +12,11 @@ public final class PocketsphinxEngine: RecognitionEngine {
 
     /// - Parameter log: receives pocketsphinx's own messages (meant for a debug log); they never
     ///   go to stderr.
+    /// - Parameter verifier: checks each model before it is first loaded here (`ModelCheck`).
     public init(catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = .seconds(300),
-                log: LogSink? = nil) {
+                log: LogSink? = nil, verifier: ModelVerifier? = nil) {
         self.catalog = catalog
-        pool = DecoderPool(idleTimeout: idleUnloadAfter, log: log)
+        pool = DecoderPool(idleTimeout: idleUnloadAfter, log: log, verifier: verifier)
         _ = SphinxLog.shared  // take pocketsphinx's log over before anything can print
     }
 

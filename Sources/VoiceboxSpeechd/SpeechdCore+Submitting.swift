@@ -143,6 +143,7 @@ extension SpeechdCore {
         if let utterance = utterances[active.id], isSubmitting(utterance, token) {
             utterances[active.id]?.stage = .queued(messageID: messageID)
             tracks[messageID] = .live(active.id)
+            startHeartbeat()
         } else {
             tracks[messageID] = orphan ?? .ghost(stopOnBegin: false)
         }

@@ -99,6 +99,8 @@ final class SpeechdCore: @unchecked Sendable {
     var attemptInFlight = false
     var lastAttemptStart: DispatchTime?
     var retry: DispatchWorkItem?
+    /// The next heartbeat (SpeechdCore+Heartbeat), while something is in the engine.
+    var heartbeat: DispatchWorkItem?
     /// Delay before the next reconnection attempt: 0.25 s doubling up to 10 s, reset on success.
     var backoff = SpeechdCore.initialBackoff
 
@@ -243,7 +245,7 @@ final class SpeechdCore: @unchecked Sendable {
     }
 
     /// Whether speech-dispatcher has (or is about to get) this utterance's message.
-    private func isInEngine(_ utterance: Utterance) -> Bool {
+    func isInEngine(_ utterance: Utterance) -> Bool {
         switch utterance.stage {
         case .held: false
         case .queued, .speaking: true

@@ -14,14 +14,15 @@ struct ServerStream: Equatable {
     var corked: Bool
     var volume: [UInt32]
 
-    static func playback() throws -> [ServerStream] { try list("sink-inputs") }
-    static func recording() throws -> [ServerStream] { try list("source-outputs") }
+    /// `server`: another sound server than the stack's (a PULSE_SERVER address).
+    static func playback(server: String? = nil) throws -> [ServerStream] { try list("sink-inputs", server: server) }
+    static func recording(server: String? = nil) throws -> [ServerStream] { try list("source-outputs", server: server) }
 
     static func playback(of pid: pid_t) throws -> ServerStream? { try playback().first { $0.processID == pid } }
     static func recording(of pid: pid_t) throws -> ServerStream? { try recording().first { $0.processID == pid } }
 
-    private static func list(_ kind: String) throws -> [ServerStream] {
-        let output = try run("/usr/bin/pactl", ["--format=json", "list", kind])
+    private static func list(_ kind: String, server: String? = nil) throws -> [ServerStream] {
+        let output = try run("/usr/bin/pactl", (server.map { ["-s", $0] } ?? []) + ["--format=json", "list", kind])
         guard let entries = try JSONSerialization.jsonObject(with: output) as? [[String: Any]] else { return [] }
         return entries.map { entry in
             let properties = entry["properties"] as? [String: Any] ?? [:]

@@ -23,13 +23,15 @@ final class ServiceHarness: Sendable {
     /// `stderrFD`: where the daemon's log goes (nil: the test's own stderr).
     /// `addressFromEnvironment`: give no --speechd-address, so voiceboxd finds speech-dispatcher the
     /// way every client does ($SPEECHD_ADDRESS, then the runtime directory).
-    init(stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false, extraArguments: [String] = [],
-         environment: [String: String] = [:], stderrFD: Int32? = nil, waitForName: Bool = true) async throws {
+    /// `autospawn`: let voiceboxd start speech-dispatcher, as it does on a desktop.
+    init(stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false, autospawn: Bool = false,
+         extraArguments: [String] = [], environment: [String: String] = [:], stderrFD: Int32? = nil,
+         waitForName: Bool = true) async throws {
         self.stack = stack
         let address = addressFromEnvironment ? [] : ["--speechd-address", speechdAddress ?? stack.speechdAddress]
         // The stack's keep-alive streams and the players that feed its fake microphone have role
         // "test": an audio interruption must leave them alone, or listening would silence the microphone.
-        daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--spare-role", "test"] + address + extraArguments,
+        daemon = try Subprocess(stack.daemonPath, (autospawn ? [] : ["--no-autospawn"]) + ["--spare-role", "test"] + address + extraArguments,
                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                 stderrFD: stderrFD)
         client = try BusConnection(address: stack.busAddress)

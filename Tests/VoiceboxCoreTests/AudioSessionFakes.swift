@@ -60,6 +60,12 @@ final class ScriptedMixer: AudioMixer {
 
     func ready() { feed.yield(.serverReady) }
 
+    /// The server dies: its streams go with it.
+    func lost() {
+        state.withLock { $0.playback = [:] }
+        feed.yield(.serverLost(reason: "killed"))
+    }
+
     func serverInfo() async throws -> SoundServerInfo { state.withLock { $0.info } }
     func playbackStreams() async throws -> [PlaybackStream] { state.withLock { $0.playback.values.sorted { $0.id < $1.id } } }
     func recordingStreams() async throws -> [RecordingStream] { state.withLock { $0.recording.values.sorted { $0.id < $1.id } } }
@@ -117,10 +123,17 @@ final class ScriptedMixer: AudioMixer {
     }
 }
 
+struct DiskFull: Error {}
+
 final class MemoryJournal: JournalStore {
     private let stored = Locked<InterruptionJournal?>(nil)
+    /// Set: every save fails, as on a full disk.
+    let full = Locked(false)
     var current: InterruptionJournal? { stored.withLock { $0 } }
-    func save(_ journal: InterruptionJournal) throws { stored.withLock { $0 = journal } }
+    func save(_ journal: InterruptionJournal) throws {
+        if full.withLock({ $0 }) { throw DiskFull() }
+        stored.withLock { $0 = journal }
+    }
     func load() -> InterruptionJournal? { current }
     func clear() { stored.withLock { $0 = nil } }
 }

@@ -149,6 +149,60 @@ final class AudioSessionTests: XCTestCase {
         XCTAssertEqual(players.calls, ["pause org.mpris.MediaPlayer2.mpv", "play org.mpris.MediaPlayer2.mpv"])
     }
 
+    /// A journal that cannot be written (a full $XDG_RUNTIME_DIR): nothing is paused, muted or
+    /// ducked, since a crash would leave it so for good; the interruption is still announced,
+    /// saying it changed nothing, and the next one, once the journal can be written, works again.
+    func testNothingIsChangedThatCannotBeJournaled() async throws {
+        await makeSession()
+        try await setUpDesktop()
+        journal.full.withLock { $0 = true }
+        await session.begin(.speaking, id: 9, policy: .pause)
+        mixer.play(PlaybackStream(id: 8, applicationName: "totem", processID: 800, role: "video"))
+        try await settled()
+        XCTAssertEqual(mixer.changes, [])
+        XCTAssertEqual(players.status("org.mpris.MediaPlayer2.mpv"), "Playing")
+        XCTAssertEqual(interruptions().first?.1, InterruptionInfo(reason: .speaking, id: 9, pausedPlayers: []))
+        await session.end(.speaking, id: 9)
+        try await Task.sleep(for: .milliseconds(150))
+        XCTAssertEqual(interruptions().map(\.0), [.began, .ended])
+
+        journal.full.withLock { $0 = false }
+        await session.begin(.speaking, id: 10, policy: .duck)
+        XCTAssertEqual(mixer.changes.count, 3, "the player's, the browser's and totem's streams are ducked: \(mixer.changes)")
+        XCTAssertEqual(mixer.unjournaled, [])
+    }
+
+    /// The server restarts mid-interruption and, as module-stream-restore and WirePlumber do, gives
+    /// the next stream of the same application and role the mute and volume it remembered: ours.
+    /// They are set back once; a stream the server did not bring back changed is left alone.
+    func testWhatTheServerRememberedOfOurChangesAcrossARestartIsSetBack() async throws {
+        await makeSession()
+        mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200, role: nil))
+        mixer.play(PlaybackStream(id: 3, applicationName: "vlc", processID: 300, role: "music"))
+        try await settled()
+        await session.begin(.speaking, id: 1, policy: .pause)
+        XCTAssertEqual(mixer.changes, ["mute 2 true", "mute 3 true"])
+        mixer.lost()
+        try await settled()
+        await session.end(.speaking, id: 1)
+        try await Task.sleep(for: .milliseconds(150))
+        XCTAssertEqual(interruptions().map(\.0), [.began, .ended])
+        mixer.ready()
+        mixer.play(PlaybackStream(id: 12, applicationName: "Firefox", processID: 201, role: nil, muted: true))
+        mixer.play(PlaybackStream(id: 13, applicationName: "vlc", processID: 300, role: "music", muted: false))
+        try await settled()
+        XCTAssertEqual(mixer.stream(12)?.muted, false, "the server's memory of our mute is undone")
+        XCTAssertEqual(mixer.changes.suffix(1), ["mute 12 false"], "vlc came back unmuted: nothing to do")
+        mixer.play(PlaybackStream(id: 14, applicationName: "Firefox", processID: 202, role: nil, muted: true))
+        try await settled()
+        XCTAssertEqual(mixer.stream(14)?.muted, true, "only once: later mutes are the user's")
+        try await Task.sleep(for: .milliseconds(2100))
+        mixer.userSets(13, muted: true)
+        try await settled()
+        XCTAssertEqual(mixer.stream(13)?.muted, true, "vlc muted 2 s after it started: the user's")
+        XCTAssertNil(journal.current)
+    }
+
     func testAStreamThatStartsDuringThePauseIsSilencedToo() async throws {
         await makeSession()
         try await setUpDesktop()
