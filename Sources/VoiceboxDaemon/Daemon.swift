@@ -33,6 +33,8 @@ public enum Daemon {
             log("cannot connect to the bus: \(error.message)")
             return 1
         }
+        // Once the calls stop, what they freed goes back to the system instead of staying resident.
+        connection.whenQuiet(after: .seconds(2)) { MallocArenas.returnFreeMemory() }
         let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(address: options.speechdAddress,
                                                                            autospawn: options.autospawn))
         let object: SpeechObject

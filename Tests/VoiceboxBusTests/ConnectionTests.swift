@@ -237,6 +237,19 @@ final class ConnectionTests: XCTestCase {
         XCTAssertTrue(root.contains("<node name=\"Test\"/>"), root)
     }
 
+    /// The quiet action runs once after traffic, and not again until there is traffic again: an
+    /// idle connection has nothing to wake for.
+    func testWhenQuietRunsOnceAfterEachSpellOfTraffic() async throws {
+        let runs = Atomic<Int>(0)
+        server.whenQuiet(after: .milliseconds(300)) { runs.add(1, ordering: .relaxed) }
+        _ = try await call("Echo", [.variant(.string("one"))])
+        try await waitUntil { runs.load(ordering: .relaxed) == 1 }
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(runs.load(ordering: .relaxed), 1, "ran again without traffic")
+        _ = try await call("Echo", [.variant(.string("two"))])
+        try await waitUntil { runs.load(ordering: .relaxed) == 2 }
+    }
+
     func testPeerIsPingedByLibdbus() async throws {
         let reply = try await call("Ping", interface: "org.freedesktop.DBus.Peer")
         XCTAssertEqual(reply, [])
