@@ -46,7 +46,7 @@ final class BusFuzzTests: XCTestCase {
     static let sampleEvery = max(1, Int(ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_SAMPLE_EVERY"] ?? "") ?? measuredCalls)
     /// Memory is read at rest: models unloaded (`--model-idle 1`: a decoder is 30-95 MB, and which
     /// instances are loaded and how much of their tables decoding has touched would swamp the
-    /// measure), and freed memory given back (voiceboxd does it 2 s after the last call).
+    /// measure), and freed memory given back (voiceboxd does it 0.5 s after the last call).
     static let quiet: Duration = .seconds(4)
     static let connectionCount = 4
     static let concurrency = 32
