@@ -77,7 +77,8 @@ final class BusFuzzTests: XCTestCase {
         let run = try await Self.sharedRun()
         XCTAssertLessThanOrEqual(run.descriptorsAfter - run.descriptorsBefore, 4,
                                  "DESCRIPTOR LEAK: voiceboxd held \(run.descriptorsBefore) descriptors after the warm-up and \(run.descriptorsAfter) "
-                                 + "after \(run.callsSent) more calls (\(run.descriptorsSent) of them carried a descriptor), seed \(run.seedText)")
+                                 + "after \(run.callsSent) more calls (\(run.descriptorsSent) of them carried a descriptor), seed \(run.seedText); "
+                                 + "new: \(run.descriptorsAdded)")
     }
 
     // MARK: The shared run
@@ -95,6 +96,8 @@ final class BusFuzzTests: XCTestCase {
         var answersPing = false
         var descriptorsBefore = 0
         var descriptorsAfter = 0
+        /// What the descriptors open after the calls and not before (readlink of /proc/PID/fd/N).
+        var descriptorsAdded: [String] = []
         /// Before the warm-up (voices listed), after it, and at the end.
         var rssStart = 0
         var rssBefore = 0
@@ -181,6 +184,7 @@ final class BusFuzzTests: XCTestCase {
             run.descriptorsBefore = await settledDescriptorCount(run.pid, atMost: 0, settle: .milliseconds(300)) ?? 0
             try await Task.sleep(for: quiet)
             run.rssBefore = residentBytes(run.pid) ?? 0
+            let targetsBefore = descriptorTargets(run.pid)
 
             let started = ContinuousClock.now
             var sent = 0
@@ -196,9 +200,11 @@ final class BusFuzzTests: XCTestCase {
             let elapsed = ContinuousClock.now - started
             run.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             await tidy(connections)
-            run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore + 4) ?? Int.max
             try await Task.sleep(for: quiet)
+            // Settled: at rest, and given up to 3 s more to come down to where it was.
+            run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore) ?? Int.max
             run.rssAfter = residentBytes(run.pid) ?? Int.max
+            run.descriptorsAdded = descriptorTargets(run.pid).subtracting(targetsBefore).sorted()
             run.failures = warmUp.failures.map { "warm-up " + $0 } + run.failures
 
             // Asked on a new connection: a fuzzed one may have been dropped by the bus.
@@ -225,7 +231,7 @@ final class BusFuzzTests: XCTestCase {
             BusFuzzTests: seed \(seedText): \(run.callsSent) calls in \(String(format: "%.1f", run.seconds)) s \
             (\(Int(Double(run.callsSent) / max(run.seconds, 0.001))) calls/s), \(run.refusedLocally) refused locally, \
             \(run.failures.count) unanswered; descriptors \(run.descriptorsBefore) -> \(run.descriptorsAfter) \
-            (\(run.descriptorsSent) calls carried one); VmRSS \(run.rssStart >> 10) KiB before the warm-up, \
+            (\(run.descriptorsSent) calls carried one\(run.descriptorsAdded.isEmpty ? "" : "; new: " + run.descriptorsAdded.joined(separator: " "))); VmRSS \(run.rssStart >> 10) KiB before the warm-up, \
             \(run.rssBefore >> 10) KiB after it, \(run.rssAfter >> 10) KiB at the end; voiceboxd (pid \(run.pid)) \
             \(run.daemonExit.map { "EXITED with status \($0)" } ?? "still running"), \
             \(run.ownerIsSameProcess ? "still owns the name" : "NO LONGER OWNS THE NAME"), \
@@ -234,6 +240,14 @@ final class BusFuzzTests: XCTestCase {
             BusFuzzTests: outcomes: \(names)
             """)
         return run
+    }
+
+    /// "N -> target" for each open descriptor of `pid`.
+    static func descriptorTargets(_ pid: pid_t) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return Set(names.map { name in
+            "\(name) -> " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)")) ?? "?")
+        })
     }
 
     /// Leaves nothing speaking, paused or recognizing on any connection.
