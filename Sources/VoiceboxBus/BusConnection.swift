@@ -61,6 +61,12 @@ public final class BusConnection: Sendable {
         }
     }
 
+    /// Runs `action` on the loop thread (keep it short) each time the connection falls quiet: `delay`
+    /// after the last message or job, once per spell of traffic. No traffic, no wake-ups.
+    public func whenQuiet(after delay: Duration, _ action: @escaping @Sendable () -> Void) {
+        loop.submit { $0.quiet = QuietWatch(delay: delay, action: action) }
+    }
+
     /// Runs `handler` (once) when the bus connection is lost.
     public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
         loop.submit { $0.onDisconnect.append(handler) }

@@ -11,6 +11,8 @@ final class ConnectionState {
     var subscriptions: [UInt64: SignalSubscription] = [:]
     var peers = PeerTable()
     var onDisconnect: [@Sendable () -> Void] = []
+    /// Run once the connection has been quiet for a while after traffic (`BusConnection.whenQuiet`).
+    var quiet: QuietWatch?
     /// For handing work back to the loop from completions that may not capture this object.
     weak var loopHandle: EventLoop?
 

@@ -61,11 +61,13 @@ final class EventLoop: Sendable {
                 fds.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
                 watches.append(watch)
             }
-            let ready = poll(&fds, nfds_t(fds.count), state.timeouts.millisecondsToNextDeadline())
+            let ready = poll(&fds, nfds_t(fds.count), state.quiet?.milliseconds(within: state.timeouts.millisecondsToNextDeadline())
+                             ?? state.timeouts.millisecondsToNextDeadline())
             if ready < 0 && errno != EINTR {
                 busLog("poll failed: \(String(cString: strerror(errno)))")
                 break
             }
+            state.quiet?.note(activity: ready > 0)
             if fds[0].revents != 0 {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
@@ -127,8 +129,12 @@ final class TimeoutTable {
             nearest = min(nearest ?? left, left)
         }
         guard let nearest else { return -1 }
-        let (seconds, attoseconds) = nearest.components
-        // Round up, so we never wake a moment too early and spin.
+        return Self.milliseconds(nearest)
+    }
+
+    /// poll(2)'s timeout for `duration`, rounded up, so we never wake a moment too early and spin.
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
         return Int32(min(seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000, 86_400_000))
     }
 
@@ -139,6 +145,36 @@ final class TimeoutTable {
             // libdbus timeouts repeat until removed or disabled.
             reset(timeout)
             dbus_timeout_handle(timeout)
+        }
+    }
+}
+
+/// An action run once the loop has slept `delay` without traffic after some: armed by activity,
+/// never by time alone, so an idle loop still sleeps without a timeout.
+final class QuietWatch {
+    let delay: Duration
+    let action: @Sendable () -> Void
+    private var deadline: ContinuousClock.Instant?
+
+    init(delay: Duration, action: @escaping @Sendable () -> Void) {
+        self.delay = delay
+        self.action = action
+    }
+
+    /// poll's timeout: `other` (libdbus's, -1 for none) or the quiet deadline, whichever is nearer.
+    func milliseconds(within other: Int32) -> Int32 {
+        guard let deadline else { return other }
+        let mine = TimeoutTable.milliseconds(max(deadline - .now, .zero))
+        return other < 0 ? mine : min(other, mine)
+    }
+
+    /// After each poll: traffic (re)arms the deadline; a deadline passed without traffic runs the action.
+    func note(activity: Bool) {
+        if activity {
+            deadline = .now + delay
+        } else if let deadline, deadline <= .now {
+            self.deadline = nil
+            action()
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import VoiceboxLock
 import XCTest
 @testable import VoiceboxBus
@@ -235,6 +236,19 @@ final class ConnectionTests: XCTestCase {
         XCTAssertTrue(xml.contains("<interface name=\"org.freedesktop.DBus.Properties\">"))
         let root = try await call("Introspect", interface: "org.freedesktop.DBus.Introspectable", path: "/org/voicebox").first?.string ?? ""
         XCTAssertTrue(root.contains("<node name=\"Test\"/>"), root)
+    }
+
+    /// The quiet action runs once after traffic, and not again until there is traffic again: an
+    /// idle connection has nothing to wake for.
+    func testWhenQuietRunsOnceAfterEachSpellOfTraffic() async throws {
+        let runs = Atomic<Int>(0)
+        server.whenQuiet(after: .milliseconds(300)) { runs.add(1, ordering: .relaxed) }
+        _ = try await call("Echo", [.variant(.string("one"))])
+        try await waitUntil { runs.load(ordering: .relaxed) == 1 }
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(runs.load(ordering: .relaxed), 1, "ran again without traffic")
+        _ = try await call("Echo", [.variant(.string("two"))])
+        try await waitUntil { runs.load(ordering: .relaxed) == 2 }
     }
 
     func testPeerIsPingedByLibdbus() async throws {
