@@ -203,7 +203,7 @@ final class BusFuzzTests: XCTestCase {
             try await Task.sleep(for: quiet)
             // Settled: at rest, and given up to 3 s more to come down to where it was.
             run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore) ?? Int.max
-            run.rssAfter = await BusFuzzTests.settledResidentBytes(run.pid, towards: run.rssBefore)
+            run.rssAfter = await settledResidentBytes(run.pid, towards: run.rssBefore)
             run.descriptorsAdded = descriptorTargets(run.pid).subtracting(targetsBefore).sorted()
             run.failures = warmUp.failures.map { "warm-up " + $0 } + run.failures
 
@@ -544,18 +544,6 @@ final class Scratch: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// VmRSS once it has come down: on a loaded machine (the whole suite, CI) a decoder's unload
-    /// or the trim can land after the rest; read every 0.5 s for up to 6 s and keep the lowest,
-    /// stopping early once it is back within 1 MiB of `before`. Growth that stays is still seen.
-    static func settledResidentBytes(_ pid: pid_t, towards before: Int) async -> Int {
-        var lowest = residentBytes(pid) ?? Int.max
-        for _ in 0..<12 where lowest > before + (1 << 20) {
-            try? await Task.sleep(for: .milliseconds(500))
-            lowest = min(lowest, residentBytes(pid) ?? Int.max)
-        }
-        return lowest
-    }
-
     /// A file of `size` bytes that holds only `header`: the rest is a hole.
     static func sparse(_ path: String, size: Int, header: [UInt8]) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -866,3 +854,16 @@ struct Generator {
         return (0..<length).map { _ in rng.pick(pieces) }.joined()
     }
 }
+
+/// VmRSS once it has come down: on a loaded machine (the whole suite, CI) a decoder's unload
+/// or the trim can land after the rest; read every 0.5 s for up to 6 s and keep the lowest,
+/// stopping early once it is back within 1 MiB of `before`. Growth that stays is still seen.
+func settledResidentBytes(_ pid: pid_t, towards before: Int) async -> Int {
+    var lowest = residentBytes(pid) ?? Int.max
+    for _ in 0..<12 where lowest > before + (1 << 20) {
+        try? await Task.sleep(for: .milliseconds(500))
+        lowest = min(lowest, residentBytes(pid) ?? Int.max)
+    }
+    return lowest
+}
+
