@@ -302,6 +302,24 @@ final class FaultTests: XCTestCase {
 
     // MARK: Models
 
+    /// A user's model for `language` under `data` (an XDG_DATA_HOME) made of Debian's en-US files:
+    /// links, or a copy of the acoustic model when a test is to damage it. Returns its directory.
+    static func userModel(_ language: String, in data: URL, copyingAcoustic: Bool) throws -> URL {
+        let debian = "/usr/share/pocketsphinx/model/en-us"
+        let model = data.appendingPathComponent("voicebox/models/" + language)
+        let manager = FileManager.default
+        try manager.createDirectory(at: model, withIntermediateDirectories: true)
+        if copyingAcoustic {
+            try manager.copyItem(atPath: debian + "/en-us", toPath: model.path + "/acoustic")
+        } else {
+            try manager.createSymbolicLink(atPath: model.path + "/acoustic", withDestinationPath: debian + "/en-us")
+        }
+        for name in ["en-us.lm.bin", "cmudict-en-us.dict"] {
+            try manager.createSymbolicLink(atPath: model.path + "/" + name, withDestinationPath: debian + "/" + name)
+        }
+        return model
+    }
+
     /// A user's en-US model (which beats Debian's) with a file cut short, as an interrupted copy
     /// leaves it: Recognize fails with EngineUnavailable naming the model, quickly; the service
     /// stays up and speaks; once the file is whole again Recognize works, without a restart.
@@ -311,12 +329,7 @@ final class FaultTests: XCTestCase {
         let stack = try Stack.require()
         try Recordings.require()
         let data = try makeTemporaryDirectory(self)
-        let debian = "/usr/share/pocketsphinx/model/en-us"
-        let model = data.appendingPathComponent("voicebox/models/en-US")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: debian + "/en-us", toPath: model.path + "/acoustic")
-        try FileManager.default.createSymbolicLink(atPath: model.path + "/en-us.lm.bin", withDestinationPath: debian + "/en-us.lm.bin")
-        try FileManager.default.createSymbolicLink(atPath: model.path + "/cmudict-en-us.dict", withDestinationPath: debian + "/cmudict-en-us.dict")
+        let model = try Self.userModel("en-US", in: data, copyingAcoustic: true)
         // Models unloaded 1 s after use: each damaged file below is loaded afresh, not found warm.
         let service = try await service(stack, environment: ["XDG_DATA_HOME": data.path], extraArguments: ["--model-idle", "1"])
         let goforward: [String: DBusValue] = ["file": .string(Recordings.path("goforward.raw"))]
@@ -352,15 +365,8 @@ final class FaultTests: XCTestCase {
         let stack = try Stack.require()
         try Recordings.require()
         let data = try makeTemporaryDirectory(self)
-        let debian = "/usr/share/pocketsphinx/model/en-us"
         let models = data.appendingPathComponent("voicebox/models")
-        for language in ["en-GB", "en-US", "fr-FR"] {
-            let directory = models.appendingPathComponent(language).path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            for (name, target) in [("acoustic", "/en-us"), ("en-us.lm.bin", "/en-us.lm.bin"), ("cmudict-en-us.dict", "/cmudict-en-us.dict")] {
-                try FileManager.default.createSymbolicLink(atPath: directory + "/" + name, withDestinationPath: debian + target)
-            }
-        }
+        for language in ["en-GB", "en-US", "fr-FR"] { _ = try Self.userModel(language, in: data, copyingAcoustic: false) }
         let service = try await service(stack, environment: ["XDG_DATA_HOME": data.path])
         let british: [String: DBusValue] = ["file": .string(Recordings.path("goforward.raw")), "language": .string("en-GB")]
         let before = try await service.recognize(british)
