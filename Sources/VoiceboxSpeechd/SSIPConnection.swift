@@ -23,6 +23,8 @@ final class SSIPConnection: @unchecked Sendable {
         let inactivity: Bool
         /// SPEAK's text, written when the 230 arrives.
         var text: [UInt8]?
+        /// The command's first words, to name it when it goes unanswered ("SPEAK", "SET self RATE").
+        let name: String
     }
 
     let queue: DispatchQueue
@@ -88,7 +90,8 @@ final class SSIPConnection: @unchecked Sendable {
             handler(.failure(.unavailable("the connection to speech-dispatcher is closed")))
             return
         }
-        let entry = Pending(handler: handler, deadline: .now() + timeout, inactivity: inactivityTimeout, text: text)
+        let entry = Pending(handler: handler, deadline: .now() + timeout, inactivity: inactivityTimeout, text: text,
+                            name: Self.commandName(line))
         if awaitingSpeakGo {
             heldBack.append((line, entry))
         } else {
@@ -256,11 +259,27 @@ final class SSIPConnection: @unchecked Sendable {
 
     private func checkDeadlines() {
         guard isOpen else { return }
+        // An answer already in the socket is not a late one: this queue may have been the late one
+        // (a loaded machine, a sanitizer), so read what is there before judging.
+        readable()
+        guard isOpen else { return }
         let now = DispatchTime.now()
-        if pending.contains(where: { $0.deadline <= now }) || heldBack.contains(where: { $0.pending.deadline <= now }) {
-            fail("speech-dispatcher did not answer within \(Self.seconds(timeout))")
+        if let late = pending.first(where: { $0.deadline <= now }) ?? heldBack.first(where: { $0.pending.deadline <= now })?.pending {
+            fail("speech-dispatcher did not answer \(late.name) within \(Self.seconds(timeout))")
         } else {
             armTimer()
+        }
+    }
+
+    /// The command word and, for SET/GET/LIST, what it sets or lists: never a value a caller chose.
+    static func commandName(_ line: [UInt8]) -> String {
+        let words = String(decoding: line.prefix(64), as: UTF8.self)
+            .split(whereSeparator: \.isWhitespace)  // "\r\n" is one Character
+        guard let first = words.first else { return "a command" }
+        switch first.uppercased() {
+        case "SET": return words.prefix(3).joined(separator: " ")
+        case "GET", "LIST": return words.prefix(2).joined(separator: " ")
+        default: return String(first)
         }
     }
 

@@ -114,9 +114,33 @@ final class SSIPConnectionTests: XCTestCase {
         queue.sync { connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
         let got = results.wait(for: 1)
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-        XCTAssertEqual(got, ["failure unavailable(\"speech-dispatcher did not answer within 0.3 s\")"])
+        XCTAssertEqual(got, ["failure unavailable(\"speech-dispatcher did not answer GET RATE within 0.3 s\")"])
         XCTAssertGreaterThanOrEqual(elapsed, 0.29)
         XCTAssertLessThan(elapsed, 1.5)
+    }
+
+    /// The owner's queue, not the server, was late: the answer came in time and sits in the socket
+    /// when the deadline fires. It is the answer, not a timeout.
+    func testAnAnswerWaitingInTheSocketWhenTheDeadlinePassesIsTaken() {
+        for _ in 0..<5 {
+            let (connection, server) = pair(timeout: 0.2)
+            defer { close(server); queue.sync { connection.close() } }
+            let results = Results()
+            queue.sync { connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
+            XCTAssertEqual(serverRead(server, atLeast: 10), "GET RATE\r\n")
+            queue.async { usleep(400_000) }  // the owner is busy past the deadline ...
+            usleep(50_000)
+            serverWrite(server, "251-0\r\n251 OK GET RATE\r\n")  // ... while the answer arrives in time
+            XCTAssertEqual(results.wait(for: 1), ["251 [\"0\"] OK GET RATE"])
+        }
+    }
+
+    func testTheCommandNamedInATimeoutNeverCarriesAValue() {
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("SET", "self", "VOICE", "secret")), "SET self VOICE")
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("LIST", "SYNTHESIS_VOICES")), "LIST SYNTHESIS_VOICES")
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("SPEAK")), "SPEAK")
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("STOP", "4")), "STOP")
+        XCTAssertEqual(SSIPConnection.commandName([]), "a command")
     }
 
     /// The listing's timeout bounds silence: a slow but steady reply is not cut off.

@@ -427,10 +427,10 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
 
         let (error, took) = await speaking.value
         print("speak() to a stopped server failed after \(took): \(String(describing: error))")
-        XCTAssertEqual(error, .unavailable("speech-dispatcher did not answer within 2 s"))
+        XCTAssertEqual(error, .unavailable("speech-dispatcher did not answer SET self OUTPUT_MODULE within 2 s"))
         XCTAssertLessThan(took, .milliseconds(2500))
         XCTAssertEqual(recorder.events(for: 2), [], "a refused utterance has no events")
-        let lost = await recorder.wait(timeout: 1) { $0.contains(.unavailable(reason: "speech-dispatcher did not answer within 2 s")) }
+        let lost = await recorder.wait(timeout: 1) { $0.contains(.unavailable(reason: "speech-dispatcher did not answer SET self OUTPUT_MODULE within 2 s")) }
         XCTAssertTrue(lost, "\(recorder.events)")
         do {
             try await synthesizer.speak(SynthesisRequest(id: 3, text: "Still wedged."))
