@@ -131,14 +131,18 @@ public actor VoiceCache {
 
     private func accept(_ listed: [Voice]) {
         let changed = listed != voices
-        voices = listed
         if changed {
+            voices = listed
             matches = [:]
             matchOrder = []
         }
+        // The same voices again keep the list already held: its 13,000 entries' strings were laid out
+        // together at start-up, while a copy kept now would be strewn through whatever the heap holds
+        // then (a decoder's freed blocks), holding more pages resident for the same voices.
+        let current = voices ?? listed
         listing = nil
-        for waiter in waiters.values { waiter.resume(returning: listed) }
+        for waiter in waiters.values { waiter.resume(returning: current) }
         waiters.removeAll()
-        if changed { onChange(listed) }
+        if changed { onChange(current) }
     }
 }

@@ -144,6 +144,23 @@ final class VoiceCacheTests: XCTestCase {
         XCTAssertEqual(voices, Self.more)
     }
 
+    /// A refresh that finds the same voices keeps the list it has, not the fresh copy: memory laid
+    /// out at start-up stays where it is.
+    func testTheSameVoicesAgainKeepTheListAlreadyHeld() async throws {
+        let calls = Locked(0)
+        // A new array (and new strings) on every call, as a real listing makes.
+        let cache = VoiceCache(lister: { calls.withLock { $0 += 1 }; return Self.more.map { Voice(id: $0.id + "", name: $0.name, language: $0.language, variant: $0.variant, engine: $0.engine) } },
+                               sleep: { _ in try await Task.sleep(for: .milliseconds(1)) })
+        let first = try await cache.get()
+        let address = { (voices: [Voice]) in voices.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        await cache.refresh()
+        try await waitFor { calls.withLock { $0 } == 2 }
+        try await Task.sleep(for: .milliseconds(20))
+        let after = try await cache.get()
+        XCTAssertEqual(after, first)
+        XCTAssertEqual(address(after), address(first), "the refreshed copy replaced the list held")
+    }
+
     private func waitFor(_ condition: @Sendable () -> Bool) async throws {
         for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
         XCTAssertTrue(condition())
