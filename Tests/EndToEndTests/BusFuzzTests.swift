@@ -68,6 +68,7 @@ final class BusFuzzTests: XCTestCase {
     /// (heaptrack); what moves is how glibc's arena pages are shared out as decoders come and go.
     func testFuzzedCallsLeaveMemoryBounded() async throws {
         let run = try await Self.sharedRun()
+        if Self.heaptrackOutput != nil { throw XCTSkip("under heaptrack, VmRSS measures heaptrack (bench/fuzz --heaptrack reads what it found)") }
         XCTAssertLessThan(run.rssAfter - run.rssBefore, 4 << 20,
                           "MEMORY GROWTH: voiceboxd's VmRSS grew from \(run.rssBefore >> 10) KiB after the warm-up to \(run.rssAfter >> 10) KiB "
                           + "after \(run.callsSent) more calls, seed \(run.seedText)")
@@ -120,6 +121,24 @@ final class BusFuzzTests: XCTestCase {
         return try await task.value
     }
 
+    /// VOICEBOX_FUZZ_HEAPTRACK=PATH attaches heaptrack to voiceboxd once the warm-up is over, writing
+    /// PATH.zst: what the measured calls allocated and voiceboxd still held when it exited is live
+    /// memory they added, told apart from the allocator's resident pages (bench/fuzz --heaptrack).
+    static let heaptrackOutput = ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_HEAPTRACK"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// Attaches heaptrack (through gdb) and waits up to 60 s for its library to be loaded in `pid`.
+    static func attachHeaptrack(to pid: pid_t, output: String) async throws -> Process {
+        let heaptrack = Process()
+        heaptrack.executableURL = URL(fileURLWithPath: "/usr/bin/heaptrack")
+        heaptrack.arguments = ["-o", output, "-p", "\(pid)"]  // -o first: after -p it is not read
+        heaptrack.standardOutput = FileHandle.nullDevice
+        try heaptrack.run()
+        try await waitUntil("heaptrack to attach to voiceboxd", timeout: .seconds(60)) {
+            ((try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? "").contains("libheaptrack_inject")
+        }
+        return heaptrack
+    }
+
     /// VOICEBOX_FUZZ_TRACE=1 prints every call as it is sent.
     static let trace = ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_TRACE"] == "1"
 
@@ -147,6 +166,7 @@ final class BusFuzzTests: XCTestCase {
             throw error
         }
         var run = Run(seedText: seedText, pid: service.daemon.pid)
+        var heaptrack: Process?
         do {
             // Start-up (the voice listing) first, so that it is not counted as growth.
             try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
@@ -185,6 +205,7 @@ final class BusFuzzTests: XCTestCase {
             try await Task.sleep(for: quiet)
             run.rssBefore = residentBytes(run.pid) ?? 0
             let targetsBefore = descriptorTargets(run.pid)
+            if let output = heaptrackOutput { heaptrack = try await attachHeaptrack(to: run.pid, output: output) }
 
             let started = ContinuousClock.now
             var sent = 0
@@ -225,6 +246,11 @@ final class BusFuzzTests: XCTestCase {
         }
         for connection in connections.dropFirst() { await connection.close() }
         await service.stop()
+        if let heaptrack {
+            // It writes its file once voiceboxd has exited: up to a few minutes for 20,000 units.
+            for _ in 0..<600 where heaptrack.isRunning { try? await Task.sleep(for: .milliseconds(500)) }
+            if heaptrack.isRunning { heaptrack.terminate() }
+        }
 
         let names = run.errorNames.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         print("""
