@@ -71,11 +71,13 @@ final class PlayingStream: Sendable {
     var pid: pid_t { process.pid }
 
     /// Waits until the server lists it; returns it.
+    /// Listed and playing: pipewire-pulse can list a new stream as corked for a moment, and a corked stream
+    /// is not "other playback" to an interruption that begins then (CI saw ducked_streams 1, not 2).
     func waitUntilListed() async throws -> ServerStream {
         var found: ServerStream?
         try await waitUntil("the stream of \(pid) to play") {
             found = try? ServerStream.playback(of: process.pid)
-            return found != nil
+            return found.map { !$0.corked } ?? false
         }
         return found!
     }
