@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import Glibc
+import TestSupport
 import VoiceboxLock
 // @testable: Marshalling.validate sorts out, before sending, what the client itself refuses.
 @testable import VoiceboxBus
@@ -127,12 +128,8 @@ final class BusFuzzTests: XCTestCase {
     static let heaptrackOutput = ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_HEAPTRACK"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// Attaches heaptrack (through gdb) and waits up to 60 s for its library to be loaded in `pid`.
-    static func attachHeaptrack(to pid: pid_t, output: String) async throws -> Process {
-        let heaptrack = Process()
-        heaptrack.executableURL = URL(fileURLWithPath: "/usr/bin/heaptrack")
-        heaptrack.arguments = ["-o", output, "-p", "\(pid)"]  // -o first: after -p it is not read
-        heaptrack.standardOutput = FileHandle.nullDevice
-        try heaptrack.run()
+    static func attachHeaptrack(to pid: pid_t, output: String) async throws -> Subprocess {
+        let heaptrack = try Subprocess("/usr/bin/heaptrack", ["-o", output, "-p", "\(pid)"])  // -o first: after -p it is not read
         try await waitUntil("heaptrack to attach to voiceboxd", timeout: .seconds(60)) {
             // Read to the end: String(contentsOfFile:) stops at the first 4 KiB of a /proc file.
             let maps = FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data()
@@ -168,7 +165,7 @@ final class BusFuzzTests: XCTestCase {
             throw error
         }
         var run = Run(seedText: seedText, pid: service.daemon.pid)
-        var heaptrack: Process?
+        var heaptrack: Subprocess?
         do {
             // Start-up (the voice listing) first, so that it is not counted as growth.
             try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
@@ -248,11 +245,8 @@ final class BusFuzzTests: XCTestCase {
         }
         for connection in connections.dropFirst() { await connection.close() }
         await service.stop()
-        if let heaptrack {
-            // It writes its file once voiceboxd has exited: up to a few minutes for 20,000 units.
-            for _ in 0..<600 where heaptrack.isRunning { try? await Task.sleep(for: .milliseconds(500)) }
-            if heaptrack.isRunning { heaptrack.terminate() }
-        }
+        // heaptrack writes its file once voiceboxd has exited: up to a few minutes for 20,000 units.
+        if let heaptrack, await heaptrack.wait(timeout: .seconds(300)) == nil { heaptrack.signal(SIGTERM) }
 
         let names = run.errorNames.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         print("""
