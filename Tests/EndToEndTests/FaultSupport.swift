@@ -7,13 +7,13 @@ import XCTest
 /// What the fault tests share: figures in the suite's METRIC format, and the caller's view of
 /// audio interruptions.
 
-/// Prints how long something took, as `METRIC fault <what>: <seconds> s` (bench/faults measures the same).
 /// A fault's time bound in seconds, stretched 3 times when the binaries run under a sanitizer
 /// (scripts/test --sanitize sets VOICEBOX_SANITIZER; TSan slows code 5-15 times).
 func faultBound(_ seconds: Double) -> Double {
     ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"].map { $0.isEmpty ? seconds : seconds * 3 } ?? seconds
 }
 
+/// Prints how long something took, as `METRIC fault <what>: <seconds> s` (bench/faults measures the same).
 func faultMetric(_ what: String, since start: ContinuousClock.Instant) -> Double {
     let value = seconds(ContinuousClock.now - start)
     print(String(format: "METRIC fault %@: %.3f s", what, value))
