@@ -23,8 +23,8 @@ final class SSIPConnection: @unchecked Sendable {
         let inactivity: Bool
         /// SPEAK's text, written when the 230 arrives.
         var text: [UInt8]?
-        /// The command's first words, to name it when it goes unanswered ("SPEAK", "SET self RATE").
-        let name: String
+        /// The command line (without SPEAK's text), named only if it goes unanswered.
+        let line: [UInt8]
     }
 
     let queue: DispatchQueue
@@ -91,7 +91,7 @@ final class SSIPConnection: @unchecked Sendable {
             return
         }
         let entry = Pending(handler: handler, deadline: .now() + timeout, inactivity: inactivityTimeout, text: text,
-                            name: Self.commandName(line))
+                            line: line)
         if awaitingSpeakGo {
             heldBack.append((line, entry))
         } else {
@@ -265,7 +265,7 @@ final class SSIPConnection: @unchecked Sendable {
         guard isOpen else { return }
         let now = DispatchTime.now()
         if let late = pending.first(where: { $0.deadline <= now }) ?? heldBack.first(where: { $0.pending.deadline <= now })?.pending {
-            fail("speech-dispatcher did not answer \(late.name) within \(Self.seconds(timeout))")
+            fail("speech-dispatcher did not answer \(Self.commandName(late.line)) within \(Self.seconds(timeout))")
         } else {
             armTimer()
         }
