@@ -39,24 +39,27 @@ let package = Package(
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
+        // The one way to start a child (clean signal state, chosen descriptors, working directory),
+        // watch it through its pidfd, bound its wait and decode its end: the speech-dispatcher
+        // spawner, the insertion helpers, the model check and the tests' subprocesses.
+        .target(name: "VoiceboxSpawn", dependencies: ["VoiceboxLock"]),
         // Inserting text into the focused window (xdotool, wtype, ydotool, the clipboard): pure Swift over helper programs.
-        // Children started with a clean signal state: the speech-dispatcher spawner, the insertion
-        // helpers and the tests' subprocesses.
-        .target(name: "VoiceboxSpawn"),
         .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn"]),
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion",
                                                        "VoiceboxLock"]),
 
         .target(name: "TestSupport", dependencies: ["VoiceboxSpawn"], path: "Tests/TestSupport"),
         .testTarget(name: "VoiceboxLockTests", dependencies: ["VoiceboxLock"]),
+        .testTarget(name: "VoiceboxSpawnTests", dependencies: ["VoiceboxSpawn"]),
         .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore", "VoiceboxLock"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
         .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
-        .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxLock", "TestSupport"]),
+        .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion", "VoiceboxBus"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd", "VoiceboxSpawn",
+                                                          "VoiceboxPulse", "VoiceboxLock", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

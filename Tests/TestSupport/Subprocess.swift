@@ -2,44 +2,38 @@ import Foundation
 import Glibc
 import VoiceboxSpawn
 
-/// A child process started with posix_spawn and reaped with waitpid, for tests.
+/// A child process for tests, started and reaped by VoiceboxSpawn's `Child` (dropped while it runs,
+/// it is killed).
 ///
 /// Not Foundation's Process: started from a Swift concurrency thread it passes on that thread's
 /// blocked signals (a dbus-daemon started so ignores SIGTERM and outlives the tests), and its
 /// waitUntilExit can hang async tests.
-public final class Subprocess: @unchecked Sendable {
-    // @unchecked: `pid` is immutable and `status` is only touched under `lock`.
+public final class Subprocess: Sendable {
     public let pid: pid_t
-    private let lock = NSLock()
-    private var status: Int32?
+    private let child: Child
 
-    /// `stdoutFD`, `stderrFD`: where the child's output goes (nil: inherit).
+    /// `stdinFD`: its input, `stdoutFD`, `stderrFD`: where its output goes (nil: inherit). `keeping`: descriptors
+    /// it gets under their own numbers (dbus-daemon's --print-address=FD); it gets no other of ours.
+    /// (It used to get them all: a speech-dispatcher a test started and that outlived the run kept
+    /// the descriptor of the `flock` around `scripts/test`, and with it the shared CPU lock.)
     public init(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                stdoutFD: Int32? = nil, stderrFD: Int32? = nil) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let stdoutFD { posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1) }
-        if let stderrFD { posix_spawn_file_actions_adddup2(&actions, stderrFD, 2) }
-        // A clean signal state, whatever the spawning thread blocks (CleanSpawn).
-        let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-        switch CleanSpawn.spawn(path, arguments, actions: &actions, environment: environment) {
-        case .success(let child): pid = child
-        case .failure(let error): throw POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EINVAL)
+                stdinFD: Int32? = nil, stdoutFD: Int32? = nil, stderrFD: Int32? = nil, keeping: [Int32] = []) throws {
+        var spec = ChildSpec(path, arguments,
+                             environment: (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" })
+        spec.standardInput = stdinFD.map { .descriptor($0) } ?? .inherit
+        spec.standardOutput = stdoutFD.map { .descriptor($0) } ?? .inherit
+        spec.standardError = stderrFD.map { .descriptor($0) } ?? .inherit
+        for descriptor in keeping { spec.descriptors[descriptor] = descriptor }
+        do {
+            child = try Spawn.start(spec).child
+        } catch {
+            throw POSIXError(POSIXErrorCode(rawValue: error.errno.code) ?? .EINVAL)
         }
+        pid = child.pid
     }
 
     /// The exit status (or 128+signal), nil while running.
-    public func poll() -> Int32? {
-        lock.lock()
-        defer { lock.unlock() }
-        if let status { return status }
-        var raw: Int32 = 0
-        guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
-        let signal = raw & 0x7f
-        status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
-        return status
-    }
+    public func poll() -> Int32? { child.termination?.shellStatus }
 
     /// Waits up to `timeout` for the exit; nil if it is still running.
     @discardableResult
@@ -52,13 +46,5 @@ public final class Subprocess: @unchecked Sendable {
         return poll()
     }
 
-    public func signal(_ number: Int32) { if poll() == nil { kill(pid, number) } }
-
-    deinit {
-        if poll() == nil {
-            kill(pid, SIGKILL)
-            var raw: Int32 = 0
-            waitpid(pid, &raw, 0)
-        }
-    }
+    public func signal(_ number: Int32) { child.signal(number) }
 }
