@@ -13,6 +13,8 @@ public actor SpeechService {
         let owedToCaller: Bool
         var started = false
         var waiters: [CheckedContinuation<SynthesisEnd, Never>] = []
+        /// Why it ended with `.error`, when the engine said.
+        var failure: String?
         /// The audio session has been told it began: its end must be told too.
         var interruptingOthers = false
     }
@@ -24,6 +26,8 @@ public actor SpeechService {
     public let voices: VoiceCache
 
     private var utterances: [UInt64: Utterance] = [:]
+    /// Why an utterance spoken with `wait` failed, kept from its end until `outcome(of:)` reads it.
+    private var failures: [UInt64: String] = [:]
     private var nextID: UInt64 = 1
     /// Callers waiting for speech or holding a pause: their leaving releases both.
     private var callers: CallerTracker
@@ -73,11 +77,10 @@ public actor SpeechService {
     /// has been spoken, stopped or failed). While speech is paused it is queued and held.
     public func speak(_ text: String, options: SpeakOptions, caller: String) async throws(VoiceboxError) -> UInt64 {
         let id = try await admit(text, options: options, caller: caller)
-        if options.wait { _ = await finish(of: id) }
-        return id
+        return options.wait ? try await outcome(of: id) : id
     }
 
-    /// Queues `text` and returns its id once the engine accepted it, with `wait` or not; `finish(of:)`
+    /// Queues `text` and returns its id once the engine accepted it, with `wait` or not; `outcome(of:)`
     /// then waits for its end. For callers that answer later than they admit.
     public func admit(_ text: String, options: SpeakOptions, caller: String) async throws(VoiceboxError) -> UInt64 {
         guard text.utf8.count <= SpeakOptions.maximumTextBytes else {
@@ -86,6 +89,9 @@ public actor SpeechService {
         guard text.contains(where: { !$0.isWhitespace }) else {
             throw .invalidArgument("text is empty: there is nothing to speak")
         }
+        // SSML is checked before anything else happens: a document that could wedge the engine for
+        // every program is refused, naming what is wrong.
+        let text = options.ssml ? try SSMLDocument(text).text : text
         if let engineProblem { throw .engineUnavailable(engineProblem) }
         var voice: Voice?
         if let id = options.voice {
@@ -133,10 +139,14 @@ public actor SpeechService {
         return id
     }
 
-    /// Waits until utterance `id` has ended; nil if there is no such utterance in flight.
-    public func finish(of id: UInt64) async -> SynthesisEnd? {
-        guard utterances[id] != nil else { return nil }
-        return await withCheckedContinuation { utterances[id]?.waiters.append($0) }
+    /// What a caller that waited for utterance `id` (`wait`) is answered: its id, or, when the engine
+    /// failed it, EngineUnavailable saying what happened.
+    public func outcome(of id: UInt64) async throws(VoiceboxError) -> UInt64 {
+        if utterances[id] != nil {
+            _ = await withCheckedContinuation { utterances[id]?.waiters.append($0) }
+        }
+        if let failure = failures.removeValue(forKey: id) { throw .engineUnavailable(failure) }
+        return id
     }
 
     /// Stops utterance `id`, whoever queued it (ids are announced in signals, and the session bus
@@ -209,8 +219,12 @@ public actor SpeechService {
         case .mark(let id, let name):
             guard utterances[id] != nil else { return }
             bus.emit(.speechMark(id, name))
+        case .failed(let id, let reason):
+            guard utterances[id] != nil else { return }
+            utterances[id]?.failure = reason
         case .finished(let id, let end):
             guard let utterance = utterances.removeValue(forKey: id) else { return }
+            if end == .error, utterance.owedToCaller, let failure = utterance.failure { failures[id] = failure }
             bus.emit(.speechFinished(id, end))
             for waiter in utterance.waiters { waiter.resume(returning: end) }
             release(utterance.caller)
@@ -224,8 +238,9 @@ public actor SpeechService {
         }
     }
 
+    /// Speaking: an utterance has started and is not held. Held by a call, nothing is heard: false.
     private func updateSpeaking() {
-        let now = utterances.values.contains { $0.started }
+        let now = !heldByCall && utterances.values.contains { $0.started }
         guard now != speaking else { return }
         speaking = now
         bus.publish(.speaking(now))
@@ -260,11 +275,13 @@ extension SpeechService: InterruptionTarget {
     /// A call took the audio: speech is held (the utterance cut off starts again on resume).
     public func externalInterruptionBegan() async {
         heldByCall = true
+        updateSpeaking()
         await applyPause()
     }
 
     public func externalInterruptionEnded() async {
         heldByCall = false
+        updateSpeaking()
         await applyPause()
     }
 }

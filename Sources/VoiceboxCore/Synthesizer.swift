@@ -96,6 +96,9 @@ public enum SynthesisEvent: Sendable, Equatable {
     case started(UInt64)
     case mark(UInt64, String)
     case finished(UInt64, SynthesisEnd)
+    /// What went wrong with an utterance, just before its `.finished(id, .error)`: told to a caller
+    /// waiting for it.
+    case failed(UInt64, reason: String)
     /// The engine went away; every utterance in flight has already been finished with `.error`.
     case unavailable(reason: String)
     /// The engine is reachable (again): a good moment to refresh the voices.

@@ -30,14 +30,6 @@ enum SpeechdMapping {
         }
     }
 
-    /// The text as sent: SSML is wrapped in `<speak>` unless it already is.
-    static func payload(text: String, ssml: Bool) -> String {
-        guard ssml else { return text }
-        let trimmed = text.drop { $0.isWhitespace }
-        if trimmed.hasPrefix("<speak") { return text }
-        return "<speak>\(text)</speak>"
-    }
-
     /// speech-dispatcher's own index marks (it inserts `__spd_…` marks to be able to resume after a
     /// pause); never reported to the service.
     static func isInternalMark(_ name: String) -> Bool {

@@ -44,6 +44,9 @@ final class SSIPConnection: @unchecked Sendable {
     private var connecting: Bool
     private var writing = false
     private(set) var isOpen = true
+    /// The connection ended because speech-dispatcher left a command unanswered past its deadline
+    /// (the server is there but wedged), not because the socket closed.
+    private(set) var endedUnanswered = false
 
     /// Notifications, in stream order with the replies.
     var onEvent: ((SSIPEvent) -> Void)?
@@ -265,6 +268,7 @@ final class SSIPConnection: @unchecked Sendable {
         guard isOpen else { return }
         let now = DispatchTime.now()
         if let late = pending.first(where: { $0.deadline <= now }) ?? heldBack.first(where: { $0.pending.deadline <= now })?.pending {
+            endedUnanswered = true
             fail("speech-dispatcher did not answer \(Self.commandName(late.line)) within \(Self.seconds(timeout))")
         } else {
             armTimer()

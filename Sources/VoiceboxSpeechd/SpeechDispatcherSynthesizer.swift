@@ -20,14 +20,32 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
         /// For the voice listing (a reply of about 483 KB for espeak-ng) it bounds the silence between
         /// two reads instead of the whole reply.
         public var replyTimeout: Double
+        /// What to do with a server that stops speaking or answering (see SpeechdCore+Recovery).
+        public var recovery: Recovery
+        /// Where to say what recovery does (voiceboxd's log).
+        public var log: (@Sendable (String) -> Void)?
+        /// How long the stall probe waits for the module's voice list (see SpeechdProbe.health);
+        /// `replyTimeout` when nil. Tests shorten it to see what a slow list means.
+        public var probeTimeout: Double?
 
         public init(address: String? = nil, autospawn: Bool = true, clientName: String = "voicebox",
-                    replyTimeout: Double = 2) {
+                    replyTimeout: Double = 2, recovery: Recovery = .restart, log: (@Sendable (String) -> Void)? = nil) {
             self.address = address
             self.autospawn = autospawn
             self.clientName = clientName
             self.replyTimeout = replyTimeout
+            self.recovery = recovery
+            self.log = log
         }
+    }
+
+    /// What recovery may do to a speech-dispatcher that stopped speaking or answering.
+    public enum Recovery: String, Sendable, CaseIterable {
+        /// Restart it (TERM, then KILL, and start it again as it was started) if it runs as this
+        /// user, then connect again.
+        case restart
+        /// Only connect again: someone else looks after the server.
+        case reconnect
     }
 
     public let events: AsyncStream<SynthesisEvent>

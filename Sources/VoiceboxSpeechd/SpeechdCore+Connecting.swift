@@ -7,7 +7,7 @@ extension SpeechdCore {
     func attemptConnect() {
         dispatchPrecondition(condition: .onQueue(queue))
         switch phase {
-        case .starting, .disconnected: break
+        case .starting, .disconnected, .recovering: break
         case .connected, .shutDown: return
         }
         guard !attemptInFlight else { return }
@@ -18,15 +18,20 @@ extension SpeechdCore {
         generation += 1
         let attemptGeneration = generation
         let configuration = self.configuration
+        let unstarted = self.unstarted
         connector.async {
+            let started = unstarted.flatMap { Self.startAgain($0, address: configuration.address) }
             let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn)
-            self.queue.async { self.opened(result, generation: attemptGeneration) }
+            self.queue.async {
+                if let started { self.log("speech: \(started)") }
+                self.opened(result, generation: attemptGeneration)
+            }
         }
     }
 
     private func opened(_ result: Result<SSIPSocket.Opened, SynthesizerError>, generation attemptGeneration: UInt64) {
         guard case .success(let opened) = result else {
-            if case .failure(let error) = result { attemptFinished(.failure(error)) }
+            if case .failure(let error) = result { attemptFinished(.failure(error), unanswered: false) }
             return
         }
         if case .shutDown = phase {
@@ -37,7 +42,9 @@ extension SpeechdCore {
         let connection = SSIPConnection(opened, queue: queue, timeout: configuration.replyTimeout)
         attempt = connection
         connection.onEvent = { [weak self] event in self?.handle(event, generation: attemptGeneration) }
-        connection.onClose = { [weak self] reason in self?.closed(reason, generation: attemptGeneration) }
+        connection.onClose = { [weak self, unowned connection] reason in
+            self?.closed(reason, unanswered: connection.endedUnanswered, generation: attemptGeneration)
+        }
         handshake(connection, generation: attemptGeneration)
     }
 
@@ -64,24 +71,25 @@ extension SpeechdCore {
                 guard last, attempt === connection, generation == attemptGeneration else { return }
                 if let refusal {
                     connection.close()
-                    return attemptFinished(.failure(.unavailable(refusal)))
+                    return attemptFinished(.failure(.unavailable(refusal)), unanswered: false)
                 }
                 attemptFinished(.success(Link(connection: connection, generation: attemptGeneration,
                                               defaultModule: values["module"], defaultLanguage: values["language"],
-                                              defaultVolume: values["volume"].flatMap { Int($0) })))
+                                              defaultVolume: values["volume"].flatMap { Int($0) })), unanswered: false)
             }
         }
     }
 
-    private func closed(_ reason: String, generation closedGeneration: UInt64) {
+    private func closed(_ reason: String, unanswered: Bool, generation closedGeneration: UInt64) {
         if case .connected(let link) = phase, link.generation == closedGeneration {
-            connectionLost(reason)
+            connectionLost(reason, unanswered: unanswered)
         } else if attemptInFlight, attempt != nil, generation == closedGeneration {
-            attemptFinished(.failure(.unavailable(reason)))
+            attemptFinished(.failure(.unavailable(reason)), unanswered: unanswered)
         }
     }
 
-    private func attemptFinished(_ result: Result<Link, SynthesizerError>) {
+    /// `unanswered`: the attempt failed because the server did not answer its handshake in time.
+    private func attemptFinished(_ result: Result<Link, SynthesizerError>, unanswered: Bool) {
         attemptInFlight = false
         attempt = nil
         if case .shutDown = phase {
@@ -90,37 +98,51 @@ extension SpeechdCore {
         }
         switch result {
         case .success(let link):
+            let recovered = if case .recovering = phase { true } else { false }
             phase = .connected(link)
+            unstarted = nil
             backoff = Self.initialBackoff
             continuation.yield(.available)
+            if recovered { log("speech: speech-dispatcher answers again") }
+            resubmitHeld()
             let waiting = parked
             parked.removeAll()
             for (request, waiter) in waiting { submit(request, waiter: waiter) }
         case .failure(let error):
             let reason = Self.reason(of: error)
-            if case .starting = phase {
+            switch phase {
+            case .starting:
                 phase = .disconnected(reason: reason)
                 continuation.yield(.unavailable(reason: reason))
                 failWaiters(reason)
-            } else {
+            case .recovering(var recovery):
+                // A server that answers no fresh connection either is wedged, not slow: restart it.
+                if unanswered, configuration.recovery == .restart, !recovery.restarted {
+                    recovery.restartFirst = true
+                    phase = .recovering(recovery)
+                    return reconnectForRecovery()
+                }
+                // A server just restarted may take a moment to listen: a few more tries, 2.5 s in all.
+                if recovery.restarted, recovery.connectRetries < Self.connectRetriesAfterRestart {
+                    recovery.connectRetries += 1
+                    phase = .recovering(recovery)
+                    retry?.cancel()
+                    let work = DispatchWorkItem { [weak self] in self?.attemptConnect() }
+                    retry = work
+                    return queue.asyncAfter(deadline: .now() + 0.25 * Double(recovery.connectRetries), execute: work)
+                }
+                giveUpRecovery("\(recovery.reason); then \(reason)")
+            default:
                 phase = .disconnected(reason: reason)
             }
             scheduleRetry()
         }
     }
 
-    /// Every utterance ends with `.error` (a speak() still waiting throws instead), then
-    /// `.unavailable`, then reconnection in the background.
-    func connectionLost(_ reason: String) {
+    /// The connection ended: recovery takes the utterances in hand (see SpeechdCore+Recovery).
+    func connectionLost(_ reason: String, unanswered: Bool) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard case .connected(let link) = phase else { return }
-        phase = .disconnected(reason: reason)
-        link.connection.close()
-        dropUtterancesOfWaiters()
-        failWaiters(reason)
-        finishAll(.error)
-        continuation.yield(.unavailable(reason: reason))
-        scheduleRetry()
+        recover(unanswered ? .unanswered(reason) : .closed(reason))
     }
 
     private func scheduleRetry() {

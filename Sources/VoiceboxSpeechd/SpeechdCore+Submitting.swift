@@ -3,23 +3,34 @@ import VoiceboxCore
 
 /// Giving utterances to speech-dispatcher. Settings are sticky per connection, so one utterance at a
 /// time: its settings (pipelined), then — once all are accepted, and if it is still wanted — SPEAK.
-/// The speak() caller waits for the 225 only; every reply is bounded by the connection's timeout, so
-/// while the server is wedged every waiting speak() fails within it.
+/// The speak() caller waits for the 225 only, and for at most `acceptBound`: a server that is slow to
+/// answer (stopped, wedged, busy) does not hold the caller up; the utterance stays queued here and its
+/// fate comes as events (a refusal after that as `.error`). Every reply is bounded by the connection's
+/// timeout, after which recovery takes over.
 extension SpeechdCore {
     struct Submission {
         let token: UInt64
         let id: UInt64
-        /// The speak() call waiting for the 225; nil when resume() gives a held utterance again.
-        let waiter: CheckedContinuation<Void, any Error>?
+        /// The speak() call waiting for the 225; nil when resume() gives a held utterance again, or
+        /// once the caller was answered at `acceptBound`.
+        var waiter: CheckedContinuation<Void, any Error>?
         var speakSent = false
         var refusal: String?
     }
 
-    func submit(_ request: SynthesisRequest, waiter: CheckedContinuation<Void, any Error>) {
+    func submit(_ original: SynthesisRequest, waiter: CheckedContinuation<Void, any Error>) {
         dispatchPrecondition(condition: .onQueue(queue))
+        let request: SynthesisRequest
+        do {
+            request = try Self.checked(original)
+        } catch {
+            return waiter.resume(throwing: error)
+        }
         switch phase {
         case .connected:
             break
+        case .recovering:
+            return hold(request, waiter: waiter)
         case .disconnected(let reason):
             retrySoonIfStale()
             return waiter.resume(throwing: SynthesizerError.unavailable(reason))
@@ -34,15 +45,46 @@ extension SpeechdCore {
         utterances[request.id] = Utterance(request: request, sequence: nextSequence, stage: .held)
         nextSequence += 1
         if paused { return waiter.resume() }
-        enqueueSubmission(of: request.id, waiter: waiter)
+        let token = enqueueSubmission(of: request.id, waiter: waiter)
         pumpSubmissions()
+        queue.asyncAfter(deadline: .now() + Self.acceptBound) { [weak self] in self?.answerIfStillWaiting(token) }
     }
 
-    func enqueueSubmission(of id: UInt64, waiter: CheckedContinuation<Void, any Error>?) {
+    /// How long a speak() caller waits for speech-dispatcher's 225 at most (it takes 2 ms when all
+    /// is well); the reply timeout (2 s) is for noticing a wedge, not for holding callers.
+    static let acceptBound = 0.25
+
+    /// The caller of submission `token`, if still waiting, is answered: queued.
+    private func answerIfStillWaiting(_ token: UInt64) {
+        if activeSubmission?.token == token, let waiter = activeSubmission?.waiter {
+            activeSubmission?.waiter = nil
+            waiter.resume()
+        } else if let index = submissions.firstIndex(where: { $0.token == token }), let waiter = submissions[index].waiter {
+            submissions[index].waiter = nil
+            waiter.resume()
+        }
+    }
+
+    /// The request as it may be sent: SSML must be a document speech-dispatcher cannot choke on
+    /// (`SSMLDocument`; the service checks it first and names the problem to its caller).
+    static func checked(_ request: SynthesisRequest) throws(SynthesizerError) -> SynthesisRequest {
+        guard request.ssml else { return request }
+        var checked = request
+        do {
+            checked.text = try SSMLDocument(request.text).text
+        } catch {
+            throw .rejected(error.message)
+        }
+        return checked
+    }
+
+    @discardableResult
+    func enqueueSubmission(of id: UInt64, waiter: CheckedContinuation<Void, any Error>?) -> UInt64 {
         let token = nextToken
         nextToken += 1
         utterances[id]?.stage = .submitting(token: token)
         submissions.append(Submission(token: token, id: id, waiter: waiter))
+        return token
     }
 
     /// Starts the next submission when none is under way.
@@ -121,7 +163,7 @@ extension SpeechdCore {
         }
         active.speakSent = true
         activeSubmission = active
-        let text = SSIPText.speakData(SpeechdMapping.payload(text: request.text, ssml: request.ssml))
+        let text = SSIPText.speakData(request.text)
         link.connection.send(SSIPText.command("SPEAK"), text: text) { [self] result in
             guard case .success(let reply) = result else { return }
             speakAnswered(token: token, reply: reply)
@@ -133,7 +175,10 @@ extension SpeechdCore {
     private func speakAnswered(token: UInt64, reply: SSIPReply) {
         guard let active = activeSubmission, active.token == token else { return }
         activeSubmission = nil
-        defer { pumpSubmissions() }
+        defer {
+            pumpSubmissions()
+            watchForStall()
+        }
         let orphan = orphans.removeValue(forKey: token)
         let earlier = early
         early.removeAll()
@@ -144,6 +189,7 @@ extension SpeechdCore {
             utterances[active.id]?.stage = .queued(messageID: messageID)
             tracks[messageID] = .live(active.id)
             startHeartbeat()
+            noteArrival()
         } else {
             tracks[messageID] = orphan ?? .ghost(stopOnBegin: false)
         }
@@ -165,15 +211,6 @@ extension SpeechdCore {
             waiter.resume(throwing: SynthesizerError.rejected(refusal))
         } else {
             finish(submission.id, .error)
-        }
-    }
-
-    /// The utterances whose speak() is still waiting: they throw instead of getting events.
-    func dropUtterancesOfWaiters() {
-        for submission in submissions + [activeSubmission].compactMap({ $0 }) where submission.waiter != nil {
-            if let utterance = utterances[submission.id], isSubmitting(utterance, submission.token) {
-                utterances[submission.id] = nil
-            }
         }
     }
 }

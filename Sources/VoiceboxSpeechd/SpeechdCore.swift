@@ -34,6 +34,9 @@ final class SpeechdCore: @unchecked Sendable {
         /// The first connection attempt has not finished: speak() waits for it.
         case starting
         case connected(Link)
+        /// The connection was lost or speech-dispatcher stopped speaking, and it is being brought
+        /// back (SpeechdCore+Recovery): speak() queues here, and what was queued is given again after.
+        case recovering(Recovery)
         case disconnected(reason: String)
         case shutDown
     }
@@ -61,6 +64,8 @@ final class SpeechdCore: @unchecked Sendable {
         let sequence: UInt64
         var stage: Stage
         var started = false
+        /// Recoveries that found it first in speech-dispatcher's queue, not begun (SpeechdCore+Recovery).
+        var recoveries = 0
     }
 
     /// What a speech-dispatcher message id stands for.
@@ -103,6 +108,23 @@ final class SpeechdCore: @unchecked Sendable {
     var heartbeat: DispatchWorkItem?
     /// Delay before the next reconnection attempt: 0.25 s doubling up to 10 s, reset on success.
     var backoff = SpeechdCore.initialBackoff
+    /// The message speech-dispatcher is speaking now (ours or one we gave up), from its BEGIN to its
+    /// END or CANCEL: while it runs, the next of ours is not expected to begin.
+    var speakingMessage: Int?
+    /// The stall check of the utterance due to begin (SpeechdCore+Watchdog), and how long it waits.
+    var stallCheck: DispatchWorkItem?
+    var stallDeadline: DispatchTime?
+    var stallWait = SpeechdCore.beginBound
+    /// A probe is out; and whether progress came since it went (then it cannot be a wedge).
+    var stallProbing = false
+    var stallProgress = false
+    /// When speech-dispatcher was last restarted, and how long to wait before the next restart
+    /// (both forgotten once it speaks again: see noteProgress).
+    var lastRestart: DispatchTime?
+    /// A server we stopped whose relaunch failed: started again before each connection attempt
+    /// (they follow the backoff) until one connects, so speech does not stay down for good.
+    var unstarted: SpeechdServerProcess?
+    var restartBackoff = SpeechdCore.initialRestartBackoff
 
     static let initialBackoff = 0.25
     static let maximumBackoff = 10.0
@@ -121,11 +143,14 @@ final class SpeechdCore: @unchecked Sendable {
     func speak(_ request: SynthesisRequest) async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             queue.async {
-                if case .starting = self.phase {
+                switch self.phase {
+                case .starting:
                     self.parked.append((request, waiter))
-                    return
+                case .recovering:
+                    self.hold(request, waiter: waiter)
+                default:
+                    self.submit(request, waiter: waiter)
                 }
-                self.submit(request, waiter: waiter)
             }
         }
     }
@@ -164,10 +189,17 @@ final class SpeechdCore: @unchecked Sendable {
     func handle(_ event: SSIPEvent, generation: UInt64) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard case .connected(let link) = phase, link.generation == generation else { return }
+        defer { watchForStall() }
+        switch event.kind {
+        case .begin: speakingMessage = event.messageID
+        case .end, .cancel: if speakingMessage == event.messageID { speakingMessage = nil }
+        case .mark, .pause, .resume: break
+        }
         guard let track = tracks[event.messageID] else {
             if activeSubmission?.speakSent == true { early.append(event) }
             return
         }
+        noteProgress(spoken: event.kind != .cancel)
         let messageID = event.messageID
         switch track {
         case .ghost(let stopOnBegin):
@@ -236,6 +268,7 @@ final class SpeechdCore: @unchecked Sendable {
             }
             finish(utterance.request.id, .cancelled)
         }
+        watchForStall()
         guard case .connected(let link) = phase else { return }
         if cancelAll {
             command("CANCEL", on: link)
@@ -278,6 +311,7 @@ final class SpeechdCore: @unchecked Sendable {
             }
             utterances[id]?.stage = .held
         }
+        watchForStall()
         if any, case .connected(let link) = phase { command("CANCEL", on: link) }
     }
 
@@ -297,18 +331,24 @@ final class SpeechdCore: @unchecked Sendable {
         link.connection.send(SSIPText.command(verb, "self")) { _ in }
     }
 
-    func finish(_ id: UInt64, _ end: SynthesisEnd) {
+    /// `failure`: with `.error`, what went wrong, for a caller waiting on it.
+    func finish(_ id: UInt64, _ end: SynthesisEnd, failure: String? = nil) {
         guard utterances.removeValue(forKey: id) != nil else { return }
+        if let failure { continuation.yield(.failed(id, reason: failure)) }
         continuation.yield(.finished(id, end))
     }
 
-    func finishAll(_ end: SynthesisEnd) {
+    func finishAll(_ end: SynthesisEnd, failure: String? = nil) {
         let all = utterances.values.sorted { $0.sequence < $1.sequence }
         utterances.removeAll()
         tracks.removeAll()
         orphans.removeAll()
         early.removeAll()
-        for utterance in all { continuation.yield(.finished(utterance.request.id, end)) }
+        speakingMessage = nil
+        for utterance in all {
+            if let failure { continuation.yield(.failed(utterance.request.id, reason: failure)) }
+            continuation.yield(.finished(utterance.request.id, end))
+        }
     }
 
     private func shutdownOnQueue() {
@@ -317,6 +357,9 @@ final class SpeechdCore: @unchecked Sendable {
         phase = .shutDown
         retry?.cancel()
         retry = nil
+        stallCheck?.cancel()
+        stallCheck = nil
+        stallDeadline = nil
         let reason = "the synthesizer was shut down"
         failWaiters(reason)
         finishAll(.cancelled)

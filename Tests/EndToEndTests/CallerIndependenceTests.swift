@@ -8,14 +8,18 @@ import XCTest
 /// Callers never wait on each other, and what a caller takes (a pause) is released when it
 /// leaves: against the real stack.
 final class CallerIndependenceTests: XCTestCase {
-    /// speech-dispatcher frozen with SIGSTOP, as a wedged server looks: a Speak fails within the
-    /// 2 s timeout with EngineUnavailable naming it, every other caller is answered at once
-    /// meanwhile, and after SIGCONT the service speaks again by itself.
+    /// speech-dispatcher frozen with SIGSTOP, as a wedged server looks, and voiceboxd told not to
+    /// restart it (`--speechd-recovery reconnect`; restarting is SpeechSafetyTests'): the Speak that
+    /// met the freeze is answered within the 2 s timeout and its utterance ends with error naming
+    /// it, every other caller is answered at once meanwhile, and after SIGCONT the service speaks
+    /// again by itself.
     func testAHungSpeechDispatcherFailsSpeakInTimeAndHoldsUpNoOtherCaller() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address,
+                                               extraArguments: ["--speechd-recovery", "reconnect"])
         addTeardownBlock { speechd.thaw(); await service.stop() }
         try await waitUntil("speaking to work", timeout: .seconds(20)) { (try? await service.speak("ready")) != nil }
         _ = try await service.proxy.call(Speech1.listVoices, "en")  // warm the cache
@@ -26,14 +30,13 @@ final class CallerIndependenceTests: XCTestCase {
 
         speechd.freeze()
         let started = ContinuousClock.now
-        let stuck = Task { () -> (String, String) in
+        let stuck = Task { () -> (UInt64?, String) in
             do {
-                _ = try await service.proxy.call(Speech1.speak, "nobody hears this", VarDict())
-                return ("", "answered")
+                return (try await service.proxy.call(Speech1.speak, "nobody hears this", VarDict()), "")
             } catch let error as DBusError {
-                return (error.name, error.message)
+                return (nil, error.name + ": " + error.message)
             } catch {
-                return ("\(error)", "")
+                return (nil, "\(error)")
             }
         }
         try await Task.sleep(for: .milliseconds(300))
@@ -51,12 +54,17 @@ final class CallerIndependenceTests: XCTestCase {
                 latencies.append(ContinuousClock.now - begin)
             }
         }
-        let (name, message) = await stuck.value
-        let failedAfter = ContinuousClock.now - started
-        XCTAssertEqual(name, "org.voicebox.Error.EngineUnavailable", message)
-        XCTAssertTrue(message.contains("2 s"), "the error names the timeout: \(message)")
-        XCTAssertLessThan(failedAfter, .milliseconds(2800))
-        XCTAssertLessThan(latencies.max() ?? .zero, .milliseconds(50), "other callers' calls while one is stuck: \(latencies)")
+        let (id, problem) = await stuck.value
+        let answeredAfter = ContinuousClock.now - started
+        XCTAssertLessThan(answeredAfter, .milliseconds(2800))
+        let stuckID = try XCTUnwrap(id, problem)
+        let stuckEnd = try await service.waitForFinish(stuckID, timeout: .seconds(5))
+        XCTAssertEqual(stuckEnd, "error")
+        // A call held up by the stuck one would take its 2 s; on a loaded machine (CI's two cores)
+        // a free one can take tens of ms now and then.
+        let sorted = latencies.sorted()
+        XCTAssertLessThan(sorted[sorted.count / 2], .milliseconds(50), "other callers' calls while one is stuck: \(latencies)")
+        XCTAssertLessThan(sorted.last ?? .zero, .milliseconds(500), "other callers' calls while one is stuck: \(latencies)")
         // The utterance queued before the freeze ends (cancelled by StopSpeaking 0, or error with the link).
         let end = try await service.waitForFinish(queued, timeout: .seconds(5))
         XCTAssertTrue(["cancelled", "error"].contains(end), end)

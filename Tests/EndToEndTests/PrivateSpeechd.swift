@@ -46,11 +46,28 @@ final class PrivateSpeechd: Sendable {
         if let pid { Glibc.kill(pid, SIGCONT) }
     }
 
-    deinit {
-        if let pid {
+    /// Every process started on this directory: the one we started and any voiceboxd started in
+    /// its place after a wedge (same socket, so its command line names the directory too).
+    private var processes: [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = pid_t(entry), pid != getpid(),
+                  let line = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            return String(decoding: line, as: UTF8.self).contains(directory) ? pid : nil
+        }
+    }
+
+    /// Kills every process started on this directory (tests call it once the service is stopped,
+    /// which could otherwise start the server again after it was killed).
+    func stopEverything() {
+        for pid in Set(processes + (pid.map { [$0] } ?? [])) {
             Glibc.kill(pid, SIGKILL)
             Glibc.kill(pid, SIGCONT)
         }
+    }
+
+    deinit {
+        stopEverything()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -9,6 +9,7 @@ final class ResilienceTests: XCTestCase {
     func testListVoicesAnswersOnceSpeechDispatcherAppears() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, extraArguments: ["--voices-wait", "30"])
         addTeardownBlock { await service.stop() }
 
@@ -32,6 +33,7 @@ final class ResilienceTests: XCTestCase {
     func testSpeechDispatcherDyingAndComingBack() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
         let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
         addTeardownBlock { await service.stop() }
@@ -71,6 +73,7 @@ final class ResilienceTests: XCTestCase {
     func testSpeechDispatcherOnAConfiguredSocketIsFoundThroughSPEECHD_ADDRESS() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
         XCTAssertNotEqual(speechd.address, stack.speechdAddress)
         let service = try await ServiceHarness(stack: stack, addressFromEnvironment: true,

@@ -45,15 +45,6 @@ final class MappingTests: XCTestCase {
         XCTAssertEqual(SpeechdMapping.priority(.progress), "progress")
     }
 
-    func testSSMLIsWrappedOnlyWhenNeeded() {
-        XCTAssertEqual(SpeechdMapping.payload(text: "Hi <b>x</b>", ssml: false), "Hi <b>x</b>")
-        XCTAssertEqual(SpeechdMapping.payload(text: "Hi <mark name=\"a\"/>", ssml: true),
-                       "<speak>Hi <mark name=\"a\"/></speak>")
-        XCTAssertEqual(SpeechdMapping.payload(text: "<speak>Hi</speak>", ssml: true), "<speak>Hi</speak>")
-        XCTAssertEqual(SpeechdMapping.payload(text: "  <speak version=\"1.0\">Hi</speak>", ssml: true),
-                       "  <speak version=\"1.0\">Hi</speak>")
-    }
-
     func testInternalMarks() {
         XCTAssertTrue(SpeechdMapping.isInternalMark("__spd_1"))
         XCTAssertFalse(SpeechdMapping.isInternalMark("chapter"))

@@ -46,6 +46,10 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         if case .unavailable = event { true } else { false }
     }
 
+    private static func isFailure(_ event: SynthesisEvent) -> Bool {
+        if case .failed = event { true } else { false }
+    }
+
     // MARK: Voices
 
     func testListVoicesIsNonEmptyWithEnglishVoicesAndUniqueIds() async throws {
@@ -71,7 +75,10 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
 
     func testListingDoesNotDelaySpeaking() async throws {
         let (synthesizer, recorder) = try await connected(try TestStack.address())
-        let listing = Task { try await bounded(30, "listVoices") { try await synthesizer.listVoices() } }
+        let listing = Task { () -> ContinuousClock.Instant in
+            _ = try await bounded(30, "listVoices") { try await synthesizer.listVoices() }
+            return ContinuousClock.now
+        }
         try await Task.sleep(for: .milliseconds(50))
         let spoken = ContinuousClock.now
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "Hello while listing."))
@@ -80,11 +87,15 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         let started = try XCTUnwrap(recorder.time(of: .started(1)))
         print("speak() to .started while a listing runs: \(started - spoken)")
         // 0.09 s measured (0.03 s without a listing); 0.53 s before the listing connection got a
-        // read buffer (speech-dispatcher was blocked writing the list byte by byte).
-        XCTAssertLessThan(started - spoken, .milliseconds(400))
+        // read buffer (speech-dispatcher was blocked writing the list byte by byte). A loaded machine
+        // (CI's two cores) slows both, so speech that began before the listing ended passes too:
+        // speech queued behind the listing fails both checks.
         let value2 = await recorder.end(of: 1, timeout: 10)
         XCTAssertEqual(value2, .done)
-        _ = try await listing.value
+        let listed = try await listing.value
+        print("the listing ended \(listed - spoken) after speak()")
+        XCTAssertTrue(started - spoken < .milliseconds(400) || started < listed,
+                      "speech began \(started - spoken) after speak(), once the listing had ended")
     }
 
     func testListVoicesThrowsUnavailableWithoutServer() async throws {
@@ -310,8 +321,11 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         XCTAssertTrue(lost, "no .unavailable: \(recorder.events)")
         guard let unavailable = recorder.events.first(where: Self.isUnavailable) else { return }
         if let at = recorder.time(of: unavailable) { print("server killed to .unavailable: \(at - killed)") }
-        XCTAssertEqual(recorder.events.filter { $0 != .available },
+        // The one being spoken ends with the reason; the one queued behind waits for a server to come
+        // back, and with none (no autospawn) ends too.
+        XCTAssertEqual(recorder.events.filter { $0 != .available && !Self.isFailure($0) },
                        [.started(1), .finished(1, .error), .finished(2, .error), unavailable])
+        XCTAssertEqual(recorder.events.filter(Self.isFailure).count, 2, "\(recorder.events)")
 
         do {
             try await synthesizer.speak(SynthesisRequest(id: 3, text: "Nobody listens."))
@@ -392,13 +406,19 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         for synthesizer in live { synthesizer.shutdown() }
     }
 
-    /// A wedged server (SIGSTOP): speak() fails naming the timeout, stop() does not wait, and after
-    /// SIGCONT the synthesizer comes back by itself.
+    /// A wedged server (SIGSTOP) that recovery may not restart (`reconnect`): the utterance queued
+    /// into it ends with error naming the timeout, stop() does not wait, speak() fails at once
+    /// afterwards, and after SIGCONT the synthesizer comes back by itself.
     func testStoppedServerFailsSpeakWithinTheTimeoutAndStopNeverWaits() async throws {
         _ = try TestStack.address()
         let server = try privateServer()
         try server.start()
-        let (synthesizer, recorder) = try await connected(server.address)
+        let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(address: server.address, autospawn: false,
+                                                                           clientName: "voicebox-tests", recovery: .reconnect))
+        synthesizers.append(synthesizer)
+        let recorder = EventRecorder(synthesizer)
+        let up = await recorder.wait(for: .available, timeout: 10)
+        XCTAssertTrue(up)
         try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
         let began = await recorder.wait(for: .started(1), timeout: 10)
         XCTAssertTrue(began)
@@ -425,13 +445,21 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         XCTAssertEqual(stopped, .cancelled)
         XCTAssertEqual(recorder.events(for: 1), [.started(1), .finished(1, .cancelled)])
 
+        // speak() is answered when the connection is given up (the utterance is queued for the
+        // recovery); the recovery finds no fresh connection answered either, and ends it.
         let (error, took) = await speaking.value
-        print("speak() to a stopped server failed after \(took): \(String(describing: error))")
-        XCTAssertEqual(error, .unavailable("speech-dispatcher did not answer SET self OUTPUT_MODULE within 2 s"))
+        print("speak() to a stopped server answered after \(took): \(String(describing: error))")
+        XCTAssertNil(error)
         XCTAssertLessThan(took, .milliseconds(2500))
-        XCTAssertEqual(recorder.events(for: 2), [], "a refused utterance has no events")
-        let lost = await recorder.wait(timeout: 1) { $0.contains(.unavailable(reason: "speech-dispatcher did not answer SET self OUTPUT_MODULE within 2 s")) }
+        let ended = await recorder.end(of: 2, timeout: 5)
+        XCTAssertEqual(ended, .error)
+        let reason = recorder.events.compactMap { event -> String? in
+            if case .failed(2, let reason) = event { reason } else { nil }
+        }.first
+        XCTAssertEqual(reason, "speech-dispatcher did not answer SET self OUTPUT_MODULE within 2 s; then speech-dispatcher did not answer SET self CLIENT_NAME within 2 s")
+        let lost = await recorder.wait(timeout: 1) { $0.contains(where: Self.isUnavailable) }
         XCTAssertTrue(lost, "\(recorder.events)")
+        XCTAssertEqual(server.pid, pid, "reconnect must not restart the server")
         do {
             try await synthesizer.speak(SynthesisRequest(id: 3, text: "Still wedged."))
             XCTFail("speak succeeded with a stopped server")

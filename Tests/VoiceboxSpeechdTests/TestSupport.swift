@@ -49,7 +49,7 @@ final class EventRecorder: Sendable {
     func events(for id: UInt64) -> [SynthesisEvent] {
         events.filter { event in
             switch event {
-            case .started(let other), .mark(let other, _), .finished(let other, _): other == id
+            case .started(let other), .mark(let other, _), .finished(let other, _), .failed(let other, _): other == id
             case .available, .unavailable: false
             }
         }
@@ -99,7 +99,13 @@ final class PrivateSpeechd {
     var address: String { "unix_socket:\(socketPath)" }
     private var pidFile: String { directory.appendingPathComponent("speechd.pid").path }
     private let configDirectory: String
-    private(set) var pid: pid_t?
+    private var running = false
+    /// The server's pid, from its pid file (a server restarted with the same command line rewrites it).
+    var pid: pid_t? {
+        guard running, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let number = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), number > 1 else { return nil }
+        return number
+    }
 
     init(configDirectory: String) throws {
         self.configDirectory = configDirectory
@@ -134,7 +140,7 @@ final class PrivateSpeechd {
             if launcherDone, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
                let number = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), number > 1,
                Self.accepts(socketPath) {
-                pid = number
+                running = true
                 return
             }
             usleep(20_000)
@@ -147,7 +153,7 @@ final class PrivateSpeechd {
     @discardableResult
     func kill(signal: Int32 = SIGKILL) -> Bool {
         guard let pid, pid > 1 else { return false }
-        self.pid = nil
+        running = false
         // Only what we started: the daemon named in our own pid file, serving our socket.
         let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")))
             .map { String(decoding: $0, as: UTF8.self) } ?? ""
