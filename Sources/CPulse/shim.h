@@ -1,2 +1,3 @@
 #pragma once
 #include <pulse/pulseaudio.h>
+#include <pulse/ext-stream-restore.h>

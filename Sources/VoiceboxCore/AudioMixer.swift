@@ -20,6 +20,20 @@ public protocol AudioMixer: Sendable {
     /// Sets one playback stream's per-channel volume (`PlaybackStream.volume`'s scale).
     func setVolume(_ stream: UInt32, _ volume: [UInt32]) async throws
 
+    /// `volume` lowered (or raised) by `decibels` as heard: on the server's own (cubic) scale,
+    /// with libpulse's conversions. The one place volume arithmetic is done.
+    func attenuate(_ volume: [UInt32], byDecibels decibels: Double) -> [UInt32]
+
+    /// What the server remembers of each application's and role's streams (PulseAudio's
+    /// module-stream-restore, read with ext-stream-restore). Throws `MixerError.unsupported` where
+    /// it cannot be read (see `SoundServerInfo.memory`).
+    func rememberedSettings() async throws -> [RememberedSetting]
+    /// Puts entries back into that memory as given (replacing what it holds for their names),
+    /// without applying them to streams playing now. Returns once the server holds them.
+    func remember(_ settings: [RememberedSetting]) async throws
+    /// Removes entries from that memory (where the server can: PulseAudio).
+    func forgetRemembered(_ names: [String]) async throws
+
     /// Plays silence with `media.role` = `role` (one of `SoundServerInfo.roleCorkTriggers`) until
     /// `stopCorkTrigger`: while it plays, module-role-cork corks the streams of its target roles
     /// and asks their clients to pause. Returns the trigger stream's index (so the policy can
@@ -38,16 +52,55 @@ public struct SoundServerInfo: Sendable, Equatable {
     /// mute the streams of `roleCorkTargets` and ask their clients to pause ("request-cork").
     public var roleCorkTriggers: [String]
     public var roleCorkTargets: [String]
+    /// What the server remembers of streams by application and role, and what of it we can reach.
+    public var memory: ServerMemory
 
-    public init(name: String, version: String, isPipeWire: Bool, roleCorkTriggers: [String] = [], roleCorkTargets: [String] = []) {
+    public init(name: String, version: String, isPipeWire: Bool, roleCorkTriggers: [String] = [], roleCorkTargets: [String] = [],
+                memory: ServerMemory = .nothing) {
         self.name = name
         self.version = version
         self.isPipeWire = isPipeWire
         self.roleCorkTriggers = roleCorkTriggers
         self.roleCorkTargets = roleCorkTargets
+        self.memory = memory
     }
 
     public var hasRoleCork: Bool { !roleCorkTriggers.isEmpty }
+}
+
+/// The sound server's memory of stream settings: the volume and mute it gives the next stream of
+/// an application or role, saved whenever a client changes a stream's (Voicebox included).
+public enum ServerMemory: Sendable, Equatable {
+    /// Nothing is remembered (PulseAudio without module-stream-restore).
+    case nothing
+    /// PulseAudio's module-stream-restore: ext-stream-restore reads, writes and deletes entries
+    /// and reports each change (`MixerEvent.rememberedChanged`).
+    case readWrite
+    /// pipewire-pulse with WirePlumber's restore-stream: a write reaches WirePlumber's memory (through
+    /// the "route-settings" metadata), a read lists only what clients wrote, a delete does nothing
+    /// and no change is reported (measured on pipewire-pulse 0.3.65, WirePlumber 0.4.13).
+    case writeOnly
+}
+
+/// One entry of the server's memory: what the next stream of an application or role starts with.
+public struct RememberedSetting: Sendable, Codable, Equatable {
+    /// PulseAudio's name for it, e.g. "sink-input-by-application-name:mpv", "sink-input-by-media-role:music".
+    public var name: String
+    public var muted: Bool
+    /// Per channel, on `PlaybackStream.volume`'s scale; nil: no volume remembered.
+    public var volume: [UInt32]?
+    /// The channel positions of `volume` (pa_channel_position_t).
+    public var channelMap: [UInt32]
+    /// The device remembered for it, if any.
+    public var device: String?
+
+    public init(name: String, muted: Bool = false, volume: [UInt32]? = nil, channelMap: [UInt32] = [], device: String? = nil) {
+        self.name = name
+        self.muted = muted
+        self.volume = volume
+        self.channelMap = channelMap
+        self.device = device
+    }
 }
 
 /// A sink input, as the session policy sees it.
@@ -66,9 +119,15 @@ public struct PlaybackStream: Sendable, Equatable, Identifiable {
     public var volume: [UInt32]
     /// Paused by its own client (not playing).
     public var corked: Bool
+    /// The name of the server's memory entry it is saved under and started from (see
+    /// `RememberedSetting`); nil if it has none.
+    public var memoryKey: String?
+    /// The channel positions of `volume` (pa_channel_position_t).
+    public var channelMap: [UInt32]
 
     public init(id: UInt32, client: UInt32? = nil, applicationName: String? = nil, processID: Int32? = nil, role: String? = nil,
-                mediaName: String? = nil, muted: Bool = false, volume: [UInt32] = [65536, 65536], corked: Bool = false) {
+                mediaName: String? = nil, muted: Bool = false, volume: [UInt32] = [65536, 65536], corked: Bool = false,
+                memoryKey: String? = nil, channelMap: [UInt32]? = nil) {
         self.id = id
         self.client = client
         self.applicationName = applicationName
@@ -78,6 +137,8 @@ public struct PlaybackStream: Sendable, Equatable, Identifiable {
         self.muted = muted
         self.volume = volume
         self.corked = corked
+        self.memoryKey = memoryKey
+        self.channelMap = channelMap ?? (volume.count == 2 ? [1, 2] : Array(repeating: 0, count: volume.count))
     }
 }
 
@@ -110,10 +171,14 @@ public enum MixerEvent: Sendable, Equatable {
     case playbackRemoved(UInt32)
     case recordingChanged(RecordingStream)
     case recordingRemoved(UInt32)
+    /// The server's memory of stream settings changed (`ServerMemory.readWrite` only).
+    case rememberedChanged
 }
 
 public enum MixerError: Error, Sendable, Equatable {
     case unavailable(String)
     case noSuchStream(UInt32)
     case failed(String)
+    /// The server does not offer it.
+    case unsupported(String)
 }

@@ -1,5 +1,3 @@
-import Glibc  // pow
-
 /// Why an audio interruption is in progress.
 public enum InterruptionReason: String, Sendable, Codable {
     /// Voicebox is speaking: others are paused, ducked or left alone (option `others`).
@@ -64,7 +62,8 @@ public struct AudioSessionSettings: Sendable, Equatable {
     public var speakingDefault: OthersPolicy = .duck
     /// `others` when a microphone Recognize does not say: the microphone should not hear music.
     public var listeningDefault: OthersPolicy = .pause
-    /// How far `duck` lowers other streams.
+    /// How far `duck` lowers other streams, in decibels as heard (on the server's cubic volume
+    /// scale, converted by libpulse: see `AudioMixer.attenuate`).
     public var duckDecibels: Double = -15
     /// How long after the last utterance or recognition others stay interrupted, so that a run of
     /// them is one interruption (AVSpeechUtterance's postUtteranceDelay plays the same part).
@@ -78,7 +77,4 @@ public struct AudioSessionSettings: Sendable, Equatable {
     public var spareRoles: Set<String> = ["a11y"]
 
     public init() {}
-
-    /// The linear factor for `duckDecibels`.
-    public var duckFactor: Double { pow(10, duckDecibels / 20) }
 }

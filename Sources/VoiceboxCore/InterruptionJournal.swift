@@ -1,21 +1,24 @@
 /// What Voicebox changed in others' audio, written down before it changes it, so that a
 /// voiceboxd that died mid-interruption is cleaned up after by the next one: no desktop is left
-/// with muted music.
+/// with muted music, and no sound server remembers a level Voicebox set.
 public struct InterruptionJournal: Sendable, Codable, Equatable {
     /// A stream, and how to tell it is still the same one (indexes are reused after a restart).
     public struct Stream: Sendable, Codable, Equatable {
         public var id: UInt32
         public var processID: Int32?
         public var applicationName: String?
+        /// The server's memory entry it is saved under (`PlaybackStream.memoryKey`).
+        public var memoryKey: String?
         /// Ducked: the volume before and the volume we set. Muted: both nil.
         public var originalVolume: [UInt32]?
         public var ourVolume: [UInt32]?
 
-        public init(id: UInt32, processID: Int32?, applicationName: String?, originalVolume: [UInt32]? = nil,
-                    ourVolume: [UInt32]? = nil) {
+        public init(id: UInt32, processID: Int32?, applicationName: String?, memoryKey: String? = nil,
+                    originalVolume: [UInt32]? = nil, ourVolume: [UInt32]? = nil) {
             self.id = id
             self.processID = processID
             self.applicationName = applicationName
+            self.memoryKey = memoryKey
             self.originalVolume = originalVolume
             self.ourVolume = ourVolume
         }
@@ -25,13 +28,79 @@ public struct InterruptionJournal: Sendable, Codable, Equatable {
         }
     }
 
+    /// The interruption it describes (for the `ended` a successor announces).
+    public var reason: InterruptionReason?
+    public var id: UInt64?
     public var muted: [Stream] = []
     public var ducked: [Stream] = []
     public var players: [MediaPlayer] = []
+    /// The server's memory entries as they were before Voicebox touched a stream of theirs.
+    public var memory: [MemoryRecord] = []
 
-    public init() {}
+    public init(reason: InterruptionReason? = nil, id: UInt64? = nil) {
+        self.reason = reason
+        self.id = id
+    }
 
-    public var isEmpty: Bool { muted.isEmpty && ducked.isEmpty && players.isEmpty }
+    public var isEmpty: Bool { muted.isEmpty && ducked.isEmpty && players.isEmpty && memory.isEmpty }
+
+    private enum CodingKeys: String, CodingKey { case reason, id, muted, ducked, players, memory }
+
+    /// Reads journals of earlier versions too (without reason, id and memory).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        reason = try container.decodeIfPresent(InterruptionReason.self, forKey: .reason)
+        id = try container.decodeIfPresent(UInt64.self, forKey: .id)
+        muted = try container.decodeIfPresent([Stream].self, forKey: .muted) ?? []
+        ducked = try container.decodeIfPresent([Stream].self, forKey: .ducked) ?? []
+        players = try container.decodeIfPresent([MediaPlayer].self, forKey: .players) ?? []
+        memory = try container.decodeIfPresent([MemoryRecord].self, forKey: .memory) ?? []
+    }
+}
+
+/// One entry of the server's memory as it was before Voicebox changed a stream saved under it,
+/// and the marks Voicebox's changes may leave in it: how to tell the server's memory of our change
+/// (and a stream that started from it) from the user's own setting.
+public struct MemoryRecord: Sendable, Codable, Equatable {
+    public var name: String
+    /// nil: the server had no entry of that name (it is deleted again afterwards).
+    public var before: RememberedSetting?
+    /// Voicebox muted a stream saved under it.
+    public var muted: Bool
+    /// The volumes Voicebox set on streams saved under it.
+    public var levels: [[UInt32]]
+    /// The level of the first stream Voicebox lowered under it: the user's, where `before` has none.
+    public var original: [UInt32]?
+
+    public init(name: String, before: RememberedSetting?, muted: Bool = false, levels: [[UInt32]] = [], original: [UInt32]? = nil) {
+        self.name = name
+        self.before = before
+        self.muted = muted
+        self.levels = levels
+        self.original = original
+    }
+
+    /// The entry holds one of our changes (the server saved it from a stream we changed).
+    func shows(_ setting: RememberedSetting) -> Bool {
+        (setting.muted && muted && before?.muted != true) || setting.volume.map { levels.contains($0) } == true
+    }
+
+    /// The stream started from our change rather than from the user's setting: muted, or at a level we set.
+    func isInherited(mute stream: PlaybackStream) -> Bool { stream.muted && muted && before?.muted != true }
+    func isInherited(volume stream: PlaybackStream) -> Bool { levels.contains(stream.volume) }
+
+    /// The level the user gave this application or role: what the server held before, or the
+    /// level of the first stream we lowered; only with the stream's own channel count.
+    func userLevel(channels: Int) -> [UInt32]? {
+        if let volume = before?.volume, volume.count == channels { return volume }
+        if let original, original.count == channels { return original }
+        return nil
+    }
+
+    /// An entry that says nothing (no volume, not muted, no device): as good as none.
+    static func isBlank(_ setting: RememberedSetting) -> Bool {
+        setting.volume == nil && !setting.muted && setting.device == nil
+    }
 }
 
 /// Where the journal is kept: a file under $XDG_RUNTIME_DIR in production.

@@ -19,10 +19,14 @@ public struct MediaPlayer: Sendable, Hashable, Codable {
     public var owner: String
     /// Its process, to tell which sound-server streams it accounts for.
     public var processID: Int32?
+    /// Where it was when we paused it (MPRIS Position, µs), if it says: a player found elsewhere
+    /// later was played meanwhile, by the user, also while no voiceboxd was there to watch.
+    public var position: Int64?
 
-    public init(name: String, owner: String, processID: Int32? = nil) {
+    public init(name: String, owner: String, processID: Int32? = nil, position: Int64? = nil) {
         self.name = name
         self.owner = owner
         self.processID = processID
+        self.position = position
     }
 }

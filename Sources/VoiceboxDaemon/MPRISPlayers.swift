@@ -32,7 +32,8 @@ final class MPRISPlayers: MediaPlayers {
             for name in players {
                 group.addTask { [self] in
                     guard await status(of: name) == "Playing", let owner = await owner(of: name) else { return nil }
-                    return MediaPlayer(name: name, owner: owner, processID: await processID(of: owner))
+                    return MediaPlayer(name: name, owner: owner, processID: await processID(of: owner),
+                                       position: await position(of: owner))
                 }
             }
             var found: [MediaPlayer] = []
@@ -55,6 +56,10 @@ final class MPRISPlayers: MediaPlayers {
     func resumeIfStillPaused(_ player: MediaPlayer) async -> Bool {
         let touched = unwatch(player.name)
         guard !touched, await owner(of: player.name) == player.owner, await status(of: player.owner) == "Paused" else {
+            return false
+        }
+        // Played and paused again (after a crash nobody watched it): it is somewhere else now.
+        if let then = player.position, let now = await position(of: player.owner), abs(now - then) > Self.movedThreshold {
             return false
         }
         return (try? await connection.call(destination: player.owner, path: Self.path, interface: Self.playerInterface,
@@ -93,6 +98,16 @@ final class MPRISPlayers: MediaPlayers {
                                                member: "Get", arguments: [.string(Self.playerInterface), .string("PlaybackStatus")],
                                                timeout: timeout)
         return reply?.first?.unwrapped.string
+    }
+
+    /// More than the moment between reading a playing player's position and its pause.
+    static let movedThreshold: Int64 = 1_000_000
+
+    private func position(of name: String) async -> Int64? {
+        let reply = try? await connection.call(destination: name, path: Self.path, interface: "org.freedesktop.DBus.Properties",
+                                               member: "Get", arguments: [.string(Self.playerInterface), .string("Position")],
+                                               timeout: timeout)
+        return reply?.first?.unwrapped.int64
     }
 
     private func owner(of name: String) async -> String? {

@@ -72,6 +72,7 @@ extension MixerConnection {
         phase = .ready
         backoff.reset()
         lostReported = false
+        subscribeToMemory(context)
         eventSink.yield(.serverReady)
         for waiter in readyWaiters.values { waiter.resume() }
         readyWaiters = [:]
@@ -107,6 +108,7 @@ extension MixerConnection {
         if let context {
             pa_context_set_state_callback(context, nil, nil)
             pa_context_set_subscribe_callback(context, nil, nil)
+            pa_ext_stream_restore_set_subscribe_cb(context, nil, nil)
             pa_context_disconnect(context)
             pa_context_unref(context)
             self.context = nil

@@ -17,13 +17,16 @@ extension MixerConnection {
                 request.finish()
             }, user)
         }
-        // Only module-role-cork's arguments are kept; it is load-once, so at most one.
-        let roleCork = try await request("list modules", initial: String?.none) { context, user in
+        // Only module-role-cork's arguments are kept (it is load-once, so at most one), and whether
+        // module-stream-restore is there.
+        let modules = try await request("list modules", initial: LoadedModules()) { context, user in
             pa_context_get_module_info_list(context, { context, info, eol, user in
-                let request = Request<String?>.from(user)
+                let request = Request<LoadedModules>.from(user)
                 if eol == 0, let info {
-                    if let name = info.pointee.name, String(cString: name) == "module-role-cork" {
-                        request.value = info.pointee.argument.map { String(cString: $0) } ?? ""
+                    switch info.pointee.name.map({ String(cString: $0) }) {
+                    case "module-role-cork": request.value.roleCork = info.pointee.argument.map { String(cString: $0) } ?? ""
+                    case "module-stream-restore": request.value.streamRestore = true
+                    default: break
                     }
                     return
                 }
@@ -31,11 +34,21 @@ extension MixerConnection {
             }, user)
         }
 
-        let cork = roleCork.map { RoleCorkArguments(parsing: $0) }
-        let info = SoundServerInfo(name: identity[0], version: identity[1], isPipeWire: identity[0].contains("PipeWire"),
-                                   roleCorkTriggers: cork?.triggerRoles ?? [], roleCorkTargets: cork?.corkRoles ?? [])
+        let cork = modules.roleCork.map { RoleCorkArguments(parsing: $0) }
+        let isPipeWire = identity[0].contains("PipeWire")
+        // pipewire-pulse lists no module-stream-restore, yet passes ext-stream-restore writes on to
+        // WirePlumber's restore-stream (see MixerConnection+Memory).
+        let memory: ServerMemory = isPipeWire ? .writeOnly : modules.streamRestore ? .readWrite : .nothing
+        let info = SoundServerInfo(name: identity[0], version: identity[1], isPipeWire: isPipeWire,
+                                   roleCorkTriggers: cork?.triggerRoles ?? [], roleCorkTargets: cork?.corkRoles ?? [], memory: memory)
         // Kept unless a module or server event (or a reconnect) came in while we asked.
         withLock { if infoGeneration == generation { cachedInfo = info } }
         return info
     }
+}
+
+/// What `serverInfo` wants to know of the loaded modules.
+struct LoadedModules: Sendable {
+    var roleCork: String?
+    var streamRestore = false
 }

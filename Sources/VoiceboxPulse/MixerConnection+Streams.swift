@@ -81,7 +81,16 @@ extension PlaybackStream {
         self.init(id: info.index, client: info.client == UInt32.max ? nil : info.client,
                   applicationName: properties.applicationName, processID: properties.processID, role: properties.role,
                   mediaName: properties.mediaName, muted: info.mute != 0, volume: Self.channels(info.volume),
-                  corked: info.corked != 0)
+                  corked: info.corked != 0, memoryKey: properties.memoryKey, channelMap: Self.positions(info.channel_map))
+    }
+
+    static func positions(_ map: pa_channel_map) -> [UInt32] {
+        withUnsafeBytes(of: map.map) { raw in
+            (0..<min(Int(map.channels), Int(PA_CHANNELS_MAX))).map {
+                UInt32(bitPattern: raw.load(fromByteOffset: $0 * MemoryLayout<pa_channel_position_t>.stride,
+                                            as: pa_channel_position_t.self).rawValue)
+            }
+        }
     }
 
     static func channels(_ volume: pa_cvolume) -> [UInt32] {
@@ -106,6 +115,10 @@ struct StreamProperties {
     var processID: Int32?
     var role: String?
     var mediaName: String?
+    /// module-stream-restore's name for the stream's entry: the one it set on the stream, or (on
+    /// pipewire-pulse, which sets none) the one it would choose, by the same rule: role, then
+    /// application id, application name, media name. pipewire-pulse maps it onto WirePlumber's key.
+    var memoryKey: String?
 
     init(_ list: OpaquePointer?) {
         func text(_ key: String) -> String? {
@@ -116,5 +129,16 @@ struct StreamProperties {
         processID = text(PA_PROP_APPLICATION_PROCESS_ID).flatMap { Int32($0) }
         role = text(PA_PROP_MEDIA_ROLE)
         mediaName = text(PA_PROP_MEDIA_NAME)
+        if let id = text("module-stream-restore.id") {
+            memoryKey = id
+        } else if let role {
+            memoryKey = "sink-input-by-media-role:" + role
+        } else if let id = text(PA_PROP_APPLICATION_ID) {
+            memoryKey = "sink-input-by-application-id:" + id
+        } else if let applicationName {
+            memoryKey = "sink-input-by-application-name:" + applicationName
+        } else if let mediaName {
+            memoryKey = "sink-input-by-media-name:" + mediaName
+        }
     }
 }

@@ -38,6 +38,26 @@ public final class PulseMixer: AudioMixer {
     public func setMute(_ stream: UInt32, _ muted: Bool) async throws { try await connection.setMute(stream, muted) }
     public func setVolume(_ stream: UInt32, _ volume: [UInt32]) async throws { try await connection.setVolume(stream, volume) }
 
+    public func attenuate(_ volume: [UInt32], byDecibels decibels: Double) -> [UInt32] {
+        PulseVolume.attenuate(volume, byDecibels: decibels)
+    }
+
+    public func rememberedSettings() async throws -> [RememberedSetting] {
+        guard try await connection.serverInfo().memory == .readWrite else {
+            throw MixerError.unsupported("the sound server does not tell what it remembers of streams")
+        }
+        return try await connection.rememberedSettings()
+    }
+
+    public func remember(_ settings: [RememberedSetting]) async throws {
+        try await connection.remember(settings, memory: connection.serverInfo().memory)
+    }
+
+    public func forgetRemembered(_ names: [String]) async throws {
+        guard try await connection.serverInfo().memory == .readWrite else { return }
+        try await connection.forgetRemembered(names)
+    }
+
     public func startCorkTrigger(role: String) async throws -> UInt32 {
         try await connection.startCorkTrigger(role: role)
     }

@@ -41,6 +41,9 @@ struct ServerStream: Equatable {
     }
 }
 
+/// Decibels as heard of a volume on PulseAudio's cubic scale (what pactl shows as dB).
+func decibels(_ volume: UInt32) -> Double { 60 * log10(Double(volume) / 65536) }
+
 /// A test tone (sox) in a temporary directory.
 enum Tone {
     static func file(seconds: Int = 60) throws -> String {
@@ -58,9 +61,11 @@ enum Tone {
 final class PlayingStream: Sendable {
     let process: Subprocess
 
-    init(sink: String, role: String?) throws {
+    /// `application`: its application.name (paplay's own by default), which the server's memory keys it by.
+    init(sink: String, role: String?, application: String? = nil) throws {
         var arguments = ["-d", sink]
         if let role { arguments.append("--property=media.role=\(role)") }
+        if let application { arguments.append("--client-name=\(application)") }
         process = try Subprocess("/usr/bin/paplay", arguments + [try Tone.file()])
     }
 
@@ -83,6 +88,19 @@ final class PlayingStream: Sendable {
     }
 
     var state: ServerStream? { try? ServerStream.playback(of: process.pid) }
+
+    /// Its state once the server is done with it: listed, playing, and unchanged for 0.5 s
+    /// (WirePlumber applies its memory to a new stream a moment after it appears).
+    func settledState() async throws -> ServerStream {
+        _ = try await waitUntilListed()
+        var last = state, since = ContinuousClock.now
+        try await waitUntil("the stream of \(pid) to settle") {
+            let now = self.state
+            if now != last { (last, since) = (now, ContinuousClock.now) }
+            return now != nil && ContinuousClock.now - since >= .milliseconds(500)
+        }
+        return last!
+    }
 
     func stop() async {
         process.signal(SIGTERM)

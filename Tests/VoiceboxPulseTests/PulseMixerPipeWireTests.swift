@@ -55,6 +55,13 @@ final class PulseMixerPipeWireTests: XCTestCase {
         print("METRIC pipewire-pulse says: \(info.name) \(info.version)")
         XCTAssertTrue(info.isPipeWire, info.name)
         XCTAssertFalse(info.hasRoleCork)
+        XCTAssertEqual(info.memory, .writeOnly, "WirePlumber's memory, reached only by writing")
+        do {
+            _ = try await mixer.rememberedSettings()
+            XCTFail("pipewire-pulse's memory cannot be read back")
+        } catch {
+            XCTAssertEqual(error as? MixerError, .unsupported("the sound server does not tell what it remembers of streams"))
+        }
 
         let player = try Subprocess("/usr/bin/pacat", ["-p", "-s", address, "--property=media.role=music", "/dev/zero"])
         defer { player.signal(SIGKILL) }
