@@ -1,23 +1,31 @@
 import Foundation
 
 /// Inserts text into the focused window: typed, pasted (the clipboard restored afterwards) or
-/// only put on the clipboard, with the programs this session has.
+/// only put on the clipboard, with the programs this session has. Whatever cannot be done, or
+/// cannot be confirmed, is thrown: the caller keeps the text (`keep`).
 public enum Inserter {
-    /// How long the target window gets to take the pasted text before the clipboard is restored.
-    public static let pasteWait: Duration = .milliseconds(400)
+    /// How long the window gets to ask for the pasted text (a loaded window answers its keys late).
+    public static let pasteWait: Duration = .seconds(3)
 
     /// Returns a note for the user when the text could only be put on the clipboard.
     @discardableResult
-    public static func insert(_ text: String, mode: InsertionMode, typer: Typer? = nil,
+    public static func insert(_ text: String, mode: InsertionMode, typer: Typer? = nil, pasteKeys: PasteKeys? = nil,
                               environment: [String: String] = ProcessInfo.processInfo.environment) throws(InsertionError) -> String? {
         let session = Session.detect(environment)
         let plan = try InsertionPlan.choose(mode, text: text, session: session, typer: typer,
                                             ydotoolSocket: Ydotool.socketExists(environment))
+        return try InsertionGuard.run(environment: environment) { () throws(InsertionError) -> String? in
+            try carryOut(plan, text: text, pasteKeys: pasteKeys, session: session, environment: environment)
+        }
+    }
+
+    private static func carryOut(_ plan: InsertionPlan, text: String, pasteKeys: PasteKeys?, session: Session,
+                                 environment: [String: String]) throws(InsertionError) -> String? {
         switch plan {
         case .type(let typer):
-            try type(text, with: typer)
+            try type(text, with: typer, session: session, environment: environment)
         case .paste(let clipboard, let keys):
-            try paste(text, clipboard: clipboard, keys: keys)
+            try paste(text, clipboard: clipboard, keys: keys, override: pasteKeys, session: session, environment: environment)
         case .clipboard(let clipboard):
             try Clipboard.setText(clipboard, text)
         case .clipboardForHand(let clipboard):
@@ -27,42 +35,84 @@ public enum Inserter {
         return nil
     }
 
-    static func type(_ text: String, with typer: Typer) throws(InsertionError) {
+    /// Types in chunks, and where the session shows the focus, checks it before each chunk and at
+    /// the end: the window that had it at the start must still have it (closed or left midway, the
+    /// rest would go elsewhere: typing stops, at most one chunk went astray). A signal that asked
+    /// the process to end stops typing the same way (InsertionGuard).
+    static func type(_ text: String, with typer: Typer, session: Session, environment: [String: String]) throws(InsertionError) {
+        let before = typer == .ydotool ? nil : try FocusedWindow.current(session, environment: environment)
+        if session == .x11, typer == .xdotool, before == nil {
+            throw .unconfirmed("no window has the keyboard focus")
+        }
+        let check = { () throws(InsertionError) in
+            try InsertionGuard.checkInterrupted()
+            try confirm(before, session, environment)
+        }
         switch typer {
-        case .xdotool: try Xdotool.type(text)
-        case .wtype: try Wtype.type(text)
+        case .xdotool: try Xdotool.type(text, between: check)
+        case .wtype: try Wtype.type(text, between: check)
         case .ydotool: try Ydotool.type(text)
         }
+        try check()
     }
 
-    static func pasteKeystroke(_ typer: Typer) throws(InsertionError) {
-        switch typer {
-        case .xdotool: try Xdotool.pasteKeystroke()
-        case .wtype: try Wtype.pasteKeystroke()
-        case .ydotool: try Ydotool.pasteKeystroke()
+    static func confirm(_ before: FocusedWindow?, _ session: Session, _ environment: [String: String]) throws(InsertionError) {
+        guard let before else { return }
+        let after = try? FocusedWindow.current(session, environment: environment)
+        guard after?.id == before.id else {
+            let name = before.classes.first.map { "the window (\($0))" } ?? "the window"
+            throw .unconfirmed("\(name) was closed or lost the keyboard focus while the text was typed")
         }
     }
 
-    /// Saves the clipboard, pastes `text` through it, and puts back what it held.
-    static func paste(_ text: String, clipboard: ClipboardKind, keys: Typer) throws(InsertionError) {
+    static func pasteKeystroke(_ typer: Typer, _ keys: PasteKeys) throws(InsertionError) {
+        switch typer {
+        case .xdotool: try Xdotool.pasteKeystroke(keys)
+        case .wtype: try Wtype.pasteKeystroke(keys)
+        case .ydotool: try Ydotool.pasteKeystroke(keys)
+        }
+    }
+
+    /// Pastes `text` with the keys the focused window pastes with (Shift+Insert and PRIMARY for
+    /// xterm, Ctrl+Shift+V for terminals, Ctrl+V elsewhere; `override` wins), confirms that the
+    /// window asked for it, and puts back what the selections held. Unconfirmed, the text is
+    /// left on the clipboard and that is thrown.
+    static func paste(_ text: String, clipboard: ClipboardKind, keys typer: Typer, override: PasteKeys?, session: Session,
+                      environment: [String: String]) throws(InsertionError) {
         // Every program needed is checked first: nothing is changed when one is missing.
-        let keyProgram = keys.rawValue
-        _ = try Programs.find(keyProgram, for: keys == .xdotool ? "pasting on X11" : keys == .wtype ? "pasting on Wayland" : Ydotool.purpose)
+        _ = try Programs.find(typer.rawValue, for: typer == .xdotool ? "pasting on X11" : typer == .wtype ? "pasting on Wayland" : Ydotool.purpose)
         for program in clipboard == .xclip ? ["xclip"] : ["wl-copy", "wl-paste"] {
             _ = try Programs.find(program, for: Clipboard.purpose(clipboard))
         }
+        let window = typer == .ydotool ? nil : try FocusedWindow.current(session, environment: environment)
+        let keys = override ?? window?.pasteKeys ?? .ctrlV
+        let selection: Selection = keys.pastesPrimary ? .primary : .clipboard
         let saved = try Clipboard.save(clipboard)
-        try Clipboard.setText(clipboard, text)
-        var failure: InsertionError?
-        do {
-            try pasteKeystroke(keys)
-            // The window asks for the clipboard once it handles Ctrl+V: give it a moment.
-            let wait = pasteWait.components
-            usleep(UInt32(wait.seconds * 1_000_000 + wait.attoseconds / 1_000_000_000_000))
-        } catch {
-            failure = error
+        let savedPrimary = selection == .primary ? try Clipboard.save(clipboard, .primary) : nil
+        // The text in both selections: the keys paste one of them, a user's own paste after a
+        // failure takes the other. The one the keys paste is offered once, to see it taken.
+        if selection == .primary { try Clipboard.setText(clipboard, text) }
+        let offer = try SelectionOffer(clipboard, selection, text: text)
+        try pasteKeystroke(typer, keys)
+        let taken = offer.waitForPaste(within: pasteWait)
+        guard taken else {
+            try? Clipboard.setText(clipboard, text)
+            let name = window?.classes.first.map { "the window (\($0))" } ?? "the window"
+            throw .unconfirmed("\(name) did not take the paste (\(keys) was sent)")
         }
         try Clipboard.restore(clipboard, saved)
-        if let failure { throw failure }
+        if selection == .primary { try Clipboard.restore(clipboard, savedPrimary, selection: .primary) }
+    }
+}
+
+extension Inserter {
+    /// Puts `text` on the session's clipboard, for a text that could not be inserted.
+    public static func keepOnClipboard(_ text: String,
+                                       environment: [String: String] = ProcessInfo.processInfo.environment) throws(InsertionError) {
+        switch Session.detect(environment) {
+        case .none: throw .noSession
+        case .x11: try Clipboard.setText(.xclip, text)
+        case .wlroots, .gnomeOrKDE: try Clipboard.setText(.wlClipboard, text)
+        }
     }
 }

@@ -3,7 +3,8 @@ import Foundation
 /// Finds helper programs on PATH, and names the Debian package of a missing one.
 public enum Programs {
     static let packages = ["xdotool": "xdotool", "xclip": "xclip", "wtype": "wtype", "ydotool": "ydotool",
-                           "wl-copy": "wl-clipboard", "wl-paste": "wl-clipboard", "paplay": "pulseaudio-utils"]
+                           "wl-copy": "wl-clipboard", "wl-paste": "wl-clipboard", "paplay": "pulseaudio-utils",
+                           "xmodmap": "x11-xserver-utils", "xprop": "x11-utils", "swaymsg": "sway"]
 
     /// The program's path on PATH; `purpose` words the error when it is missing
     /// ("typing on X11" → "typing on X11 needs xdotool: apt install xdotool").
@@ -28,7 +29,15 @@ public enum Programs {
         let path = try find(program, for: purpose)
         let result = try ChildProcess.run(path, arguments, input: input, captureOutput: captureOutput, timeout: timeout)
         if result.timedOut { throw .failed("\(program) did not finish within \(timeout)") }
-        guard result.status == 0 else { throw .failed("\(program) failed (exit status \(result.status))") }
+        guard result.status == 0 else { throw .failed(failure(program, result)) }
         return result.output
+    }
+
+    /// A failed run in one line, in the program's own words when it said any
+    /// ("xdotool: Error: Can't open display: :99; Failed creating new xdo instance").
+    static func failure(_ program: String, _ result: ChildProcess.Result) -> String {
+        let lines = result.errorText.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !lines.isEmpty else { return "\(program) failed (exit status \(result.status))" }
+        return "\(program): " + lines.joined(separator: "; ")
     }
 }

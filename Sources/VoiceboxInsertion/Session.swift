@@ -79,7 +79,7 @@ public enum InsertionPlan: Equatable, Sendable {
         case .type:
             guard let chosen else { return .clipboardForHand(clipboard) }
             // ydotool types US key codes: anything but plain ASCII would come out wrong. Paste it.
-            if chosen == .ydotool, !text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.value >= 0x20 || $0 == "\n" || $0 == "\t") }) {
+            if chosen == .ydotool, !Ydotool.canType(text) {
                 return .paste(clipboard, keys: .ydotool)
             }
             return .type(chosen)

@@ -9,11 +9,31 @@ enum Wtype {
     static let purpose = "typing on Wayland"
     static let keymapSettleMilliseconds = "120"  // 60 held on an idle machine; margin for a loaded one
 
-    static func type(_ text: String) throws(InsertionError) {
-        try Programs.run("wtype", for: purpose, ["-s", keymapSettleMilliseconds, "--", text], timeout: typingTimeout(text))
+    /// Characters per wtype run: between two runs the focus and signals are checked (`between`),
+    /// so at most this many go astray; each run waits `keymapSettleMilliseconds` first.
+    static let chunkCharacters = 96
+
+    /// `between` runs before every chunk but the first; what it throws stops the typing. Chunks end
+    /// between characters (grapheme clusters), so an emoji sequence or a letter with its accent
+    /// is never split.
+    static func type(_ text: String, between: () throws(InsertionError) -> Void = {}) throws(InsertionError) {
+        var rest = Substring(text)
+        var first = true
+        while !rest.isEmpty {
+            if !first { try between() }
+            first = false
+            let chunk = String(rest.prefix(chunkCharacters))
+            rest = rest.dropFirst(chunkCharacters)
+            do {
+                try Programs.run("wtype", for: purpose, ["-s", keymapSettleMilliseconds, "--", chunk], timeout: typingTimeout(chunk))
+            } catch {
+                try InsertionGuard.checkInterrupted()
+                throw error
+            }
+        }
     }
 
-    static func pasteKeystroke() throws(InsertionError) {
-        try Programs.run("wtype", for: "pasting on Wayland", ["-s", keymapSettleMilliseconds, "-M", "ctrl", "v", "-m", "ctrl"])
+    static func pasteKeystroke(_ keys: PasteKeys) throws(InsertionError) {
+        try Programs.run("wtype", for: "pasting on Wayland", ["-s", keymapSettleMilliseconds] + keys.wtype)
     }
 }

@@ -5,14 +5,35 @@ struct UsageError: Error, Equatable, CustomStringConvertible {
     var command: String = ""
 }
 
+/// One command-line argument: its text, and its bytes as the kernel gave them (a file name need
+/// not be UTF-8; the text then has replacement characters, the bytes are exact).
+struct Argument: Equatable {
+    var text: String
+    var bytes: [UInt8]
+
+    init(_ text: String) {
+        self.text = text
+        bytes = Array(text.utf8)
+    }
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        text = String(decoding: bytes, as: UTF8.self)
+    }
+}
+
 /// Reads one subcommand's arguments in order: flags, their values, and the operands left over.
 struct ArgumentReader {
     let command: String
-    private var rest: ArraySlice<String>
+    private var rest: ArraySlice<Argument>
     /// After `--`: everything is an operand.
     private var operandsOnly = false
 
     init(command: String, _ arguments: ArraySlice<String>) {
+        self.init(command: command, arguments: arguments.map(Argument.init)[...])
+    }
+
+    init(command: String, arguments: ArraySlice<Argument>) {
         self.command = command
         rest = arguments
     }
@@ -25,21 +46,27 @@ struct ArgumentReader {
     /// The next flag or operand; nil at the end. A `--name=value` flag is split, its value read next.
     mutating func next() -> Item? {
         guard let argument = rest.popFirst() else { return nil }
-        if operandsOnly { return .operand(argument) }
-        if argument == "--" {
+        let text = argument.text
+        if operandsOnly { return .operand(text) }
+        if text == "--" {
             operandsOnly = true
             return next()
         }
-        if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-            rest.insert(String(argument[argument.index(after: equals)...]), at: rest.startIndex)
-            return .flag(String(argument[..<equals]))
+        if text.hasPrefix("--"), let equals = argument.bytes.firstIndex(of: UInt8(ascii: "=")) {
+            rest.insert(Argument(bytes: Array(argument.bytes[(equals + 1)...])), at: rest.startIndex)
+            return .flag(String(decoding: argument.bytes[..<equals], as: UTF8.self))
         }
-        if argument.hasPrefix("-"), argument.count > 1, Double(argument) == nil { return .flag(argument) }
-        return .operand(argument)
+        if text.hasPrefix("-"), text.count > 1, Double(text) == nil { return .flag(text) }
+        return .operand(text)
     }
 
     /// The value that follows `flag`.
     mutating func value(of flag: String) throws(UsageError) -> String {
+        try argument(of: flag).text
+    }
+
+    /// The value that follows `flag`, with its bytes (a file name).
+    mutating func argument(of flag: String) throws(UsageError) -> Argument {
         guard let value = rest.popFirst() else { throw error("\(flag) needs a value") }
         return value
     }

@@ -22,8 +22,8 @@ struct Client: Sendable {
 
     func run(_ command: Command) async throws -> ExitStatus {
         switch command {
-        case .help: .ok
-        case .insert(let request): Insertion.run(request)
+        case .help, .version: .ok
+        case .insert(let request): await Insertion.run(request)
         case .say(let request): try await say(request)
         case .voices(let language, let json): try await voices(language, json: json)
         case .listen(let request): try await listen(request)

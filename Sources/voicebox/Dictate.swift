@@ -4,38 +4,78 @@ import VoiceboxDictation
 import VoiceboxInsertion
 import VoiceboxInterface
 
+extension DictateRequest {
+    /// `--max-seconds`, or 30 s; 120 s when a key ends it.
+    func maxSeconds(heldByKey: Bool) -> Double {
+        maxSeconds ?? (heldByKey ? 120 : 30)
+    }
+
+    /// Recognize's options: the microphone, marked as a dictation (DictationID), in `--language`.
+    /// `heldByKey`: another press ends it, so pauses (up to 10 s, the service's most) do not.
+    func options(heldByKey: Bool, partialResults: Bool) -> VarDict {
+        var options = VarDict(["max_seconds": .double(maxSeconds(heldByKey: heldByKey)), "hint": .string("dictation"),
+                               "dictation": .boolean(true)])
+        if heldByKey { options["silence_seconds"] = .double(10) }
+        if let language { options["language"] = .string(language) }
+        if partialResults { options["partial_results"] = .boolean(true) }
+        return options
+    }
+}
+
 extension Client {
-    /// `dictate`: the microphone until the end of speech, with spoken punctuation, typed into the
-    /// focused window (or pasted, put on the clipboard, printed).
+    /// `dictate`: the microphone until the end of speech, written as dictation writes it (spoken
+    /// punctuation, the user's replacements, capitals), typed into the focused window (or pasted,
+    /// put on the clipboard, printed).
     /// The keyboard-shortcut modes find the dictation in progress through the service
-    /// (ListeningID) and end it with EndRecognition, whichever process started it.
+    /// (DictationID: a recognition started with the option `dictation`, as this command starts
+    /// its own) and end it with EndRecognition, whichever process started it. Another program's
+    /// recognition is never ended: they say so and exit 5.
     func dictate(_ request: DictateRequest) async throws -> ExitStatus {
         switch request.mode {
         case .once:
-            return try await listenAndPrint(request, heldByKey: false)
+            return try await listenAndWrite(request, heldByKey: false)
         case .start:
-            return try await listenAndPrint(request, heldByKey: true)
+            // A key that repeats while held presses "start" again: the dictation running goes on.
+            if let dictation = try? await microphone().dictation, dictation != 0 { return Self.alreadyDictating(dictation) }
+            return try await listenAndWrite(request, heldByKey: true)
         case .toggle:
-            let id = try await listeningID()
-            guard id == 0 else {
-                try await end(id, cancel: false)
+            let (dictation, listening) = try await microphone()
+            if dictation != 0 {
+                try await end(dictation, cancel: false)
                 return .ok
             }
-            return try await listenAndPrint(request, heldByKey: true)
+            if listening != 0 { throw Self.heldByAnother(listening) }
+            return try await listenAndWrite(request, heldByKey: true)
         case .stop, .cancel:
             // A release right after the press may come before the first process is admitted: wait a little for it.
-            var id = try await listeningID()
-            for _ in 0..<10 where id == 0 {
+            var (dictation, listening) = try await microphone()
+            for _ in 0..<10 where dictation == 0 && listening == 0 {
                 try await Task.sleep(for: .milliseconds(50))
-                id = try await listeningID()
+                (dictation, listening) = try await microphone()
             }
-            if id != 0 { try await end(id, cancel: request.mode == .cancel) }
+            if dictation != 0 {
+                try await end(dictation, cancel: request.mode == .cancel)
+            } else if listening != 0 {
+                throw Self.heldByAnother(listening)
+            }
             return .ok
         }
     }
 
-    private func listeningID() async throws(Failure) -> UInt64 {
-        try await checked { () async throws(DBusError) in try await speech.get(Speech1.listeningID, timeout: .seconds(5)) }
+    static func alreadyDictating(_ id: UInt64) -> ExitStatus {
+        Output.error("a dictation is already running (\(id)): it goes on")
+        return .ok
+    }
+
+    static func heldByAnother(_ id: UInt64) -> Failure {
+        Failure("the microphone is held by another program's recognition (\(id)), not a dictation: left alone", .microphoneBusy)
+    }
+
+    /// DictationID and ListeningID.
+    private func microphone() async throws(Failure) -> (dictation: UInt64, listening: UInt64) {
+        try await checked { () async throws(DBusError) in
+            (try await speech.get(Speech1.dictationID, timeout: .seconds(5)), try await speech.get(Speech1.listeningID, timeout: .seconds(5)))
+        }
     }
 
     private func end(_ id: UInt64, cancel: Bool) async throws(Failure) {
@@ -43,12 +83,11 @@ extension Client {
     }
 
     /// `heldByKey`: another press ends it, so pauses (up to 10 s, the service's most) do not.
-    private func listenAndPrint(_ request: DictateRequest, heldByKey: Bool) async throws -> ExitStatus {
-        let maxSeconds = request.maxSeconds ?? (heldByKey ? 120 : 30)
-        var options = VarDict(["max_seconds": .double(maxSeconds), "hint": .string("dictation")])
-        if heldByKey { options["silence_seconds"] = .double(10) }
-        if let language = request.language { options["language"] = .string(language) }
-        if Output.isTerminal { options["partial_results"] = .boolean(true) }
+    private func listenAndWrite(_ request: DictateRequest, heldByKey: Bool) async throws -> ExitStatus {
+        let maxSeconds = request.maxSeconds(heldByKey: heldByKey)
+        let options = request.options(heldByKey: heldByKey, partialResults: Output.isTerminal)
+        // Read before listening: a mistake in the file is told now, not after the words.
+        let replacements = request.literal ? Replacements() : Replacements.load(ProcessInfo.processInfo.environment) { Output.error($0) }
         let reply: RecognizeReply
         let cue = request.cue
         do throws(Failure) {
@@ -59,10 +98,17 @@ extension Client {
         } catch {
             if cue { Cue.end.play() }
             // --cancel: no output at all.
-            throw error.status == .cancelled ? Failure.quiet(.cancelled) : error
+            if error.status == .cancelled { throw Failure.quiet(.cancelled) }
+            // Busy: another recognition has the microphone (a dictation started meanwhile: that one goes on).
+            if error.status == .refused, let held = try? await microphone(), held.listening != 0 {
+                if heldByKey, held.dictation != 0 { throw Failure.quiet(Self.alreadyDictating(held.dictation)) }
+                throw Self.heldByAnother(held.listening)
+            }
+            throw error
         }
         if cue { Cue.end.play() }
-        let text = SpokenPunctuation.apply(reply.text, literal: request.literal)
+        let text = DictatedText.render(reply.text, language: reply.details["language"]?.string ?? request.language,
+                                       literal: request.literal, replacements: replacements)
         guard !text.isEmpty else {
             Output.error("nothing was heard")
             return .nothingHeard
@@ -70,16 +116,16 @@ extension Client {
         switch request.output {
         case .stdout:
             Output.line(text)
+            return .ok
         case .insert(let mode):
-            try Insertion.insert(text, mode: mode, typer: request.typer)
+            return await Insertion.insert(text, mode: mode, typer: request.typer, pasteKeys: request.pasteKeys)
         case .automatic:
             // Typed in a graphical session; printed where there is none (a console, ssh).
             if Session.detect(ProcessInfo.processInfo.environment) == .none {
                 Output.line(text)
-            } else {
-                try Insertion.insert(text, mode: .type, typer: request.typer)
+                return .ok
             }
+            return await Insertion.insert(text, mode: .type, typer: request.typer, pasteKeys: request.pasteKeys)
         }
-        return .ok
     }
 }

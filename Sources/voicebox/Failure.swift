@@ -8,12 +8,24 @@ enum ExitStatus: Int32 {
     case refused = 1
     /// listen or dictate heard nothing.
     case nothingHeard = 2
-    /// The text cannot be inserted: a program for it is missing (the message names its package), or no display.
+    /// The text was not inserted: a program for it is missing (the message names its package), or
+    /// there is no graphical session. The text is kept: clipboard, standard output.
     case cannotInsert = 3
+    /// The text was not inserted, or its arrival cannot be confirmed: a helper program failed (its
+    /// message is passed on), the window closed or lost the focus while typing, or it did not take
+    /// the paste. The text is kept: clipboard, standard output.
+    case notConfirmed = 4
+    /// A dictation shortcut (--toggle, --stop, --cancel) found the microphone held by another
+    /// program's recognition, not a dictation, and left it alone.
+    case microphoneBusy = 5
     case usage = 64
     /// The service or the bus cannot be reached.
     case unavailable = 69
     case cancelled = 130
+    /// SIGHUP or SIGTERM while typing: typing stopped, the text is kept (clipboard, standard
+    /// output), and the exit status is the signal's, as a shell shows it (SIGINT: 130).
+    case hangUp = 129
+    case terminated = 143
 }
 
 /// Why a subcommand ends early: one plain sentence and an exit status.

@@ -2,6 +2,7 @@
 enum Help {
     static let command = """
         usage: voicebox [--address BUS] COMMAND [ARGUMENTS]
+               voicebox --version
 
         Speech for the desktop, through voiceboxd (org.voicebox.Speech1 on the session bus).
 
@@ -22,8 +23,15 @@ enum Help {
           0    done
           1    the service refused (its error is printed, one sentence)
           2    nothing was heard (listen, dictate)
-          3    the text cannot be inserted (dictate, insert): a program is missing (the message names
-               its Debian package), or there is no graphical session
+          3    the text was not inserted (dictate, insert): a program is missing (the message names
+               its Debian package), or there is no graphical session; the text is kept (below)
+          4    the text was not inserted, or its arrival cannot be confirmed: a helper program failed
+               (its own message is passed on), the window closed or lost the focus while typing, or
+               did not take the paste. With 3 and 4 the text is put on the clipboard and printed on
+               standard output, one line on standard error says why, and a desktop notification
+               says "dictation kept on the clipboard" where the session has a notification server
+          5    dictate --toggle, --stop or --cancel: another program's recognition holds the
+               microphone (not a dictation); it is left alone
           64   bad usage (the message names the argument)
           69   the service (or the session bus) cannot be reached
           130  cancelled (Ctrl-C during say, listen or dictate; dictate --cancel from another process)
@@ -47,8 +55,11 @@ enum Help {
 
     static let say = """
         usage: voicebox say [OPTIONS] TEXT...
+               voicebox say [OPTIONS] -        (the text from standard input)
 
         Speaks TEXT and waits until it has been spoken (the utterance id is printed with --no-wait or --json).
+        Text longer than 64 KiB is split at sentence ends into several utterances, spoken in order;
+        say waits for the last (--no-wait prints every id).
           --voice ID          a voice id from `voicebox voices` (not with --language)
           --language TAG      BCP-47: the best voice for it (e.g. en-GB)
           --rate R            1.0 normal, 0.25 ... 4.0
@@ -57,7 +68,7 @@ enum Help {
           --priority P        message (default), important, text, notification, progress
           --ssml              TEXT is SSML
           --no-wait           return at once and print the utterance id
-          --json              print {"id": N}
+          --json              print {"id": N, "ids": [...]} (the last utterance, and all of them)
         """
 
     static let voices = """
@@ -74,7 +85,8 @@ enum Help {
         Recognizes speech from the microphone (speak after it says so; it ends 1 s after you stop)
         or from a file, and prints the text. On a terminal it shows a level meter while listening,
         or a progress bar for a file.
-          --file PATH         an audio file (WAV, FLAC, Ogg, MP3...; *.raw is 16 kHz mono s16le)
+          --file PATH         an audio file (WAV, FLAC, Ogg, MP3...; *.raw is 16 kHz mono s16le),
+                              opened by voicebox and passed open (any file name works)
           --grammar FILE      a JSGF grammar: only its sentences are heard
           --keyphrase PHRASE  a phrase to spot (repeat for more; not with --grammar)
           --language TAG      the recognition model's language (default en-US)
@@ -105,7 +117,8 @@ enum Help {
         usage: voicebox status [--json]
 
         Whether voiceboxd is running, its version, recognition languages and voice count, and
-        whether it is speaking, paused, listening or interrupted now. Exits 69 if it is not running.
+        whether it is speaking, paused, listening or interrupted now. Exits 69 if it is not running,
+        after one line saying so on standard output.
           --json              print an object with those fields ("running": false when it is not)
         """
 
@@ -120,37 +133,49 @@ enum Help {
         usage: voicebox dictate [--toggle | --start | --stop | --cancel] [OPTIONS]
 
         Listens on the microphone until the end of speech and types the text into the focused
-        window, with spoken punctuation written out ("comma", "period" or "full stop", "question mark", "exclamation
-        mark", "colon", "new line", "new paragraph").
+        window, written as dictation: spoken punctuation ("comma", "period" or "full stop", "question
+        mark", "exclamation mark", "colon", "new line", "new paragraph"; English only), then your
+        replacements ($XDG_CONFIG_HOME/voicebox/replacements, default ~/.config/voicebox/replacements:
+        one "phrase = replacement" a line, e.g. "voice box = Voicebox"; # starts a comment), then
+        capitals at sentence starts and "i" as "I".
           --toggle            for one keyboard shortcut: the first press starts and waits; the next
-                              press (another process) ends it, and the first prints what was heard
+                              press (another process) ends it, and the first writes what was heard
           --start / --stop    push-to-talk: press starts and waits, release (another process) ends it
           --cancel            ends the dictation in progress without output (the first exits 130)
-          --literal           no spoken punctuation: the words as heard
+          --literal           the words exactly as heard: no punctuation, replacements or capitals
           --output WHERE      type (the default in a graphical session; stdout outside one),
                               paste (through the clipboard, which is restored afterwards),
                               clipboard (only put there), stdout (printed)
           --typer PROGRAM     xdotool (X11), wtype (sway, Hyprland), ydotool (GNOME, KDE Wayland)
+          --paste-keys KEYS   the keys that paste (default by the focused window: ctrl+v; in
+                              terminals ctrl+shift+v; in xterm and rxvt shift+Insert from PRIMARY)
           --no-cue            no sounds when listening starts and ends
           --language TAG      the recognition model's language (default en-US)
           --max-seconds N     the most audio to take (default 30; 120 with --toggle and --start)
         With --toggle and --start, pauses up to 10 s do not end the dictation; the other press does.
         While you dictate, music and videos are paused (MPRIS players) and other sounds silenced, so
         the microphone does not hear them; they come back afterwards (voiceboxd's listening-others).
-        The processes find each other through the service (its ListeningID), not through files.
+        The processes find each other through the service (its DictationID), not through files;
+        --toggle, --stop and --cancel act only on a dictation, never on another program's
+        recognition (they say so and exit 5). Text that cannot be inserted is kept: exit 3 or 4.
         ydotool types US key codes, so text that is not plain ASCII is pasted instead. On GNOME and
         KDE Wayland without ydotoold the text is left on the clipboard for Ctrl+V.
         """
 
     static let insert = """
-        usage: voicebox insert [--output type|paste|clipboard] [--typer PROGRAM] TEXT...
+        usage: voicebox insert [--output type|paste|clipboard] [--typer PROGRAM] [--paste-keys KEYS] TEXT...
 
         Types TEXT into the focused window as dictate does (for scripts and tests; no service needed).
           --output type       typed (the default): xdotool on X11, wtype on sway and Hyprland,
                               ydotool on GNOME and KDE Wayland when ydotoold runs, else pasted
-          --output paste      put on the clipboard, Ctrl+V sent, the clipboard's contents restored
+          --output paste      put on the clipboard, the paste keys sent (by the window: Ctrl+V, in
+                              terminals Ctrl+Shift+V, in xterm Shift+Insert from PRIMARY), the
+                              window seen to take it, the selections' contents restored
           --output clipboard  only put on the clipboard
           --typer PROGRAM     xdotool, wtype or ydotool instead of the one chosen for the session
-        Exits 3, naming the Debian package, when a program it needs is missing.
+          --paste-keys KEYS   e.g. ctrl+shift+v: the keys that paste, whatever the window
+        Text not inserted is kept on the clipboard and printed: exit 3 when a program it needs is
+        missing (naming the Debian package) or there is no graphical session, 4 when a helper
+        failed or the arrival cannot be confirmed.
         """
 }

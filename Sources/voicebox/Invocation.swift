@@ -1,3 +1,4 @@
+import VoiceboxCore
 import VoiceboxInsertion
 
 /// What the command line asks for, parsed without touching the bus (so it is unit-tested).
@@ -10,6 +11,8 @@ struct Invocation: Equatable {
 enum Command: Equatable {
     /// `--help` for the command (nil) or a subcommand.
     case help(String?)
+    /// `--version`.
+    case version
     case say(SayRequest)
     case voices(language: String, json: Bool)
     case listen(ListenRequest)
@@ -27,10 +30,13 @@ struct InsertRequest: Equatable {
     var text = ""
     var mode: InsertionMode = .type
     var typer: Typer?
+    var pasteKeys: PasteKeys?
 }
 
 struct SayRequest: Equatable {
     var text = ""
+    /// `say -`: the text is standard input.
+    var fromStandardInput = false
     var voice: String?
     var language: String?
     var rate: Double?
@@ -43,10 +49,10 @@ struct SayRequest: Equatable {
 }
 
 struct ListenRequest: Equatable {
-    /// An audio file (made absolute), or nil for the microphone.
-    var file: String?
+    /// An audio file, as given (the client opens it and passes it open), or nil for the microphone.
+    var file: Argument?
     /// A JSGF grammar file (its text is sent).
-    var grammarFile: String?
+    var grammarFile: Argument?
     var keyphrases: [String] = []
     var language: String?
     var maxSeconds: Double?
@@ -89,6 +95,7 @@ struct DictateRequest: Equatable {
     var maxSeconds: Double?
     var output: Destination = .automatic
     var typer: Typer?
+    var pasteKeys: PasteKeys?
     /// The start and end sounds.
     var cue = true
 }
@@ -96,14 +103,24 @@ struct DictateRequest: Equatable {
 extension Invocation {
     static let subcommands = ["say", "voices", "listen", "stop", "pause", "resume", "status", "monitor", "dictate", "insert"]
 
+    /// The client's version (the service's is its Version property).
+    static let version = SpeechService.version
+
     /// Parses the arguments after the program's name.
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+        try parse(arguments: arguments.map(Argument.init))
+    }
+
+    /// Parses the arguments after the program's name, with their bytes (file names).
+    static func parse(arguments all: [Argument]) throws(UsageError) -> Invocation {
+        let arguments = all.map(\.text)
         var rest = arguments[...]
         var address: String?
         while let first = rest.first, first.hasPrefix("-") {
             rest.removeFirst()
             switch first {
             case "--help", "-h": return Invocation(address: address, command: .help(nil))
+            case "--version": return Invocation(address: address, command: .version)
             case "--address":
                 guard let value = rest.popFirst() else { throw UsageError(description: "--address needs a bus address") }
                 address = value
@@ -121,7 +138,7 @@ extension Invocation {
         if rest.contains(where: { $0 == "--help" || $0 == "-h" }) {
             return Invocation(address: address, command: .help(name))
         }
-        var reader = ArgumentReader(command: name, rest)
+        var reader = ArgumentReader(command: name, arguments: all[rest.startIndex...])
         let command: Command
         switch name {
         case "say": command = .say(try parseSay(&reader))
@@ -163,7 +180,11 @@ extension Invocation {
             }
         }
         guard !words.isEmpty else { throw reader.error("say needs some text") }
-        request.text = words.joined(separator: " ")
+        if words == ["-"] {
+            request.fromStandardInput = true
+        } else {
+            request.text = words.joined(separator: " ")
+        }
         return request
     }
 
@@ -181,12 +202,12 @@ extension Invocation {
         return .voices(language: language ?? "", json: json)
     }
 
-    static func parseListen(_ reader: inout ArgumentReader, workingDirectory: String = currentDirectory()) throws(UsageError) -> ListenRequest {
+    static func parseListen(_ reader: inout ArgumentReader) throws(UsageError) -> ListenRequest {
         var request = ListenRequest()
         while let item = reader.next() {
             switch item {
-            case .flag("--file"): request.file = absolute(try reader.value(of: "--file"), in: workingDirectory)
-            case .flag("--grammar"): request.grammarFile = try reader.value(of: "--grammar")
+            case .flag("--file"): request.file = try reader.argument(of: "--file")
+            case .flag("--grammar"): request.grammarFile = try reader.argument(of: "--grammar")
             case .flag("--keyphrase"): request.keyphrases.append(try reader.value(of: "--keyphrase"))
             case .flag("--language"): request.language = try reader.value(of: "--language")
             case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
@@ -244,6 +265,7 @@ extension Invocation {
                     throw reader.error("--output takes type, paste, clipboard or stdout, not '\(output)'")
                 }
             case .flag("--typer"): request.typer = try typer(&reader)
+            case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
             case .flag("--no-cue"): request.cue = false
             case .flag(let flag): throw reader.unknown(flag)
             case .operand(let extra): throw reader.unexpected(extra)
@@ -265,6 +287,7 @@ extension Invocation {
                 }
                 request.mode = mode
             case .flag("--typer"): request.typer = try typer(&reader)
+            case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
             case .flag(let flag): throw reader.unknown(flag)
             }
         }
@@ -277,6 +300,14 @@ extension Invocation {
         let name = try reader.value(of: "--typer")
         guard let typer = Typer(rawValue: name) else { throw reader.error("--typer takes xdotool, wtype or ydotool, not '\(name)'") }
         return typer
+    }
+
+    static func pasteKeys(_ reader: inout ArgumentReader) throws(UsageError) -> PasteKeys {
+        let text = try reader.value(of: "--paste-keys")
+        guard let keys = PasteKeys(text) else {
+            throw reader.error("--paste-keys takes keys such as ctrl+shift+v or shift+Insert, not '\(text)'")
+        }
+        return keys
     }
 
     static func onlyJSON(_ reader: inout ArgumentReader) throws(UsageError) -> Bool {
@@ -297,9 +328,5 @@ extension Invocation {
         case .flag(let flag): throw reader.unknown(flag)
         case .operand(let extra): throw reader.unexpected(extra)
         }
-    }
-
-    static func absolute(_ path: String, in directory: String) -> String {
-        path.hasPrefix("/") ? path : (directory.hasSuffix("/") ? directory : directory + "/") + path
     }
 }

@@ -3,16 +3,11 @@ import VoiceboxBus
 import VoiceboxInterface
 
 extension ListenRequest {
-    /// Recognize's options; reads the grammar file.
-    func options(partialResults: Bool) throws(UsageError) -> VarDict {
+    /// Recognize's options; reads the grammar file. The audio file is not opened here
+    /// (`openFile`), so the options can be checked without one.
+    func options(partialResults: Bool) throws(Failure) -> VarDict {
         var options = VarDict()
-        if let file { options["file"] = .string(file) }
-        if let grammarFile {
-            guard let grammar = try? String(contentsOfFile: grammarFile, encoding: .utf8) else {
-                throw UsageError(description: "--grammar: cannot read '\(grammarFile)'", command: "listen")
-            }
-            options["grammar"] = .string(grammar)
-        }
+        if let grammarFile { options["grammar"] = .string(try Files.text(grammarFile)) }
         if !keyphrases.isEmpty { options["keyphrases"] = .stringArray(keyphrases) }
         if let language { options["language"] = .string(language) }
         if let maxSeconds { options["max_seconds"] = .double(maxSeconds) }
@@ -24,7 +19,19 @@ extension ListenRequest {
 extension Client {
     /// `listen`: the text heard (or JSON); exits 2 when nothing was heard.
     func listen(_ request: ListenRequest) async throws -> ExitStatus {
-        let options = try request.options(partialResults: request.partial && Output.isTerminal && request.file == nil)
+        var options = try request.options(partialResults: request.partial && Output.isTerminal && request.file == nil)
+        if let file = request.file {
+            // Opened here and passed open: names that are not UTF-8 work, and it is what a
+            // sandboxed caller must do anyway. libdbus sends a duplicate; ours is closed after the call.
+            var fd = try Files.open(file)
+            if Files.isHeaderless(file) {
+                let original = fd
+                defer { close(original) }
+                fd = try Files.withWAVHeader(original, name: file.text)
+            }
+            options["fd"] = .unixFD(fd)
+        }
+        defer { if case .unixFD(let fd)? = options["fd"] { close(fd) } }
         // A file has no limit of its own: give it a day.
         let timeout: Duration = request.file == nil ? .seconds((request.maxSeconds ?? 30) + 60) : .seconds(86400)
         let reply = try await recognize(options, microphone: request.file == nil, timeout: timeout)

@@ -128,4 +128,3 @@ enum Interrupts {
     }
 }
 
-func currentDirectory() -> String { FileManager.default.currentDirectoryPath }

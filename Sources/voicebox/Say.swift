@@ -15,23 +15,51 @@ extension SayRequest {
         if ssml { options["ssml"] = .boolean(true) }
         return options
     }
+
+    /// The utterances to speak: the text, split at sentence ends when it is longer than Speak
+    /// takes (SSML is never split: its markup would break, so the service refuses it as too large).
+    func utterances(_ text: String) -> [String] {
+        ssml ? [text] : LongText.split(text)
+    }
 }
 
 extension Client {
     /// `say`: speaks and (unless --no-wait) waits until spoken. Ctrl-C meanwhile leaves the bus,
-    /// which cancels speech the service was waiting on for us.
+    /// which cancels speech the service was waiting on for us. Long text is several utterances:
+    /// with waiting each is queued when the one before has been spoken (so Ctrl-C cancels what is
+    /// left, and nothing of it is queued), and `say` returns after the last.
     func say(_ request: SayRequest) async throws -> ExitStatus {
+        let text = request.fromStandardInput ? try Self.standardInput() : request.text
         if request.wait {
             Interrupts.onInterrupt { _ in exit(ExitStatus.cancelled.rawValue) }
         }
-        let id = try await checked { () async throws(DBusError) in
-            try await speech.call(Speech1.speak, request.text, request.options, timeout: .seconds(3600))
+        var ids: [UInt64] = []
+        for utterance in request.utterances(text) {
+            ids.append(try await checked { () async throws(DBusError) in
+                try await speech.call(Speech1.speak, utterance, request.options, timeout: .seconds(3600))
+            })
         }
         if request.json {
-            Output.json(["id": id])
+            Output.json(["id": ids.last ?? 0, "ids": ids])
         } else if !request.wait {
-            Output.line(String(id))
+            for id in ids { Output.line(String(id)) }
         }
         return .ok
+    }
+
+    /// `say -`: all of standard input, as UTF-8.
+    static func standardInput() throws(Failure) -> String {
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(0, &chunk, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw Failure("cannot read standard input: \(String(cString: strerror(errno)))", .usage) }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0..<count])
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        guard !text.allSatisfy(\.isWhitespace) else { throw Failure("nothing to say: standard input was empty", .usage) }
+        return text
     }
 }

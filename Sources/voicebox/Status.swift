@@ -2,13 +2,17 @@ import VoiceboxBus
 import VoiceboxInterface
 
 extension Client {
-    /// What status prints when the service (or the bus) cannot be reached, before the error.
-    static func reportNotRunning(json: Bool) {
+    /// What status prints when the service (or the bus) cannot be reached: one line on standard
+    /// output, the reason in it, and nothing on standard error (the answer is the report).
+    static func notRunning(_ failure: Failure, json: Bool) -> Failure {
         if json {
             Output.json(["running": false])
+        } else if failure.message.hasPrefix("voiceboxd is not running") {
+            Output.line(failure.message)
         } else {
-            Output.line("voiceboxd is not running")
+            Output.line("voiceboxd is not running: \(failure.message)")
         }
+        return Failure.quiet(failure.status)
     }
 
     /// `status`: whether the service runs, what it is and what it is doing now. 69 when it does not run.
@@ -20,8 +24,7 @@ extension Client {
         } catch {
             let failure = Failure(error)
             guard failure.status == .unavailable else { throw failure }
-            Self.reportNotRunning(json: json)
-            throw failure
+            throw Self.notRunning(failure, json: json)
         }
         let state = try await checked { () async throws(DBusError) in
             (languages: try await speech.get(Speech1.recognitionLanguages), voiceCount: try await speech.get(Speech1.voiceCount),

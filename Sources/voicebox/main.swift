@@ -6,7 +6,12 @@ import VoiceboxInterface
 /// parses, connects, dispatches and turns the outcome into the exit status.
 let invocation: Invocation
 do {
-    invocation = try Invocation.parse(Array(CommandLine.arguments.dropFirst()))
+    // The arguments' own bytes: a file name need not be UTF-8.
+    let arguments = (1..<Int(CommandLine.argc)).map { index in
+        Argument(bytes: Array(UnsafeBufferPointer(start: CommandLine.unsafeArgv[index], count: strlen(CommandLine.unsafeArgv[index]!)))
+            .map { UInt8(bitPattern: $0) })
+    }
+    invocation = try Invocation.parse(arguments: arguments)
 } catch {
     Output.error(error.description)
     Output.error(error.command.isEmpty ? "see 'voicebox --help'" : "see 'voicebox \(error.command) --help'")
@@ -18,19 +23,24 @@ if case .help(let topic) = invocation.command {
     exit(ExitStatus.ok.rawValue)
 }
 
+if case .version = invocation.command {
+    Output.line("voicebox \(Invocation.version)")
+    exit(ExitStatus.ok.rawValue)
+}
+
 // insert needs no service.
 if case .insert(let request) = invocation.command {
-    exit(Insertion.run(request).rawValue)
+    exit(await Insertion.run(request).rawValue)
 }
 
 let status: ExitStatus
 do {
     let client: Client
-    do {
+    do throws(Failure) {
         client = try Client.connect(address: invocation.address)
     } catch {
         // No bus: no service either, and status says so as it does when the service is not running.
-        if case .status(let json) = invocation.command { Client.reportNotRunning(json: json) }
+        if case .status(let json) = invocation.command { throw Client.notRunning(error, json: json) }
         throw error
     }
     status = try await client.run(invocation.command)

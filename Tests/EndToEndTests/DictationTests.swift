@@ -13,15 +13,33 @@ final class ClientRun: Sendable {
     private let err = Shared<[UInt8]>([])
     private let open = Shared(2)
 
-    /// `environment`: the child's whole environment (nil: this process's).
-    init(_ stack: Stack, _ arguments: [String], terminal: Bool = false, environment: [String: String]? = nil) throws {
+    /// `environment`: the child's whole environment (nil: this process's). `input`: its standard
+    /// input (nil: this process's).
+    init(_ stack: Stack, program: String? = nil, _ arguments: [String], terminal: Bool = false,
+         environment: [String: String]? = nil, input: [UInt8]? = nil) throws {
         let (outRead, outWrite) = terminal ? try Self.pseudoTerminal() : try Self.pipePair()
         let (errRead, errWrite) = try Self.pipePair()
-        process = try Subprocess(stack.clientPath, arguments, environment: environment, stdoutFD: outWrite, stderrFD: errWrite)
+        var inputFD: Int32?
+        if let input {
+            // Through a file, so that a large input never blocks the test.
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-stdin-\(UUID().uuidString)").path
+            _ = FileManager.default.createFile(atPath: path, contents: Data(input))
+            inputFD = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            unlink(path)
+        }
+        process = try Subprocess(program ?? stack.clientPath, arguments, environment: environment, stdinFD: inputFD, stdoutFD: outWrite,
+                                 stderrFD: errWrite)
+        if let inputFD { close(inputFD) }
         close(outWrite)
         close(errWrite)
         Self.drain(outRead, into: out, open: open)
         Self.drain(errRead, into: err, open: open)
+    }
+
+    /// voicebox started by `/bin/sh -c script` with $0 the client and $1... `arguments` (a name that
+    /// is not UTF-8, a working directory of its own).
+    convenience init(_ stack: Stack, shell script: String, _ arguments: [String]) throws {
+        try self.init(stack, program: "/bin/sh", ["-c", script, stack.clientPath] + arguments)
     }
 
     var stdout: String { String(decoding: out.value, as: UTF8.self) }
@@ -38,20 +56,23 @@ final class ClientRun: Sendable {
     private static func pipePair() throws -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        // Not inherited under their own numbers (the child gets them as 1 and 2 only): a helper that
+        // voicebox leaves in the background (xclip serving the clipboard) must not hold them open.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         return (fds[0], fds[1])
     }
 
     /// (master, slave): the child's output is a terminal.
     private static func pseudoTerminal() throws -> (Int32, Int32) {
         // posix_openpt and friends are not in Swift's Glibc module: their ioctls are.
-        let master = Glibc.open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        let master = Glibc.open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
         var unlock: Int32 = 0
         var number: UInt32 = 0
         guard master >= 0, ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0,
               ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0 else {
             throw POSIXError(.ENOTTY)
         }
-        let slave = Glibc.open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        let slave = Glibc.open("/dev/pts/\(number)", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard slave >= 0 else { throw POSIXError(.ENOTTY) }
         // No translation of "\n" to "\r\n": the bytes as written.
         var settings = termios()
@@ -106,6 +127,52 @@ final class DictationTests: XCTestCase {
         XCTAssertEqual(object["text"] as? String, "go forward ten meters")
         XCTAssertEqual(object["reason"] as? String, "end_of_file")
         XCTAssertEqual((object["words"] as? [[String: Any]])?.count, 4)
+    }
+
+    func testListenOpensTheFileItselfSoAnyNameWorks() async throws {
+        try Recordings.require()
+        let (stack, _) = try await startService()
+        let directory = try makeTemporaryDirectory(self)
+        let wav = try Recordings.wav("goforward.raw", in: directory)
+        // A name that is not UTF-8 (the service never sees it: it gets the file open, as fd).
+        let odd = (Array(directory.path.utf8) + Array("/x_".utf8) + [0xFF] + Array(".wav".utf8) + [0]).map { CChar(bitPattern: $0) }
+        XCTAssertEqual(odd.withUnsafeBufferPointer { rename(wav, $0.baseAddress!) }, 0)
+        let client = try ClientRun(stack, shell: "exec \"$0\" listen --file \"$1/x_$(printf '\\377').wav\"", [directory.path])
+        let status = await client.finish()
+        XCTAssertEqual(status, 0, client.stderr)
+        XCTAssertEqual(client.stdout, "go forward ten meters\n")
+        // Relative to voicebox's own directory, and a headerless .raw file.
+        try FileManager.default.copyItem(atPath: Recordings.path("goforward.raw"), toPath: directory.path + "/talk.raw")
+        let relative = try ClientRun(stack, shell: "cd \"$1\" && exec \"$0\" listen --file talk.raw", [directory.path])
+        let relativeStatus = await relative.finish()
+        XCTAssertEqual(relativeStatus, 0, relative.stderr)
+        XCTAssertEqual(relative.stdout, "go forward ten meters\n")
+        let (missingStatus, missing) = try await run(stack, ["listen", "--file", directory.path + "/none.wav"])
+        XCTAssertEqual(missingStatus, 1)
+        XCTAssertEqual(missing.stderr, "voicebox: cannot open \(directory.path)/none.wav: No such file or directory\n")
+    }
+
+    func testSayReadsStandardInputAndSpeaksLongTextInParts() async throws {
+        let (stack, service) = try await startService()
+        let said = try ClientRun(stack, ["say", "--json", "-"], input: Array("Read from standard input.".utf8))
+        let saidStatus = await said.finish()
+        XCTAssertEqual(saidStatus, 0, said.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(said.stdout.utf8)) as? [String: Any], said.stdout)
+        XCTAssertEqual((object["ids"] as? [Int])?.count, 1)
+        let empty = try ClientRun(stack, ["say", "-"], input: Array(" \n".utf8))
+        let emptyStatus = await empty.finish()
+        XCTAssertEqual(emptyStatus, 64, empty.stderr)
+        XCTAssertEqual(empty.stderr, "voicebox: nothing to say: standard input was empty\n")
+
+        // 150 KB: more than Speak takes at once (64 KiB), queued as three utterances in order.
+        let long = String(repeating: "Voicebox speaks every sentence of this text in order. ", count: 2800)
+        let queued = try ClientRun(stack, ["say", "--no-wait", "--volume", "0", "-"], input: Array(long.utf8))
+        let queuedStatus = await queued.finish()
+        XCTAssertEqual(queuedStatus, 0, queued.stderr)
+        let ids = queued.stdout.split(separator: "\n").compactMap { UInt64($0) }
+        XCTAssertEqual(ids.count, 3, queued.stdout)
+        XCTAssertEqual(ids, ids.sorted())
+        try await service.proxy.call(Speech1.stopAllSpeaking)
     }
 
     func testListenToAFileOnATerminalShowsAProgressBar() async throws {
@@ -185,6 +252,18 @@ final class DictationTests: XCTestCase {
         let (status, missing) = try await run(stack, ["status", "--json"])
         XCTAssertEqual(status, 69, missing.stderr)
         XCTAssertEqual(missing.stdout, "{\"running\":false}\n")
+        XCTAssertEqual(missing.stderr, "", "said once, on standard output")
+        let (plainStatus, plain) = try await run(stack, ["status"])
+        XCTAssertEqual(plainStatus, 69)
+        XCTAssertEqual(plain.stdout, "voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
+        XCTAssertEqual(plain.stderr, "")
+        let (unreachableStatus, unreachable) = try await run(stack, ["--address", "unix:path=/nonexistent/bus", "status"])
+        XCTAssertEqual(unreachableStatus, 69)
+        XCTAssertTrue(unreachable.stdout.hasPrefix("voiceboxd is not running: the session bus cannot be reached"), unreachable.stdout)
+        XCTAssertEqual(unreachable.stderr, "")
+        let (versionStatus, version) = try await run(stack, ["--version"])
+        XCTAssertEqual(versionStatus, 0)
+        XCTAssertTrue(version.stdout.hasPrefix("voicebox "), version.stdout)
         let (sayStatus, say) = try await run(stack, ["say", "hello"])
         XCTAssertEqual(sayStatus, 69)
         XCTAssertEqual(say.stderr, "voicebox: voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
@@ -227,7 +306,7 @@ final class DictationTests: XCTestCase {
         XCTAssertEqual(second.stdout, "", "the second press only ends the first")
         let status = await first.finish()
         XCTAssertEqual(status, 0, first.stderr)
-        XCTAssertEqual(first.stdout, "go forward ten meters\n")
+        XCTAssertEqual(first.stdout, "Go forward ten meters\n", "capitalized")
         try await waitUntil("ListeningID to be 0") { (try? await service.property("ListeningID"))?.uint64 == 0 }
     }
 
@@ -238,6 +317,37 @@ final class DictationTests: XCTestCase {
         let status = await first.finish()
         XCTAssertEqual(status, 0, first.stderr)
         XCTAssertEqual(first.stdout, "go forward ten meters\n")
+    }
+
+    func testShortcutsLeaveAnotherProgramsRecognitionAlone() async throws {
+        let (stack, service) = try await startService()
+        // Another program (not voicebox dictate) holds the microphone.
+        let other = try ClientRun(stack, ["listen", "--max-seconds", "60"])
+        let id = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        let noDictation = try await service.proxy.get(Speech1.dictationID)
+        XCTAssertEqual(noDictation, 0, "a listen is no dictation")
+        for mode in ["--toggle", "--stop", "--cancel"] {
+            let (status, shortcut) = try await run(stack, ["dictate", mode])
+            XCTAssertEqual(status, 5, "\(mode): \(shortcut.stderr)")
+            XCTAssertEqual(shortcut.stderr,
+                           "voicebox: the microphone is held by another program's recognition (\(id)), not a dictation: left alone\n")
+        }
+        XCTAssertNil(other.process.poll(), "the other program still listens")
+        let stillListening = try await service.proxy.get(Speech1.listeningID)
+        XCTAssertEqual(stillListening, id)
+        other.process.signal(SIGINT)
+        _ = await other.finish()
+        try await waitUntil("ListeningID to be 0") { (try? await service.property("ListeningID"))?.uint64 == 0 }
+        // And a dictation is named by DictationID for its whole life.
+        let dictation = try ClientRun(stack, ["dictate", "--toggle", "--output", "stdout", "--no-cue"])
+        let dictationID = try await service.waitForNewRecognition(besides: [id])
+        try await waitUntil("DictationID") { (try? await service.property("DictationID"))?.uint64 == dictationID }
+        let (cancelStatus, cancel) = try await run(stack, ["dictate", "--cancel"])
+        XCTAssertEqual(cancelStatus, 0, cancel.stderr)
+        let dictationStatus = await dictation.finish()
+        XCTAssertEqual(dictationStatus, 130)
+        try await waitUntil("DictationID to be 0") { (try? await service.property("DictationID"))?.uint64 == 0 }
     }
 
     func testDictateCancelEndsTheFirstWithNoOutput() async throws {

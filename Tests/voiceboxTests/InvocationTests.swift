@@ -1,4 +1,5 @@
 import Foundation
+import VoiceboxBus
 import VoiceboxInsertion
 import XCTest
 @testable import voicebox
@@ -73,18 +74,40 @@ final class InvocationTests: XCTestCase {
     func testListen() throws {
         var reader = ArgumentReader(command: "listen", ["--file", "a.wav", "--keyphrase", "hello world", "--keyphrase", "stop",
                                                        "--language", "en", "--max-seconds", "10", "--partial", "--json"])
-        let request = try Invocation.parseListen(&reader, workingDirectory: "/home/me")
-        XCTAssertEqual(request.file, "/home/me/a.wav", "made absolute: the service wants an absolute path")
+        let request = try Invocation.parseListen(&reader)
+        XCTAssertEqual(request.file, Argument("a.wav"), "as given: the client opens it itself and passes it open")
         XCTAssertEqual(request.keyphrases, ["hello world", "stop"])
         XCTAssertEqual(request.language, "en")
         XCTAssertEqual(request.maxSeconds, 10)
         XCTAssertTrue(request.partial && request.json)
         let options = try request.options(partialResults: false)
-        XCTAssertEqual(options["keyphrases"], .stringArray(["hello world", "stop"]))
-        XCTAssertEqual(options["max_seconds"], .double(10))
+        XCTAssertEqual(options["keyphrases"], DBusValue.stringArray(["hello world", "stop"]))
+        XCTAssertEqual(options["max_seconds"], DBusValue.double(10))
         XCTAssertNil(options["partial_results"])
+        XCTAssertNil(options["file"], "never a path: the file goes open, as fd")
         XCTAssertEqual(try parse("listen").command, .listen(ListenRequest()))
-        XCTAssertThrowsError(try ListenRequest(grammarFile: "/nonexistent.gram").options(partialResults: false))
+        XCTAssertThrowsError(try ListenRequest(grammarFile: Argument("/nonexistent.gram")).options(partialResults: false))
+    }
+
+    func testAFileNameKeepsItsBytes() throws {
+        let name: [UInt8] = Array("/tmp/x_".utf8) + [0xFF] + Array(".wav".utf8)
+        let invocation = try Invocation.parse(arguments: [Argument("listen"), Argument("--file"), Argument(bytes: name)])
+        guard case .listen(let request) = invocation.command else { return XCTFail("not listen") }
+        XCTAssertEqual(request.file?.bytes, name, "not UTF-8, and kept byte for byte")
+        let joined = try Invocation.parse(arguments: [Argument("listen"), Argument(bytes: Array("--file=".utf8) + name)])
+        guard case .listen(let same) = joined.command else { return XCTFail("not listen") }
+        XCTAssertEqual(same.file?.bytes, name, "--file=NAME too")
+    }
+
+    func testVersionAndSayFromStandardInput() throws {
+        XCTAssertEqual(try parse("--version").command, .version)
+        XCTAssertFalse(Invocation.version.isEmpty)
+        guard case .say(let request) = try parse("say", "--rate", "1.2", "-").command else { return XCTFail("not say") }
+        XCTAssertTrue(request.fromStandardInput)
+        XCTAssertEqual(request.text, "")
+        guard case .say(let words) = try parse("say", "a", "-", "b").command else { return XCTFail("not say") }
+        XCTAssertFalse(words.fromStandardInput, "a dash among words is a word")
+        XCTAssertEqual(words.text, "a - b")
     }
 
     func testVoicesStopStatusAndTheRest() throws {
@@ -109,12 +132,25 @@ final class InvocationTests: XCTestCase {
         XCTAssertEqual(try parse("dictate", "--output", "paste", "--typer", "wtype", "--no-cue").command,
                        .dictate(DictateRequest(output: .insert(.paste), typer: .wtype, cue: false)))
         XCTAssertEqual(try parse("dictate", "--output=stdout").command, .dictate(DictateRequest(output: .stdout)))
+        XCTAssertEqual(try parse("dictate", "--language", "en-GB").command, .dictate(DictateRequest(language: "en-GB")))
+        let options = DictateRequest(language: "en-GB").options(heldByKey: true, partialResults: false)
+        XCTAssertEqual(options["language"], DBusValue.string("en-GB"), "--language is the recognition's language")
+        XCTAssertEqual(options["dictation"], DBusValue.boolean(true), "marked as a dictation, so shortcuts may end it")
+        XCTAssertEqual(options["silence_seconds"], DBusValue.double(10))
+        XCTAssertEqual(options["max_seconds"], DBusValue.double(120))
+        XCTAssertNil(DictateRequest().options(heldByKey: false, partialResults: false)["language"])
+        XCTAssertEqual(try parse("dictate", "--paste-keys", "ctrl+shift+v").command,
+                       .dictate(DictateRequest(pasteKeys: .ctrlShiftV)))
+        XCTAssertEqual(usageError("dictate", "--paste-keys", "ctrl+"), "--paste-keys takes keys such as ctrl+shift+v or shift+Insert, not 'ctrl+'")
+        XCTAssertEqual(usageError("dictate", "--paste-keys", "hyper+v"), "--paste-keys takes keys such as ctrl+shift+v or shift+Insert, not 'hyper+v'")
     }
 
     func testInsert() throws {
         XCTAssertEqual(try parse("insert", "go", "forward").command, .insert(InsertRequest(text: "go forward")))
         XCTAssertEqual(try parse("insert", "--output", "clipboard", "--typer", "xdotool", "--", "-x").command,
                        .insert(InsertRequest(text: "-x", mode: .clipboard, typer: .xdotool)))
+        XCTAssertEqual(try parse("insert", "--output", "paste", "--paste-keys", "shift+Insert", "x").command,
+                       .insert(InsertRequest(text: "x", mode: .paste, pasteKeys: .shiftInsert)))
     }
 
     func testSessionDetection() {
