@@ -77,6 +77,13 @@ class Ears:
                 return None
             time.sleep(0.002)
 
+    def rms(self, t0, t1):
+        """Root mean square of the samples that arrived between t0 and t1 (0 ... 32768)."""
+        with self.lock:
+            data = b"".join(d for t, d in self.chunks if t0 <= t < t1)
+        samples = memoryview(data[: len(data) // 2 * 2]).cast("h")
+        return (sum(s * s for s in samples) / max(1, len(samples))) ** 0.5
+
     def close(self):
         self.proc.terminate()
 

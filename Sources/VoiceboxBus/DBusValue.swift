@@ -74,6 +74,7 @@ extension DBusValue {
     public var bool: Bool? { if case .boolean(let b) = self { b } else { nil } }
     public var double: Double? { if case .double(let d) = self { d } else { nil } }
     public var uint64: UInt64? { if case .uint64(let v) = self { v } else { nil } }
+    public var int64: Int64? { if case .int64(let v) = self { v } else { nil } }
     public var uint32: UInt32? { if case .uint32(let v) = self { v } else { nil } }
 
     /// The value inside a variant (one level), or the value itself.

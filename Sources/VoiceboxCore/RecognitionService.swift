@@ -19,6 +19,7 @@ public actor RecognitionService {
     private struct Entry {
         let caller: String
         let microphone: Bool
+        let dictation: Bool
         let control: RecognitionControl
     }
 
@@ -47,6 +48,7 @@ public actor RecognitionService {
     public func run() {
         parts.bus.publish(.listening(false))
         parts.bus.publish(.listeningID(0))
+        parts.bus.publish(.dictationID(0))
         parts.bus.publish(.recognitionLanguages(parts.engine.languages))
     }
 
@@ -77,12 +79,15 @@ public actor RecognitionService {
         }
         nextID += 1
         let control = RecognitionControl()
-        entries[id] = Entry(caller: caller, microphone: options.isMicrophone, control: control)
+        entries[id] = Entry(caller: caller, microphone: options.isMicrophone, dictation: options.dictation, control: control)
         if heldByCall && options.isMicrophone { _ = control.holdForCall(true) }
         callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
         // Published at admission, so that another process (a shortcut's second press) can end
         // it even while its model is still loading.
-        if options.isMicrophone { parts.bus.publish(.listeningID(id)) }
+        if options.isMicrophone {
+            parts.bus.publish(.listeningID(id))
+            if options.dictation { parts.bus.publish(.dictationID(id)) }
+        }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
             if waits { await self?.turn(id) }
@@ -134,6 +139,7 @@ public actor RecognitionService {
         guard let entry = entries.removeValue(forKey: id) else { return }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
         if entry.microphone { parts.bus.publish(.listeningID(0)) }
+        if entry.dictation { parts.bus.publish(.dictationID(0)) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 

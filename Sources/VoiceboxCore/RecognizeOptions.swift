@@ -29,6 +29,9 @@ public struct RecognizeOptions: Sendable, Equatable {
     public var partialResults = false
     /// What to do to other audio while listening (microphone only); nil: the service's default.
     public var others: OthersPolicy?
+    /// A dictation (option `dictation`, microphone only): DictationID names it, so that keyboard
+    /// shortcuts end only a dictation, never another program's recognition.
+    public var dictation = false
 
     public init() {}
 
@@ -45,6 +48,7 @@ public struct RecognizeOptions: Sendable, Equatable {
         let silenceSeconds = try reader.double("silence_seconds", in: 0...10)
         partialResults = try reader.bool("partial_results") ?? false
         others = try reader.othersPolicy()
+        let dictation = try reader.bool("dictation")
         try reader.finish()
 
         if let descriptor {
@@ -66,12 +70,16 @@ public struct RecognizeOptions: Sendable, Equatable {
             if others != nil {
                 throw .invalidArgument("option 'others' applies to the microphone only, not to a file")
             }
+            if dictation != nil {
+                throw .invalidArgument("option 'dictation' applies to the microphone only, not to a file")
+            }
             self.maxSeconds = maxSeconds
         case (nil, let source):
             if let source, source.isEmpty { throw .invalidArgument("option 'source' is empty: leave it out for the default source") }
             input = .microphone(source: source)
             self.maxSeconds = maxSeconds ?? Self.defaultMicrophoneSeconds
             self.silenceSeconds = silenceSeconds ?? 1.0
+            self.dictation = dictation ?? false
         }
         guard LanguageTag.isWellFormed(language) else {
             throw .invalidArgument("option 'language' is not a BCP-47 tag: '\(language)'")

@@ -37,6 +37,9 @@ public enum ServiceProperty: Sendable, Equatable {
     case listening(Bool)
     /// The id of the microphone recognition in progress (admitted and not yet ended), 0 when none.
     case listeningID(UInt64)
+    /// The id of the microphone recognition in progress when it is a dictation (option
+    /// `dictation`), 0 when none is.
+    case dictationID(UInt64)
     /// BCP-47 tags of the languages recognition has models for.
     case recognitionLanguages([String])
 }

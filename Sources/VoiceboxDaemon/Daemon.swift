@@ -37,8 +37,9 @@ public enum Daemon {
         // Soon (0.5 s), so that it is over before anyone measures an idle daemon's CPU (bench/ and
         // the tests start 1 s or more after their last call).
         connection.whenQuiet(after: .milliseconds(500)) { MallocArenas.returnFreeMemory() }
-        let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(address: options.speechdAddress,
-                                                                           autospawn: options.autospawn))
+        let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(
+            address: options.speechdAddress, autospawn: options.autospawn,
+            recovery: options.speechdRecovery == .restart ? .restart : .reconnect, log: { message in Daemon.log(message) }))
         let object: SpeechObject
         do {
             object = try SpeechObject(connection: connection, notifyMicrophone: options.notifyMicrophone)
@@ -72,7 +73,6 @@ public enum Daemon {
         await session.add(service)
         await session.add(recognition)
         await session.start()
-        Task { await session.run() }
 
         // Export and publish first, then take the name: a caller activated by the name finds it all.
         await service.start()
@@ -98,6 +98,9 @@ public enum Daemon {
             return 1
         }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
+        // Only now: undoing a crashed interruption announces its `ended`, which a monitor watching
+        // the name must see (and a voiceboxd that found the name taken must leave to its owner).
+        Task { await session.run() }
 
         connection.onDisconnect {
             log("lost the bus; exiting")
@@ -110,8 +113,10 @@ public enum Daemon {
             status = ending
             break
         }
-        try? await connection.releaseName(Speech1.busName)
+        // Others get their audio back and every `ended` goes out while the name is still ours, so
+        // that a monitor watching the name sees it.
         await session.finish()
+        try? await connection.releaseName(Speech1.busName)
         await connection.close()
         synthesizer.shutdown()
         mixer.shutdown()

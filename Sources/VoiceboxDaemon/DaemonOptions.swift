@@ -9,6 +9,8 @@ public struct DaemonOptions: Sendable, Equatable {
     public var speechdAddress: String?
     /// Whether libspeechd may start speech-dispatcher when it is not running.
     public var autospawn = true
+    /// What is done to a speech-dispatcher that stops speaking or answering.
+    public var speechdRecovery: SpeechdRecovery = .restart
     /// How long ListVoices waits for a first listing before EngineUnavailable.
     public var voicesWait: Double = 10
     /// How long a recognition model stays loaded after its last use.
@@ -30,11 +32,13 @@ public struct DaemonOptions: Sendable, Equatable {
           --address ADDRESS          serve on this bus instead of the session bus
           --speechd-address ADDRESS  speech-dispatcher's address, e.g. unix_socket:/run/user/1000/speech-dispatcher/speechd.sock
           --no-autospawn             never start speech-dispatcher; wait for it to appear
+          --speechd-recovery WHAT    a speech-dispatcher that stops speaking or answering is restarted (restart,
+                                     the default: if it runs as this user) or only reconnected to (reconnect)
           --voices-wait SECONDS      how long ListVoices waits for a first voice list (default 10)
           --model-idle SECONDS       free a recognition model this long after its last use (default 300)
           --speaking-others POLICY   what Speak does to other audio by default: duck (default), pause, mix
           --listening-others POLICY  what a microphone Recognize does to other audio: pause (default), duck, mix
-          --duck-db DECIBELS         how far duck lowers other streams, -60 ... 0 (default -15)
+          --duck-db DECIBELS         how far duck lowers other streams as heard, -60 ... 0 (default -15)
           --grace SECONDS            others stay interrupted this long after the last utterance (default 0.3)
           --call-limit SECONDS       a microphone recognition held by a call this long ends, reason interrupted (default 10)
           --spare-role ROLE          never pause, mute or duck streams of this media.role (a11y always; repeatable)
@@ -55,6 +59,12 @@ public struct DaemonOptions: Sendable, Equatable {
             case "--address": busAddress = try value(argument)
             case "--speechd-address": speechdAddress = try value(argument)
             case "--no-autospawn": autospawn = false
+            case "--speechd-recovery":
+                let text = try value(argument)
+                guard let recovery = SpeechdRecovery(rawValue: text) else {
+                    throw OptionError("--speechd-recovery takes restart or reconnect, not '\(text)'")
+                }
+                speechdRecovery = recovery
             case "--voices-wait":
                 let text = try value(argument)
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
@@ -111,4 +121,10 @@ private func policy(_ flag: String, _ text: String) throws(OptionError) -> Other
 public struct OptionError: Error, Equatable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// What voiceboxd does to a speech-dispatcher that stops speaking or answering (the synthesizer's
+/// `Recovery`, named here so that the options do not depend on the speech-dispatcher module).
+public enum SpeechdRecovery: String, Sendable, Equatable {
+    case restart, reconnect
 }

@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxInterface
 
 /// Who is told that the microphone is on, and for whom: besides the `Listening` property, the
 /// log gets a line when a caller's recognition takes the microphone and when it gives it back

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import VoiceboxCore
 import VoiceboxPocketsphinx
 import VoiceboxSpawn
@@ -37,67 +36,38 @@ public enum ModelProbe {
     public static func verify(_ model: SpeechModel) async throws {
         let arguments = [flag, model.acousticModel, model.dictionary]
         // Off the cooperative pool: the wait blocks a thread for as long as the load takes.
-        let (status, said) = try await withCheckedThrowingContinuation { continuation in
+        let ending = try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(with: Result { try run(arguments) })
             }
         }
         // The first line names the file (pocketsphinx then repeats itself up the call chain).
-        let reason = said.split(whereSeparator: \.isNewline).first.map(String.init)
+        let reason = ending.errorText.split(whereSeparator: \.isNewline).first.map(String.init)
         let name = "the \(model.language) model (\(model.acousticModel))"
-        if status.signal == SIGKILL, status.timedOut {
+        if ending.timedOut {
             throw RecognitionError.engineFailure("\(name) did not load within \(timeout.components.seconds) s")
-        } else if let signal = status.signal {
-            throw RecognitionError.engineFailure("\(name) is damaged: pocketsphinx crashed loading it (\(String(cString: strsignal(signal))))")
-        } else if status.code != 0 {
-            throw RecognitionError.engineFailure("\(name) does not load: \(reason ?? "pocketsphinx ended with status \(status.code)")")
+        }
+        switch ending.termination {
+        case .exited(0), .unknown:
+            return
+        case .signalled:
+            throw RecognitionError.engineFailure("\(name) is damaged: pocketsphinx crashed loading it (\(ending.termination))")
+        case .exited(let code):
+            throw RecognitionError.engineFailure("\(name) does not load: \(reason ?? "pocketsphinx ended with status \(code)")")
         }
     }
 
-    private struct Ending { var code: Int32 = 0; var signal: Int32?; var timedOut = false }
-
-    /// Spawns this executable with `arguments`, its standard error into a pipe; waits (bounded).
-    private static func run(_ arguments: [String]) throws -> (Ending, String) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw RecognitionError.engineFailure("cannot check the model: no pipe") }
-        // Not inherited by children other threads spawn meanwhile (the dup2 below clears it on fd 2).
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+    /// Runs this executable with `arguments`, its standard error captured; bounded by `timeout`.
+    private static func run(_ arguments: [String]) throws -> Spawn.Ending {
         // Without the Swift runtime's crash report: a crash is the expected answer to a damaged model.
         let environment = ProcessInfo.processInfo.environment.filter { $0.key != "SWIFT_BACKTRACE" }
             .map { "\($0.key)=\($0.value)" } + ["SWIFT_BACKTRACE=enable=no"]
-        let spawned = CleanSpawn.spawn("/proc/self/exe", arguments, actions: &actions, environment: environment)
-        close(fds[1])
-        defer { close(fds[0]) }
-        guard case .success(let pid) = spawned else {
-            throw RecognitionError.engineFailure("cannot check the model: \(spawned)")
+        var spec = ChildSpec("/proc/self/exe", arguments, environment: environment)
+        spec.standardError = .pipe
+        do {
+            return try Spawn.run(spec, timeout: timeout)
+        } catch {
+            throw RecognitionError.engineFailure("cannot check the model: \(error)")
         }
-        var ending = Ending()
-        if CleanSpawn.waitForExit(pid, timeout: timeout) == .stillRunning {
-            kill(pid, SIGKILL)
-            ending.timedOut = true
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        // The child is gone and the pipe's other end with it: this read ends.
-        var said = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fds[0], &buffer, buffer.count)
-            if count > 0 { said.append(contentsOf: buffer[0..<count]); continue }
-            if count < 0 && errno == EINTR { continue }
-            break
-        }
-        if status & 0x7f == 0 {
-            ending.code = (status >> 8) & 0xff
-        } else {
-            ending.signal = status & 0x7f
-        }
-        return (ending, String(decoding: said, as: UTF8.self))
     }
 }

@@ -13,8 +13,7 @@ enum SpeechHandlers {
                 guard options.wait else { return call.reply(id) }
                 // Waiting for the end must not hold up the caller's next call.
                 Task {
-                    _ = await speech.finish(of: id)
-                    call.reply(id)
+                    await call.answer { try await speech.outcome(of: id) }
                 }
             },
             Speech1.stopSpeaking.handler { sender, id in

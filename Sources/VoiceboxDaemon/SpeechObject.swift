@@ -52,6 +52,7 @@ extension SpeechObject: ServiceBus {
         case .voiceCount(let count): object.set(Speech1.voiceCount, count)
         case .listening(let listening): object.set(Speech1.listening, listening)
         case .listeningID(let id): object.set(Speech1.listeningID, id)
+        case .dictationID(let id): object.set(Speech1.dictationID, id)
         case .recognitionLanguages(let tags): object.set(Speech1.recognitionLanguages, tags)
         case .interrupted(let interrupted): object.set(Speech1.interrupted, interrupted)
         }

@@ -75,6 +75,8 @@ public enum Speech1 {
     public static let listening = BusProperty("Listening", "A recognition is recording from a microphone now.", Bool.self)
     public static let listeningID = BusProperty("ListeningID", "The id of the microphone recognition in progress, 0 when none.",
                                                 UInt64.self)
+    public static let dictationID = BusProperty("DictationID", "The id of the dictation in progress (ListeningID when "
+                                                + "that recognition has the option dictation), 0 when none.", UInt64.self)
     public static let recognitionLanguages = BusProperty("RecognitionLanguages", "BCP-47 tags of the recognition models.",
                                                          [String].self)
 
@@ -89,7 +91,7 @@ public enum Speech1 {
                   recognitionProgress.description, recognitionFinished.description, audioInterruption.description],
         properties: [version.description, speaking.description, paused.description, voiceCount.description,
                      listening.description, interrupted.description, listeningID.description,
-                     recognitionLanguages.description])
+                     dictationID.description, recognitionLanguages.description])
 
     /// The service as seen from a client on `connection`.
     public static func proxy(_ connection: BusConnection) -> BusProxy {

@@ -56,10 +56,10 @@ public final class AudioFileReader {
             close(fd)
             throw RecognitionError.unreadableAudio("\(self.path): not audio that libsndfile can decode (\(reason))")
         }
-        guard info.samplerate > 0, info.channels > 0 else {
+        if let problem = Self.unsupportedLayout(sampleRate: Int(info.samplerate), channels: Int(info.channels)) {
             sf_close(file)
             close(fd)
-            throw RecognitionError.unreadableAudio("\(self.path): no sample rate or channels in the header")
+            throw RecognitionError.unreadableAudio("\(self.path): \(problem)")
         }
         self.fd = fd
         self.file = file
@@ -117,6 +117,34 @@ public final class AudioFileReader {
             for channel in 0..<channels { sum += interleaved[frame * channels + channel] }
             return sum * scale
         }
+    }
+
+    /// The sample rates read: what speech recordings use, telephone (8 kHz) to studio (192 kHz).
+    /// libsamplerate converts ratios up to 256 either way, but a header claiming 1 Hz or 10 MHz is
+    /// a broken or hostile file, not speech.
+    public static let sampleRates = 8_000...192_000
+    /// Channels mixed down to mono; a frame of more would only be a way to make the reader's buffers huge.
+    public static let maximumChannels = 64
+
+    /// Why a header's rate or channel count cannot be read, or nil if it can.
+    static func unsupportedLayout(sampleRate: Int, channels: Int) -> String? {
+        if sampleRate <= 0 || channels <= 0 { return "no sample rate or channels in the header" }
+        if !sampleRates.contains(sampleRate) {
+            return "sample rate \(grouped(sampleRate)) Hz is outside \(grouped(sampleRates.lowerBound))–\(grouped(sampleRates.upperBound)) Hz"
+        }
+        if channels > maximumChannels { return "\(channels) channels; at most \(maximumChannels) are mixed down" }
+        return nil
+    }
+
+    /// 192000 as "192,000", whatever the locale.
+    private static func grouped(_ number: Int) -> String {
+        var digits = Array(String(number.magnitude))
+        var index = digits.count - 3
+        while index > 0 {
+            digits.insert(",", at: index)
+            index -= 3
+        }
+        return (number < 0 ? "-" : "") + String(digits)
     }
 
     /// Opens `path` for reading if it is a regular file. stat first, so a FIFO or a device is

@@ -7,6 +7,7 @@ import TestSupport
 import VoiceboxLock
 // @testable: Marshalling.validate sorts out, before sending, what the client itself refuses.
 @testable import VoiceboxBus
+import VoiceboxInterface
 import XCTest
 
 /// A seeded fuzzer over the bus: random members (the service's own, read from its Introspect reply;
@@ -51,7 +52,9 @@ final class BusFuzzTests: XCTestCase {
     static let quiet: Duration = .seconds(4)
     static let connectionCount = 4
     static let concurrency = 32
-    static let callTimeout: Duration = .seconds(10)
+    /// D-Bus's own default. A fuzzed file Recognize waits its turn in the file queue behind the
+    /// other connections' ones: on a loaded machine one took over 10 s, answered all the same.
+    static let callTimeout: Duration = .seconds(25)
 
     func testEveryFuzzedCallIsAnsweredAndTheServiceStaysUp() async throws {
         let run = try await Self.sharedRun()
@@ -73,6 +76,35 @@ final class BusFuzzTests: XCTestCase {
         XCTAssertLessThan(run.rssAfter - run.rssBefore, 4 << 20,
                           "MEMORY GROWTH: voiceboxd's VmRSS grew from \(run.rssBefore >> 10) KiB after the warm-up to \(run.rssAfter >> 10) KiB "
                           + "after \(run.callsSent) more calls, seed \(run.seedText)")
+    }
+
+    /// Hostile texts and SSML among the calls wedge nothing: after every batch, another caller's
+    /// Speak is heard on the sink within 1 s.
+    func testAnotherCallerIsHeardAfterEveryBatch() async throws {
+        let run = try await Self.sharedRun()
+        XCTAssertFalse(run.speechHeard.isEmpty)
+        for (batch, heard) in run.speechHeard.enumerated() {
+            XCTAssertNotNil(heard, "batch \(batch + 1): another caller's Speak was not heard within 3 s, seed \(run.seedText)")
+            if let heard { XCTAssertLessThan(heard, 1.0, "batch \(batch + 1): heard after \(heard) s, seed \(run.seedText)") }
+        }
+    }
+
+    /// Speaks from a connection of its own and times it until the sink's monitor hears it (the
+    /// test hears it, so the recording's latency counts); stops it again. nil: not within 3 s.
+    static func speechHeard(_ stack: Stack) async -> Double? {
+        guard let ears = try? MonitorRecorder(device: stack.sink + ".monitor"), (try? await ears.waitUntilRecording()) != nil,
+              let caller = try? BusConnection(address: stack.busAddress) else { return nil }
+        defer { ears.stop() }
+        let position = ears.seconds, asked = ContinuousClock.now
+        let spoken = try? await Speech1.proxy(caller).call(Speech1.speak, "Can you hear me?", VarDict())
+        var heard = false
+        if spoken != nil {
+            heard = (try? await waitUntil("speech on the sink", timeout: .seconds(3)) { ears.firstLoud(after: position) != nil }) != nil
+        }
+        let took = seconds(ContinuousClock.now - asked)
+        if let spoken { _ = try? await Speech1.proxy(caller).call(Speech1.stopSpeaking, spoken) }
+        await caller.close()
+        return heard ? took : nil
     }
 
     func testFuzzedCallsLeaveNoDescriptorsBehind() async throws {
@@ -108,6 +140,9 @@ final class BusFuzzTests: XCTestCase {
         /// (a leak) or levels off (the allocator settling).
         var rssSamples: [(units: Int, bytes: Int)] = []
         var seconds = 0.0
+        /// After each batch of calls: how long another caller's Speak took to be heard on the sink
+        /// (nil: not within 3 s).
+        var speechHeard: [Double?] = []
     }
 
     private static let shared = Locked<Task<Run, any Error>?>(nil)
@@ -197,9 +232,11 @@ final class BusFuzzTests: XCTestCase {
             // memory trimmed, and the calls come again, VmRSS settles 3-4 MiB higher, and then stays.
             await perform(generator.units(warmUpCalls / 2), on: connections, into: &warmUp)
             await tidy(connections)
+            run.speechHeard.append(await speechHeard(stack))
             try await Task.sleep(for: quiet)
             await perform(generator.units(warmUpCalls - warmUpCalls / 2), on: connections, into: &warmUp)
             await tidy(connections)
+            run.speechHeard.append(await speechHeard(stack))
             run.descriptorsBefore = await settledDescriptorCount(run.pid, atMost: 0, settle: .milliseconds(300)) ?? 0
             try await Task.sleep(for: quiet)
             run.rssBefore = residentBytes(run.pid) ?? 0
@@ -213,6 +250,8 @@ final class BusFuzzTests: XCTestCase {
                 await perform(generator.units(count), on: connections, into: &run)
                 sent += count
                 if sent < measuredCalls {
+                    await tidy(connections)
+                    run.speechHeard.append(await speechHeard(stack))
                     try await Task.sleep(for: quiet)
                     run.rssSamples.append((sent, residentBytes(run.pid) ?? 0))
                 }
@@ -220,6 +259,7 @@ final class BusFuzzTests: XCTestCase {
             let elapsed = ContinuousClock.now - started
             run.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             await tidy(connections)
+            run.speechHeard.append(await speechHeard(stack))
             try await Task.sleep(for: quiet)
             // Settled: at rest, and given up to 3 s more to come down to where it was.
             run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore) ?? Int.max
@@ -260,6 +300,7 @@ final class BusFuzzTests: XCTestCase {
             \(run.answersPing ? "answers Ping" : "DOES NOT ANSWER PING")
             BusFuzzTests: VmRSS growth (KiB) after units: \(run.rssSamples.map { "\($0.units): \(($0.bytes - run.rssBefore) >> 10)" }.joined(separator: ", "))
             BusFuzzTests: outcomes: \(names)
+            BusFuzzTests: another caller's Speak heard after each batch (s): \(run.speechHeard.map { $0.map { String(format: "%.2f", $0) } ?? "never" }.joined(separator: ", "))
             """)
         return run
     }
@@ -474,26 +515,6 @@ extension DBusValue {
     }
 }
 
-/// SplitMix64: small, fast and the same everywhere (the standard library's generators and its
-/// `random(in:using:)` are not promised to stay the same), so a seed always means the same calls.
-struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// 0 ..< n (n > 0).
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-    mutating func between(_ low: Int, _ high: Int) -> Int { low + below(high - low + 1) }
-}
-
 /// Files and descriptors the fuzzer names and sends, as a caller's `file` path or `fd` option or as
 /// any `h` value: devices, FIFOs with and without a writer, /proc files, huge sparse files (100 GiB
 /// of nothing as raw audio; a WAV whose header promises 4 GiB), an empty file, a directory,
@@ -589,6 +610,15 @@ struct Generator {
     var rng: SplitMix64
     let catalogue: BusFuzzTests.Catalogue
     let scratch: Scratch
+    /// Hostile texts and SSML (line ends, dot lines, controls, marks, nesting, entities), seeded from `rng`.
+    var corpus: SpeechCorpus
+
+    init(rng: SplitMix64, catalogue: BusFuzzTests.Catalogue, scratch: Scratch) {
+        self.rng = rng
+        self.catalogue = catalogue
+        self.scratch = scratch
+        corpus = SpeechCorpus(seed: self.rng.next())
+    }
     /// RefreshVoices holds up the calls behind it while speech-dispatcher lists its voices; a few do.
     var refreshesLeft = 3
 
@@ -658,6 +688,12 @@ struct Generator {
         let certainlyRefused = options.contains { entry in !Self.speakKeys.contains { .string($0.0) == entry.key } }
         var text = rng.pick(["", "a", "hi", "<speak>x<mark name=\"m\"/>y</speak>", "<speak><", "&amp;&", "\u{202E}abc\u{0301}",
                              "🗣️", "\n\t", "%s%n", "a\u{200B}b"])
+        // Texts made to break SSIP or speech-dispatcher, as plain text or SSML (D-Bus strings hold no NUL).
+        if rng.chance(30) {
+            let ssml = rng.chance(50)
+            text = (ssml ? corpus.ssml() : corpus.text()).replacingOccurrences(of: "\u{0}", with: " ")
+            if ssml { options.append(DBusDictEntry(.string("ssml"), .variant(.boolean(true)))) }
+        }
         // Long text only when it cannot be spoken: over the limit, or with an option that is refused.
         if rng.chance(8) { text = String(repeating: "x", count: 65537 + rng.below(4)) }
         if certainlyRefused, rng.chance(15) { text = randomString(maxLength: 200_000) }

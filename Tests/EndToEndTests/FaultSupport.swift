@@ -120,12 +120,14 @@ final class LogFile: Sendable {
 /// `output` (nil: /dev/null). Foundation's Process, which runProgram uses, once never saw a forking
 /// dbus-daemon's starter exit, and hung the test.
 @discardableResult
-func runQuietly(_ path: String, _ arguments: [String], output: String? = nil, seconds: Int = 10) async throws -> Int32? {
+func runQuietly(_ path: String, _ arguments: [String], output: String? = nil, seconds: Int = 10,
+                 environment: [String: String] = [:]) async throws -> Int32? {
     let descriptor = open(output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     defer { close(descriptor) }
     let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
     defer { close(null) }
-    let process = try Subprocess(path, arguments, stdoutFD: descriptor, stderrFD: null)
+    let process = try Subprocess(path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                                 stdoutFD: descriptor, stderrFD: null)
     let status = await process.wait(timeout: .seconds(seconds))
     if status == nil { process.signal(SIGKILL) }
     return status

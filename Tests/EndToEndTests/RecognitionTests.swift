@@ -292,6 +292,7 @@ final class RecognitionTests: XCTestCase {
     func testRoundTripSpeakThenRecognize() async throws {
         let stack = self.stack!
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
         await self.service.stop()
         let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
@@ -327,6 +328,10 @@ final class RecognitionTests: XCTestCase {
         try Data("not audio at all\n".utf8).write(to: text)
         let empty = directory.appendingPathComponent("empty.wav")
         try Data().write(to: empty)
+        let oneHertz = directory.appendingPathComponent("one-hertz.wav")
+        try Recordings.silentWAV(rate: 1, channels: 1, frames: 100).write(to: oneHertz)
+        let manyChannels = directory.appendingPathComponent("many-channels.wav")
+        try Recordings.silentWAV(rate: 16_000, channels: 100, frames: 100).write(to: manyChannels)
         let valid = "#JSGF V1.0; grammar g; public <a> = go forward;"
         let invalid = "InvalidArgument", unreadable = "UnreadableFile"
         let cases: [(options: [String: DBusValue], error: String, mentions: String)] = [
@@ -351,6 +356,8 @@ final class RecognitionTests: XCTestCase {
             (["file": .string("/dev/zero")], unreadable, "character device"),
             (["file": .string(text.path)], unreadable, "not audio"),
             (["file": .string(empty.path)], unreadable, "empty"),
+            (["file": .string(oneHertz.path)], unreadable, "sample rate 1 Hz is outside 8,000–192,000 Hz"),
+            (["file": .string(manyChannels.path)], unreadable, "100 channels"),
             (["file": .string(goforward), "grammar": .string("#JSGF V1.0; grammar g; public <a> = (go | ;")], invalid, "syntax error"),
             (["file": .string(goforward), "grammar": .string("#JSGF V1.0; grammar g; public <a> = go zzyzxq;")], invalid, "zzyzxq"),
             (["file": .string(goforward), "keyphrases": .stringArray(["zzyzxq"])], invalid, "keyphrases"),

@@ -21,4 +21,26 @@ public enum Recordings {
         }
         return result
     }
+
+    /// A 16-bit PCM WAV file of silence whose header says any rate and channel count, including
+    /// ones no converter takes.
+    public static func silentWAV(rate: Int, channels: Int, frames: Int) -> Data {
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        let bytes = frames * channels * 2
+        data.append(contentsOf: Array("RIFF".utf8))
+        append(UInt32(36 + bytes))
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16))
+        append(UInt16(1))  // PCM
+        append(UInt16(channels))
+        append(UInt32(rate))
+        append(UInt32(rate * channels * 2))
+        append(UInt16(channels * 2))
+        append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8))
+        append(UInt32(bytes))
+        data.append(Data(count: bytes))
+        return data
+    }
 }

@@ -15,9 +15,10 @@ final class PrivateBus {
         guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
         defer { close(fds[0]) }
         process = try Subprocess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--print-address=\(fds[1])",
-                                                          "--address=unix:path=\(directory.path)/bus"])
-        // The child got its own copy of the pipe's write end as the same number (posix_spawn keeps
-        // descriptors without CLOEXEC); ours must close so that reading can end.
+                                                          "--address=unix:path=\(directory.path)/bus"],
+                                 keeping: [fds[1]])
+        // The child got its own copy of the pipe's write end as the same number; ours must close so
+        // that reading can end.
         close(fds[1])
         // The daemon prints its address once it listens.
         var line = [UInt8]()

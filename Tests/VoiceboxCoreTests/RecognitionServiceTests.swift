@@ -47,7 +47,7 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(signals.first, .recognitionStarted(done.id))
         XCTAssertEqual(signals.last, .recognitionFinished(done.id, done.result.text))
         XCTAssertTrue(signals.contains(.recognitionProgress(done.id, 1)))
-        XCTAssertEqual(bus.properties, [.listening(false), .listeningID(0), .recognitionLanguages(["de-DE", "en-US"])],
+        XCTAssertEqual(bus.properties, [.listening(false), .listeningID(0), .dictationID(0), .recognitionLanguages(["de-DE", "en-US"])],
                        "a file recognition is not the microphone's: ListeningID stays 0")
         XCTAssertEqual(bus.watchedCallers, [], "no watch left once the caller has no recognition")
     }
@@ -90,6 +90,21 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(bus.properties, [.listeningID(pending.id), .listening(true), .listening(false), .listeningID(0)])
         XCTAssertTrue(bus.signals.contains { if case .audioLevel = $0 { true } else { false } })
         XCTAssertTrue(bus.signals.contains { if case .recognitionPartial(_, "w1") = $0 { true } else { false } })
+    }
+
+    func testADictationIsNamedByDictationIDAndOnlyADictation() async throws {
+        let service = makeService()
+        let dictation = try await service.start(options(["silence_seconds": .double(0.5), "dictation": .bool(true)]), caller: ":1.1")
+        let mic = try await microphone()
+        mic.send(speech: false, count: 3)
+        mic.send(speech: true, count: 2)
+        mic.send(speech: false, count: 5)
+        _ = try await dictation.outcome()
+        XCTAssertEqual(bus.properties, [.listeningID(dictation.id), .dictationID(dictation.id), .listening(true), .listening(false),
+                                        .listeningID(0), .dictationID(0)])
+        XCTAssertThrowsError(try options(["file": .string("/a.wav"), "dictation": .bool(true)]), "a file is no dictation")
+        XCTAssertEqual(try options(["dictation": .bool(true)]).dictation, true)
+        XCTAssertEqual(try options([:]).dictation, false, "not by default, whatever the hint")
     }
 
     func testSpeechWithinTheDetectorWarmUpIsDroppedNotCounted() async throws {

@@ -49,10 +49,17 @@ final class SessionWiringTests: XCTestCase {
         synthesizer.report(.finished(id, .done))
         try await eventually("others restored") { mixer.changes == ["mute 2 true", "mute 2 false"] }
 
+        let long = try await speech.speak("a long one", options: SpeakOptions(["others": .string("mix")]), caller: ":1.1")
+        synthesizer.report(.started(long))
+        let bus = bus!
+        try await eventually("Speaking") { bus.properties.last(where: \.isSpeaking) == .speaking(true) }
         mixer.play(PlaybackStream(id: 9, applicationName: "Zoom", processID: 900, role: "phone"))
         try await eventually("speech held by the call") { synthesizer.commands.last == .pause }
+        XCTAssertEqual(bus.properties.last(where: \.isSpeaking), .speaking(false), "nothing is spoken while the call holds it")
+        XCTAssertEqual(bus.properties.last(where: \.isInterrupted), .interrupted(true))
         mixer.remove(9)
         try await eventually("speech going on after the call") { synthesizer.commands.last == .resume }
+        XCTAssertEqual(bus.properties.last(where: \.isSpeaking), .speaking(true))
         let paused = await speech.isPaused
         XCTAssertFalse(paused, "a call is no caller's pause")
     }
@@ -74,6 +81,15 @@ final class SessionWiringTests: XCTestCase {
         XCTAssertEqual(done.end, .interrupted)
         XCTAssertFalse(done.result.text.isEmpty, "what was heard before the call is kept")
         XCTAssertTrue(microphone.isClosed)
-        try await eventually("others restored") { mixer.changes.last == "mute 2 false" }
+        // The recognition is over, the call is not: others stay paused until it is.
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(mixer.changes, ["mute 2 true"], "nothing is given back while the call goes on")
+        mixer.remove(9)
+        try await eventually("others restored after the call") { mixer.changes.last == "mute 2 false" }
     }
+}
+
+private extension ServiceProperty {
+    var isSpeaking: Bool { if case .speaking = self { true } else { false } }
+    var isInterrupted: Bool { if case .interrupted = self { true } else { false } }
 }

@@ -124,6 +124,33 @@ final class AudioFileReaderTests: XCTestCase {
         }
     }
 
+    /// A header whose rate or channels cannot be converted is an unreadable file that says why,
+    /// never an engine failure (which would tell callers that recognition as a whole is broken).
+    func testRatesAndChannelsOutsideTheRangeAreUnreadableAndSaySo() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let cases: [(rate: Int, channels: Int, reason: String?)] = [
+            (1, 1, "sample rate 1 Hz is outside 8,000–192,000 Hz"),
+            (7_999, 1, "sample rate 7,999 Hz is outside 8,000–192,000 Hz"),
+            (192_001, 2, "sample rate 192,001 Hz is outside 8,000–192,000 Hz"),
+            (16_000, 65, "65 channels; at most 64 are mixed down"),
+            (8_000, 1, nil),
+            (192_000, 64, nil),
+        ]
+        for (rate, channels, reason) in cases {
+            let path = directory.appendingPathComponent("r\(rate)-c\(channels).wav").path
+            try Recordings.silentWAV(rate: rate, channels: channels, frames: 4_000).write(to: URL(fileURLWithPath: path))
+            guard let reason else {
+                let reader = try AudioFileReader(path: path)
+                XCTAssertEqual(reader.sourceSampleRate, rate)
+                XCTAssertFalse(try readAll(reader).isEmpty, path)
+                continue
+            }
+            XCTAssertThrowsError(try AudioFileReader(path: path), path) { error in
+                XCTAssertEqual(error as? RecognitionError, .unreadableAudio("\(path): \(reason)"))
+            }
+        }
+    }
+
     func testTranscribingAnUnreadableFileSaysSo() async throws {
         await assertThrows({ if case .unreadableAudio = $0 { true } else { false } }) {
             try await TestData.engine.transcribeFile(path: "/dev/zero")
