@@ -4,6 +4,7 @@ public enum OptionValue: Sendable, Equatable {
     case double(Double)
     case bool(Bool)
     case strings([String])
+    case uint32(UInt32)
     /// A unix descriptor (`h`), open for the length of the call.
     case descriptor(Int32)
     /// Any other D-Bus type, by its signature: always refused, but named in the error.
@@ -15,6 +16,7 @@ public enum OptionValue: Sendable, Equatable {
         case .double: "d"
         case .bool: "b"
         case .strings: "as"
+        case .uint32: "u"
         case .descriptor: "h"
         case .other(let signature): signature
         }
@@ -54,6 +56,15 @@ struct OptionReader {
         guard let value = remaining.removeValue(forKey: key) else { return nil }
         guard case .descriptor(let fd) = value else { throw typeError(key, "h", value) }
         return fd
+    }
+
+    mutating func uint32(_ key: String, in range: ClosedRange<UInt32>) throws(VoiceboxError) -> UInt32? {
+        guard let value = remaining.removeValue(forKey: key) else { return nil }
+        guard case .uint32(let u) = value else { throw typeError(key, "u", value) }
+        guard range.contains(u) else {
+            throw .invalidArgument("option '\(key)' must be between \(range.lowerBound) and \(range.upperBound), not \(u)")
+        }
+        return u
     }
 
     mutating func double(_ key: String, in range: ClosedRange<Double>) throws(VoiceboxError) -> Double? {

@@ -10,6 +10,8 @@ public enum RecognitionEnd: String, Sendable, CaseIterable {
     case endOfFile = "end_of_file"
     /// A call held the microphone for longer than the service waits (AudioSession).
     case interrupted
+    /// A stream's writer sent nothing for the idle bound (`stream_idle_seconds`).
+    case timeout
 }
 
 /// What Recognize answers.

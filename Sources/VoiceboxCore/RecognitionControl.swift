@@ -2,7 +2,8 @@ import VoiceboxLock
 
 /// How StopRecognition and CancelRecognition reach a recognition that is busy decoding on its
 /// own queue: a flag its loop checks at every chunk, and the open microphone, which is closed
-/// at once so that a loop waiting for audio wakes up (and the recording indicator goes away).
+/// at once so that a loop waiting for audio wakes up (and the recording indicator goes away),
+/// or the open stream's waker, which ends a read waiting for the writer.
 final class RecognitionControl: Sendable {
     enum Request: Sendable, Equatable {
         /// Finish now with what was heard.
@@ -16,6 +17,7 @@ final class RecognitionControl: Sendable {
     private struct State {
         var request: Request?
         var microphone: (any CaptureStream)?
+        var stream: AudioStreamWaker?
         /// A call has the audio: the microphone is to be corked, also one that opens later.
         var heldByCall = false
     }
@@ -29,6 +31,8 @@ final class RecognitionControl: Sendable {
     func request(_ request: Request) -> (any CaptureStream)? {
         state.withLock { state in
             if state.request != .cancel { state.request = request }
+            // Under the lock: `detachStream` cannot return (and the stream close) in between.
+            state.stream?.wake()
             return state.microphone
         }
     }
@@ -50,6 +54,20 @@ final class RecognitionControl: Sendable {
             state.heldByCall = held
             return state.microphone
         }
+    }
+
+    /// Registers the open stream's waker; false (and not kept) when a request came first.
+    func attach(_ stream: AudioStreamWaker) -> Bool {
+        state.withLock { state in
+            guard state.request == nil else { return false }
+            state.stream = stream
+            return true
+        }
+    }
+
+    /// After this returns no wake comes, so the stream may close.
+    func detachStream() {
+        state.withLock { $0.stream = nil }
     }
 
     var isHeldByCall: Bool { state.withLock { $0.heldByCall } }

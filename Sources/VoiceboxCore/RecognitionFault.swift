@@ -36,6 +36,8 @@ enum RecognitionFault {
             return .invalidArgument(options.keyphrases != nil ? "option 'keyphrases': \(why)" : why)
         case .unreadableAudio(let why):
             return .init(.unreadableFile, why)
+        case .invalidStream(let why):
+            return .invalidArgument("option 'stream': \(why)")
         case .engineFailure(let why):
             return .engineUnavailable("the recognizer failed: \(why)")
         }

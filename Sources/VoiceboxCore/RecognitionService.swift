@@ -36,9 +36,9 @@ public actor RecognitionService {
     private var callLimit: Task<Void, Never>?
     private var heldByCall = false
 
-    public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, bus: any ServiceBus,
-                session: AudioSession? = nil, maxFileRecognitions: Int) {
-        parts = .init(engine: engine, capture: capture, files: files, bus: bus, session: session)
+    public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, streams: any AudioStreams,
+                bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int) {
+        parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session)
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
                                          waitingPerCaller: Self.fileQueuePerCaller)
         callers = CallerTracker(bus: bus)

@@ -28,39 +28,18 @@ extension RecognitionSession {
         parts.bus.publish(.listening(true))
         begin()
 
-        // The detector reports silence only `speechEndDelay` after speech ends: count from the real end.
-        var endpointer = Endpointer(silenceSeconds: max(0, options.silenceSeconds - decoder.speechEndDelay),
-                                    maxSeconds: options.maxSeconds)
-        var warmUp = DetectorWarmUp(seconds: decoder.detectorWarmUp)
-        var meter = LevelMeter()
-        var dither = Dither()
-        var levels = RateLimiter(perSecond: 20)
+        var live = LiveAudio(decoder: decoder, options: options)
         var end: RecognitionEnd?
         var fault: VoiceboxError?
         listening: for await chunk in microphone.chunks {
             guard control.request == nil else { break }
-            meter.add(chunk)
-            var samples = chunk
-            dither.apply(&samples)
-            let seconds = Double(samples.count) / Self.sampleRate
-            let inSpeech: Bool
             do throws(VoiceboxError) {
-                let reported = try decode(decoder, samples)
-                let (counted, discard) = warmUp.feed(inSpeech: reported, seconds: seconds)
-                if discard { try drop(decoder) }
-                inSpeech = counted
+                end = try take(chunk, into: decoder, &live)
             } catch {
                 fault = error
                 break
             }
-            if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
-            reportPartial(decoder)
-            switch endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
-            case .continue: continue
-            case .endpoint: end = .endpoint
-            case .maxDuration: end = .maxDuration
-            }
-            break listening
+            if end != nil { break listening }
         }
 
         // Release the microphone before anything else: the answer can wait a few milliseconds,
@@ -84,6 +63,44 @@ extension RecognitionSession {
                                             options: options)
         }
         let result = try finish(decoder)
-        return Recognition(id: id, result: result, duration: endpointer.elapsedSeconds, end: end, language: language)
+        return Recognition(id: id, result: result, duration: live.elapsedSeconds, end: end, language: language)
     }
+
+    /// One chunk of live audio (the microphone's, or a stream that ends at the end of speech)
+    /// through the decoder: dithered, the detector's warm-up kept from counting, the level and
+    /// the partial text reported. Returns how the recognition ends, or nil to go on.
+    func take(_ chunk: [Int16], into decoder: any SpeechDecoder, _ live: inout LiveAudio) throws(VoiceboxError) -> RecognitionEnd? {
+        live.meter.add(chunk)
+        var samples = chunk
+        live.dither.apply(&samples)
+        let seconds = Double(samples.count) / Self.sampleRate
+        let reported = try decode(decoder, samples)
+        let (inSpeech, discard) = live.warmUp.feed(inSpeech: reported, seconds: seconds)
+        if discard { try drop(decoder) }
+        if live.levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, live.meter.read())) }
+        reportPartial(decoder)
+        switch live.endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
+        case .continue: return nil
+        case .endpoint: return .endpoint
+        case .maxDuration: return .maxDuration
+        }
+    }
+}
+
+/// What a live recognition keeps between chunks.
+struct LiveAudio {
+    var endpointer: Endpointer
+    var warmUp: DetectorWarmUp
+    var meter = LevelMeter()
+    var dither = Dither()
+    var levels = RateLimiter(perSecond: 20)
+
+    init(decoder: any SpeechDecoder, options: RecognizeOptions) {
+        // The detector reports silence only `speechEndDelay` after speech ends: count from the real end.
+        endpointer = Endpointer(silenceSeconds: max(0, options.silenceSeconds - decoder.speechEndDelay),
+                                maxSeconds: options.maxSeconds)
+        warmUp = DetectorWarmUp(seconds: decoder.detectorWarmUp)
+    }
+
+    var elapsedSeconds: Double { endpointer.elapsedSeconds }
 }

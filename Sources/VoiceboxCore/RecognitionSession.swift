@@ -12,6 +12,7 @@ actor RecognitionSession {
         var engine: any RecognitionEngine
         var capture: any AudioCapture
         var files: any AudioFiles
+        var streams: any AudioStreams
         var bus: any ServiceBus
         var session: AudioSession?
     }
@@ -48,6 +49,7 @@ actor RecognitionSession {
             case .microphone(let source): outcome = .success(try await listen(source: source))
             case .file(let path): outcome = .success(try await read { try parts.files.open(path: path) })
             case .descriptor(let fd): outcome = .success(try await read { try parts.files.open(descriptor: fd) })
+            case .stream(let input): outcome = .success(try await read(stream: input))
             }
         } catch {
             outcome = .failure(error)

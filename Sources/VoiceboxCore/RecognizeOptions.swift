@@ -10,6 +10,8 @@ public struct RecognizeOptions: Sendable, Equatable {
         /// An audio file the caller opened and passed (option `fd`), as desktop portals pass files:
         /// open while the call lasts.
         case descriptor(Int32)
+        /// Raw PCM the caller streams as it is produced (option `stream`).
+        case stream(StreamInput)
     }
 
     public static let defaultMicrophoneSeconds = 30.0
@@ -32,14 +34,17 @@ public struct RecognizeOptions: Sendable, Equatable {
     /// A dictation (option `dictation`, microphone only): DictationID names it, so that keyboard
     /// shortcuts end only a dictation, never another program's recognition.
     public var dictation = false
+    /// A stream with `silence_seconds`: it ends at the end of speech (the microphone always does).
+    public var endsAtSilence = false
 
     public init() {}
 
     public init(_ options: [String: OptionValue]) throws(VoiceboxError) {
         var reader = OptionReader(options)
-        var file = try reader.string("file")
+        let file = try reader.string("file")
         let source = try reader.string("source")
         let descriptor = try reader.descriptor("fd")
+        let stream = try Self.readStream(&reader)
         if let language = try reader.string("language") { self.language = language }
         grammar = try reader.string("grammar")
         keyphrases = try reader.strings("keyphrases")
@@ -51,6 +56,51 @@ public struct RecognizeOptions: Sendable, Equatable {
         let dictation = try reader.bool("dictation")
         try reader.finish()
 
+        if let stream {
+            guard file == nil, source == nil, descriptor == nil else {
+                throw .invalidArgument("option 'stream' is the audio itself: not with 'file', 'fd' or 'source'")
+            }
+            if dictation != nil {
+                throw .invalidArgument("option 'dictation' applies to the microphone only, not to a stream")
+            }
+            input = .stream(stream)
+            self.maxSeconds = maxSeconds
+            // Given, it ends the recognition at the end of speech, as the microphone's does;
+            // absent, the stream is read as a file is, to its end. Others are left alone unless
+            // `others` is given: a stream is not the microphone.
+            self.silenceSeconds = silenceSeconds ?? 0
+            endsAtSilence = silenceSeconds != nil
+        } else {
+            try readFileOrMicrophone(file: file, descriptor: descriptor, source: source, maxSeconds: maxSeconds,
+                                     silenceSeconds: silenceSeconds, dictation: dictation)
+        }
+        guard LanguageTag.isWellFormed(language) else {
+            throw .invalidArgument("option 'language' is not a BCP-47 tag: '\(language)'")
+        }
+        if let hint {
+            guard let known = RecognitionHint(rawValue: hint) else {
+                let names = RecognitionHint.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .invalidArgument("option 'hint' must be one of \(names), not '\(hint)'")
+            }
+            self.hint = known
+        }
+        try checkSearch()
+    }
+
+    /// The grammar, keyphrases and hint: one search, well formed, by the rules the engine
+    /// applies too (`RecognitionConfiguration.checkSearch`), within the service's limits.
+    private func checkSearch() throws(VoiceboxError) {
+        do {
+            try configuration(language: language)
+                .checkSearch(maxGrammarBytes: Self.maximumGrammarBytes, maxKeyphrases: Self.maximumKeyphrases)
+        } catch {
+            throw error.optionError
+        }
+    }
+
+    private mutating func readFileOrMicrophone(file: String?, descriptor: Int32?, source: String?, maxSeconds: Double?,
+                                               silenceSeconds: Double?, dictation: Bool?) throws(VoiceboxError) {
+        var file = file
         if let descriptor {
             guard file == nil, source == nil else {
                 throw .invalidArgument("option 'fd' is the audio itself: not with 'file' or 'source'")
@@ -81,28 +131,33 @@ public struct RecognizeOptions: Sendable, Equatable {
             self.silenceSeconds = silenceSeconds ?? 1.0
             self.dictation = dictation ?? false
         }
-        guard LanguageTag.isWellFormed(language) else {
-            throw .invalidArgument("option 'language' is not a BCP-47 tag: '\(language)'")
-        }
-        if let hint {
-            guard let known = RecognitionHint(rawValue: hint) else {
-                let names = RecognitionHint.allCases.map(\.rawValue).joined(separator: ", ")
-                throw .invalidArgument("option 'hint' must be one of \(names), not '\(hint)'")
-            }
-            self.hint = known
-        }
-        try checkSearch()
     }
 
-    /// The grammar, keyphrases and hint: one search, well formed, by the rules the engine
-    /// applies too (`RecognitionConfiguration.checkSearch`), within the service's limits.
-    private func checkSearch() throws(VoiceboxError) {
-        do {
-            try configuration(language: language)
-                .checkSearch(maxGrammarBytes: Self.maximumGrammarBytes, maxKeyphrases: Self.maximumKeyphrases)
-        } catch {
-            throw error.optionError
+    /// `stream` and its companions; the companions without `stream` are an error.
+    private static func readStream(_ reader: inout OptionReader) throws(VoiceboxError) -> StreamInput? {
+        let descriptor = try reader.descriptor("stream")
+        let format = try reader.string("stream_format")
+        let rate = try reader.uint32("stream_rate", in: StreamInput.rates)
+        let channels = try reader.uint32("stream_channels", in: 1...StreamInput.maximumChannels)
+        let idle = try reader.double("stream_idle_seconds", in: StreamInput.idleSecondsRange)
+        guard let descriptor else {
+            let given = [("stream_format", format != nil), ("stream_rate", rate != nil), ("stream_channels", channels != nil),
+                         ("stream_idle_seconds", idle != nil)].first { $0.1 }
+            if let given { throw .invalidArgument("option '\(given.0)' describes option 'stream', which is missing") }
+            return nil
         }
+        var stream = StreamInput(descriptor: descriptor)
+        if let format {
+            guard let encoding = StreamInput.Encoding(rawValue: format) else {
+                let known = StreamInput.Encoding.allCases.map(\.rawValue).joined(separator: ", ")
+                throw .invalidArgument("option 'stream_format' must be one of \(known), not '\(format)'")
+            }
+            stream.encoding = encoding
+        }
+        if let rate { stream.rate = Int(rate) }
+        if let channels { stream.channels = Int(channels) }
+        if let idle { stream.idleSeconds = idle }
+        return stream
     }
 
     public var isMicrophone: Bool {

@@ -131,6 +131,9 @@ public enum RecognitionError: Error, Sendable, Equatable {
     case invalidArgument(String)
     /// The audio file cannot be read or decoded, with the path and the reason.
     case unreadableAudio(String)
+    /// The caller's stream (option `stream`) is not what it must be: not a pipe or stream
+    /// socket, an odd byte count, a sample that is not a number. The reason.
+    case invalidStream(String)
     /// The engine itself failed (e.g. a model that does not load).
     case engineFailure(String)
 }

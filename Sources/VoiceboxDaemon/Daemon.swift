@@ -67,8 +67,9 @@ public enum Daemon {
         // Each model is loaded by a throw-away process first: a damaged one crashes that, not us.
         let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog,
                                         verifier: { model in try await ModelProbe.verify(model) })
-        let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(), bus: object,
-                                             session: session, maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
+        let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(),
+                                             streams: DescriptorAudioStreams(), bus: object, session: session,
+                                             maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
         await recognition.run()  // its properties are there before a caller can find the name
         await session.add(service)
         await session.add(recognition)

@@ -85,6 +85,7 @@ enum SpeechHandlers {
             case .string(let s): .string(s)
             case .double(let d): .double(d)
             case .boolean(let b): .bool(b)
+            case .uint32(let u): .uint32(u)
             case .array(.string, let items): .strings(items.compactMap(\.string))
             case .unixFD(let fd): .descriptor(fd)
             default: .other(signature: value.type.signature)

@@ -138,6 +138,60 @@ final class FakeFile: AudioFile {
     }
 }
 
+/// Streams from memory: descriptor → what its writer does.
+struct FakeStreams: AudioStreams {
+    let streams: [Int32: ScriptedStream]
+
+    func open(_ input: StreamInput) throws -> any AudioStream {
+        guard let script = streams[input.descriptor] else { throw RecognitionError.invalidStream("it is a character device") }
+        return FakeAudioStream(script, idleSeconds: input.idleSeconds)
+    }
+}
+
+/// What a scripted stream's writer sends, then whether it closes its end or stalls.
+struct ScriptedStream: Sendable {
+    var samples: [Int16]
+    var stallsAfter = false
+}
+
+/// A stall ends a read at a wake or after the idle bound, as the real stream's poll does.
+final class FakeAudioStream: AudioStream {
+    private var samples: ArraySlice<Int16>
+    private let stalls: Bool
+    private let idleSeconds: Double
+    private let woken = Locked(false)
+    private(set) var stop: AudioStreamStop?
+    private(set) var closed = false
+
+    init(_ script: ScriptedStream, idleSeconds: Double) {
+        samples = script.samples[...]
+        stalls = script.stallsAfter
+        self.idleSeconds = idleSeconds
+    }
+
+    var duration: Double? { nil }
+
+    var waker: AudioStreamWaker {
+        let woken = woken
+        return AudioStreamWaker { woken.withLock { $0 = true } }
+    }
+
+    func read(maxSamples: Int) throws -> [Int16] {
+        if woken.withLock({ $0 }) { stop = .woken }
+        guard stop == nil else { return [] }
+        let chunk = samples.prefix(maxSamples)
+        samples = samples.dropFirst(chunk.count)
+        if chunk.isEmpty, stalls {
+            let deadline = ContinuousClock.now + .seconds(idleSeconds)
+            while !woken.withLock({ $0 }), .now < deadline { usleep(1000) }
+            stop = woken.withLock { $0 } ? .woken : .idle
+        }
+        return Array(chunk)
+    }
+
+    func close() { closed = true }
+}
+
 /// Quiet audio without end, a millisecond per chunk (so that it holds a decoder without
 /// spinning a core).
 final class EndlessFile: AudioFile {

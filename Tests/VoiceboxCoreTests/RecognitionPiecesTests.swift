@@ -20,6 +20,20 @@ final class RecognitionPiecesTests: XCTestCase {
         XCTAssertEqual(passed.input, .descriptor(7))
         XCTAssertNil(passed.maxSeconds, "a passed file is read to its end too")
         XCTAssertFalse(passed.isMicrophone)
+        let stream = try RecognizeOptions(["stream": .descriptor(9)])
+        XCTAssertEqual(stream.input, .stream(StreamInput(descriptor: 9, encoding: .s16le, rate: 16_000, channels: 1, idleSeconds: 10)))
+        XCTAssertNil(stream.maxSeconds, "a stream is read to its end")
+        XCTAssertFalse(stream.endsAtSilence, "without silence_seconds, as a file")
+        XCTAssertNil(stream.others, "other audio is left alone")
+        XCTAssertFalse(stream.isMicrophone)
+        let live = try RecognizeOptions(["stream": .descriptor(9), "stream_format": .string("f32le"), "stream_rate": .uint32(48_000),
+                                         "stream_channels": .uint32(2), "stream_idle_seconds": .double(2),
+                                         "silence_seconds": .double(0.5), "others": .string("duck"), "max_seconds": .double(20)])
+        XCTAssertEqual(live.input, .stream(StreamInput(descriptor: 9, encoding: .f32le, rate: 48_000, channels: 2, idleSeconds: 2)))
+        XCTAssertTrue(live.endsAtSilence)
+        XCTAssertEqual(live.silenceSeconds, 0.5)
+        XCTAssertEqual(live.others, .duck)
+        XCTAssertEqual(live.maxSeconds, 20)
     }
 
     func testBadOptionsNameTheirKey() {
@@ -45,6 +59,20 @@ final class RecognitionPiecesTests: XCTestCase {
             (["fd": .descriptor(7), "source": .string("b")], "'fd'"),
             (["fd": .string("/a")], "'fd'"),
             (["fd": .descriptor(7), "silence_seconds": .double(1)], "'silence_seconds'"),
+            (["stream": .descriptor(7), "fd": .descriptor(8)], "'stream'"),
+            (["stream": .descriptor(7), "file": .string("/a")], "'stream'"),
+            (["stream": .descriptor(7), "source": .string("b")], "'stream'"),
+            (["stream": .string("/a")], "'stream' must be of type h"),
+            (["stream": .descriptor(7), "dictation": .bool(true)], "'dictation'"),
+            (["stream": .descriptor(7), "stream_format": .string("u8")], "'stream_format'"),
+            (["stream": .descriptor(7), "stream_rate": .uint32(7_999)], "'stream_rate'"),
+            (["stream": .descriptor(7), "stream_rate": .uint32(48_001)], "'stream_rate'"),
+            (["stream": .descriptor(7), "stream_rate": .double(16_000)], "'stream_rate' must be of type u, not d"),
+            (["stream": .descriptor(7), "stream_channels": .uint32(0)], "'stream_channels'"),
+            (["stream": .descriptor(7), "stream_channels": .uint32(9)], "'stream_channels'"),
+            (["stream": .descriptor(7), "stream_idle_seconds": .double(0)], "'stream_idle_seconds'"),
+            (["stream_format": .string("s16le")], "'stream_format' describes option 'stream', which is missing"),
+            (["stream_rate": .uint32(16_000), "file": .string("/a")], "'stream_rate'"),
         ]
         for (options, mention) in cases {
             do {

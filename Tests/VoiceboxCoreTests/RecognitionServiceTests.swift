@@ -8,8 +8,10 @@ final class RecognitionServiceTests: XCTestCase {
     private let loud = [Int16](repeating: 5000, count: 16_000)
     private let quiet = [Int16](repeating: 0, count: 16_000)
 
-    private func makeService(warmUp: Double = 0, files: [String: [Int16]] = [:], maxFiles: Int = 2) -> RecognitionService {
-        RecognitionService(engine: FakeEngine(warmUp: warmUp), capture: capture, files: FakeFiles(files: files), bus: bus,
+    private func makeService(warmUp: Double = 0, files: [String: [Int16]] = [:], streams: [Int32: ScriptedStream] = [:],
+                             maxFiles: Int = 2) -> RecognitionService {
+        RecognitionService(engine: FakeEngine(warmUp: warmUp), capture: capture, files: FakeFiles(files: files),
+                           streams: FakeStreams(streams: streams), bus: bus,
                            maxFileRecognitions: maxFiles)
     }
 
@@ -50,6 +52,83 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(bus.properties, [.listening(false), .listeningID(0), .dictationID(0), .recognitionLanguages(["de-DE", "en-US"])],
                        "a file recognition is not the microphone's: ListeningID stays 0")
         XCTAssertEqual(bus.watchedCallers, [], "no watch left once the caller has no recognition")
+    }
+
+    func testAStreamIsReadToItsEndWithoutTheMicrophone() async throws {
+        let service = makeService(streams: [5: ScriptedStream(samples: quiet + loud + quiet)])
+        await service.run()
+        let done = try await service.start(options(["stream": .descriptor(5), "partial_results": .bool(true)]), caller: ":1.1").outcome()
+        XCTAssertEqual(done.end, .endOfFile)
+        XCTAssertEqual(done.duration, 3, accuracy: 1e-9)
+        XCTAssertFalse(done.result.text.isEmpty)
+        let signals = bus.signals
+        XCTAssertEqual(signals.first, .recognitionStarted(done.id))
+        XCTAssertEqual(signals.last, .recognitionFinished(done.id, done.result.text))
+        XCTAssertTrue(signals.contains { if case .audioLevel(done.id, _) = $0 { true } else { false } }, "levels as the microphone's")
+        XCTAssertTrue(signals.contains { if case .recognitionPartial(done.id, _) = $0 { true } else { false } })
+        XCTAssertEqual(bus.properties, [.listening(false), .listeningID(0), .dictationID(0), .recognitionLanguages(["de-DE", "en-US"])],
+                       "a stream does not take the microphone")
+    }
+
+    func testAStreamWithSilenceSecondsEndsAtTheEndOfSpeech() async throws {
+        let service = makeService(streams: [5: ScriptedStream(samples: loud + quiet + quiet + loud, stallsAfter: true)])
+        let done = try await service.start(options(["stream": .descriptor(5), "silence_seconds": .double(0.5)]), caller: ":1.1").outcome()
+        XCTAssertEqual(done.end, .endpoint)
+        XCTAssertEqual(done.duration, 1.5, accuracy: 0.06, "1 s of speech, then 0.5 s of silence")
+    }
+
+    func testAStalledStreamEndsWithWhatWasHeardAfterTheIdleBound() async throws {
+        let service = makeService(streams: [5: ScriptedStream(samples: loud, stallsAfter: true)])
+        let started = ContinuousClock.now
+        let done = try await service.start(options(["stream": .descriptor(5), "stream_idle_seconds": .double(0.3)]),
+                                           caller: ":1.1").outcome()
+        XCTAssertEqual(done.end, .timeout)
+        XCTAssertFalse(done.result.text.isEmpty, "what was heard before the stall")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+    }
+
+    func testAStalledStreamIsStoppedOrCancelledAtOnce() async throws {
+        let service = makeService(streams: [5: ScriptedStream(samples: loud, stallsAfter: true),
+                                            6: ScriptedStream(samples: loud, stallsAfter: true)])
+        let stopped = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.1")
+        try await waitFor("the stream to start") { self.bus.signals.contains(.recognitionStarted(stopped.id)) }
+        let asked = ContinuousClock.now
+        await service.stopRecognition(caller: ":1.1")
+        let done = try await stopped.outcome()
+        XCTAssertEqual(done.end, .stopped)
+        XCTAssertFalse(done.result.text.isEmpty)
+        XCTAssertLessThan(ContinuousClock.now - asked, .seconds(1), "woken, not after the 10 s idle bound")
+
+        let cancelled = try await service.start(options(["stream": .descriptor(6)]), caller: ":1.2")
+        try await waitFor("the stream to start") { self.bus.signals.contains(.recognitionStarted(cancelled.id)) }
+        bus.vanish(":1.2")
+        let kind = await errorKind { _ = try await cancelled.outcome() }
+        XCTAssertEqual(kind, .cancelled, "a caller that left cancels its stream")
+    }
+
+    func testStreamsWaitForADecoderAsFilesDo() async throws {
+        let service = makeService(streams: [5: ScriptedStream(samples: loud, stallsAfter: true), 6: ScriptedStream(samples: loud)],
+                                  maxFiles: 1)
+        let first = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.1")
+        try await waitFor("the first stream to start") { self.bus.signals.contains(.recognitionStarted(first.id)) }
+        let second = try await service.start(options(["stream": .descriptor(6)]), caller: ":1.2")
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertFalse(bus.signals.contains(.recognitionStarted(second.id)), "waits for the one decoder")
+        await service.endRecognition(first.id, cancel: false)
+        let end = try await second.outcome().end
+        XCTAssertEqual(end, .endOfFile)
+    }
+
+    func testABadStreamIsAnInvalidArgument() async throws {
+        let service = makeService()
+        let stream = try options(["stream": .descriptor(99)])
+        do throws(VoiceboxError) {
+            _ = try await service.start(stream, caller: ":1.1").outcome()
+            XCTFail("a character device was read")
+        } catch {
+            XCTAssertEqual(error.kind, .invalidArgument)
+            XCTAssertEqual(error.message, "option 'stream': it is a character device")
+        }
     }
 
     func testAFileLongerThanADayIsRefusedUnlessPartOfItIsAsked() async throws {
@@ -257,7 +336,7 @@ final class RecognitionServiceQueueTests: XCTestCase {
 
     private func makeService() -> RecognitionService {
         RecognitionService(engine: FakeEngine(warmUp: 0), capture: FakeCapture(), files: FakeFiles(files: ["/a.wav": quiet]),
-                           bus: bus, maxFileRecognitions: 1)
+                           streams: FakeStreams(streams: [:]), bus: bus, maxFileRecognitions: 1)
     }
 
     private func file(_ path: String) -> RecognizeOptions {

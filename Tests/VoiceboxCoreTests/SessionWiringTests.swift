@@ -66,7 +66,8 @@ final class SessionWiringTests: XCTestCase {
 
     func testListeningInterruptsOthersAndACallCorksTheMicrophoneThenEndsItPastTheLimit() async throws {
         let capture = FakeCapture()
-        let recognition = RecognitionService(engine: FakeEngine(), capture: capture, files: FakeFiles(files: [:]), bus: bus,
+        let recognition = RecognitionService(engine: FakeEngine(), capture: capture, files: FakeFiles(files: [:]),
+                                             streams: FakeStreams(streams: [:]), bus: bus,
                                              session: session, maxFileRecognitions: 1)
         await session.add(recognition)
         let pending = try await recognition.start(RecognizeOptions([:]), caller: ":1.1")

@@ -1,0 +1,79 @@
+/// The caller's own audio, streamed through a descriptor as it is produced (Recognize's option
+/// `stream`): raw little-endian PCM, read as 16 kHz mono. Back-pressure comes through the pipe:
+/// the service reads only as fast as it decodes, so memory stays bounded however fast the
+/// writer is.
+public struct StreamInput: Sendable, Equatable {
+    public enum Encoding: String, Sendable, CaseIterable {
+        case s16le
+        case f32le
+
+        public var bytesPerSample: Int {
+            switch self {
+            case .s16le: 2
+            case .f32le: 4
+            }
+        }
+    }
+
+    /// The rates resampled to 16 kHz: telephone to studio speech.
+    public static let rates: ClosedRange<UInt32> = 8_000...48_000
+    public static let maximumChannels: UInt32 = 8
+    /// How long a writer may send nothing before the recognition ends with what was heard
+    /// (reason `timeout`): a live source sends audio all the time, silence included.
+    public static let defaultIdleSeconds = 10.0
+    public static let idleSecondsRange: ClosedRange<Double> = 0.1...3_600
+
+    /// Open for the length of the call (the call's descriptors close when it is answered).
+    public var descriptor: Int32
+    public var encoding = Encoding.s16le
+    public var rate = 16_000
+    public var channels = 1
+    public var idleSeconds = defaultIdleSeconds
+
+    public init(descriptor: Int32, encoding: Encoding = .s16le, rate: Int = 16_000, channels: Int = 1,
+                idleSeconds: Double = defaultIdleSeconds) {
+        self.descriptor = descriptor
+        self.encoding = encoding
+        self.rate = rate
+        self.channels = channels
+        self.idleSeconds = idleSeconds
+    }
+}
+
+/// Opens streams. Raw PCM through a pipe or stream socket stands behind it in production
+/// (VoiceboxPocketsphinx's `DescriptorAudioStreams`); tests swap in a scripted one.
+public protocol AudioStreams: Sendable {
+    /// Checks the descriptor (a pipe, a stream socket or a regular file, open for reading) and
+    /// prepares to read it. Throws `RecognitionError.invalidArgument` for anything else.
+    func open(_ input: StreamInput) throws -> any AudioStream
+}
+
+/// One stream being read, from one task at a time: `read` waits for the writer (without
+/// spinning) until it has `maxSamples` samples, the stream ends, the writer stalls past the
+/// idle bound or `wake()` is called.
+public protocol AudioStream: AudioFile {
+    /// Why the last `read` came back short: nil while the stream goes on or after its end.
+    var stop: AudioStreamStop? { get }
+    /// Makes a `read` that waits return at once, from any thread (StopRecognition, a caller
+    /// that left). Valid until `close()`.
+    var waker: AudioStreamWaker { get }
+    /// Releases what the stream holds of its own (not the caller's descriptor, which is the
+    /// call's). Idempotent; no `wake()` may come after it.
+    func close()
+}
+
+public enum AudioStreamStop: Sendable, Equatable {
+    /// The writer sent nothing for the idle bound.
+    case idle
+    /// `wake()` was called.
+    case woken
+}
+
+/// Wakes a stream's reader from another thread.
+public struct AudioStreamWaker: Sendable {
+    private let action: @Sendable () -> Void
+
+    public init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+
+    public func wake() { action() }
+}

@@ -1,0 +1,269 @@
+import CSamplerate
+import Glibc
+import VoiceboxCore
+
+/// Opens the caller's raw PCM streams (Recognize's option `stream`).
+public struct DescriptorAudioStreams: AudioStreams {
+    public init() {}
+
+    public func open(_ input: StreamInput) throws -> any AudioStream {
+        try DescriptorAudioStream(input)
+    }
+}
+
+/// Raw little-endian PCM from a pipe, a stream socket or a regular file, read as 16 kHz mono.
+///
+/// Reads never block: a pipe is opened anew through /proc as a description of our own, set
+/// non-blocking (so another reader of the caller's pipe cannot leave us stuck in read(2)); a
+/// socket is read with MSG_DONTWAIT. Waiting is one poll(2) on the stream and a pipe of our own
+/// that `wake()` writes to, bounded by the idle time: no spinning, and no thread held for good.
+final class DescriptorAudioStream: AudioStream {
+    private enum Kind { case pipe, socket, file }
+
+    private let input: StreamInput
+    private let kind: Kind
+    /// What is read: our own description of a pipe, else the call's descriptor.
+    private let descriptor: Int32
+    /// The wake pipe: poll reads the first, `wake()` writes to the second.
+    private let wakeDescriptor: Int32
+    private let wakeWriter: Int32
+    private var unpacker: PCMUnpacker
+    private let resampler: Resampler?
+    private var pending: [Int16] = []
+    private var ended = false
+    private var closed = false
+    private var lastData = ContinuousClock.now
+    private(set) var stop: AudioStreamStop?
+
+    init(_ input: StreamInput) throws {
+        self.input = input
+        kind = try Self.check(input.descriptor)
+        unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
+                               direct: input.encoding == .s16le && input.channels == 1 && input.rate == AudioFileReader.sampleRate)
+        resampler = input.rate == AudioFileReader.sampleRate ? nil : try Resampler(from: input.rate, to: AudioFileReader.sampleRate)
+        if kind == .pipe {
+            let own = Glibc.open("/proc/self/fd/\(input.descriptor)", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard own >= 0 else { throw RecognitionError.invalidStream("cannot open the pipe for reading: \(Self.reason(errno))") }
+            descriptor = own
+        } else {
+            descriptor = input.descriptor
+        }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            let error = errno
+            if kind == .pipe { Glibc.close(descriptor) }
+            throw RecognitionError.engineFailure("pipe: \(Self.reason(error))")
+        }
+        for end in ends {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+        }
+        wakeDescriptor = ends[0]
+        wakeWriter = ends[1]
+    }
+
+    deinit { close() }
+
+    var duration: Double? { nil }
+
+    var waker: AudioStreamWaker {
+        let descriptor = wakeWriter
+        return AudioStreamWaker {
+            var one: UInt8 = 1
+            _ = write(descriptor, &one, 1)  // a full pipe is already awake
+        }
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        Glibc.close(wakeDescriptor)
+        Glibc.close(wakeWriter)
+        if kind == .pipe { Glibc.close(descriptor) }
+    }
+
+    /// `maxSamples` samples, fewer only at the end, after an idle stall or a wake ([] then, once
+    /// what was pending is taken).
+    func read(maxSamples: Int) throws -> [Int16] {
+        while pending.count < maxSamples, !ended, stop == nil {
+            guard try waitForData() else { break }
+            try fill(wanted: maxSamples - pending.count)
+        }
+        let count = min(maxSamples, pending.count)
+        defer { pending.removeFirst(count) }
+        return Array(pending[0..<count])
+    }
+
+    /// Waits until the stream has something (data, its end, an error); false when the idle
+    /// bound passed or `wake()` came first (`stop` says which).
+    private func waitForData() throws -> Bool {
+        while true {
+            let idleLeft = lastData + .seconds(input.idleSeconds) - .now
+            guard idleLeft > .zero else {
+                stop = .idle
+                return false
+            }
+            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+            let milliseconds = Int32(clamping: Int((idleLeft / .milliseconds(1)).rounded(.up)))
+            let ready = poll(&fds, 2, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw RecognitionError.invalidStream("poll failed: \(Self.reason(errno))")
+            }
+            if fds[1].revents != 0 {
+                stop = .woken
+                return false
+            }
+            if fds[0].revents & Int16(POLLNVAL) != 0 { throw RecognitionError.invalidStream("the descriptor is not open") }
+            if fds[0].revents != 0 { return true }
+        }
+    }
+
+    /// Reads what the stream holds, up to about what `wanted` samples need, and converts it.
+    private func fill(wanted: Int) throws {
+        let ratio = resampler?.ratio ?? 1
+        let frameBytes = input.encoding.bytesPerSample * input.channels
+        let bytes = min(65_536, max(4_096, Int(Double(wanted) / ratio) * frameBytes))
+        var buffer = [UInt8](repeating: 0, count: bytes)
+        let got = buffer.withUnsafeMutableBytes { raw -> Int in
+            switch kind {
+            case .socket: recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
+            case .pipe, .file: Glibc.read(descriptor, raw.baseAddress, raw.count)
+            }
+        }
+        if got < 0 {
+            if errno == EINTR || errno == EAGAIN { return }
+            throw RecognitionError.invalidStream("reading it failed: \(Self.reason(errno))")
+        }
+        guard got > 0 else {
+            ended = true
+            if unpacker.leftoverBytes > 0 {
+                throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
+                                                     + "\(frameBytes) (\(input.encoding.rawValue), \(input.channels) channels)")
+            }
+            if let resampler { append(try resampler.process([], end: true)) }
+            return
+        }
+        lastData = .now
+        let unpacked = try unpacker.unpack(buffer[0..<got])
+        switch unpacked {
+        case .samples(let samples): pending += samples
+        case .floats(let floats): append(try resampler?.process(floats, end: false) ?? floats)
+        }
+    }
+
+    private func append(_ floats: [Float]) {
+        guard !floats.isEmpty else { return }
+        var samples = [Int16](repeating: 0, count: floats.count)
+        src_float_to_short_array(floats, &samples, Int32(floats.count))
+        pending += samples
+    }
+
+    private static func check(_ fd: Int32) throws -> Kind {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw RecognitionError.invalidStream("the descriptor is not open") }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0, flags & O_ACCMODE == O_WRONLY { throw RecognitionError.invalidStream("it is open for writing only") }
+        switch status.st_mode & S_IFMT {
+        case S_IFIFO: return .pipe
+        case S_IFREG: return .file
+        case S_IFSOCK:
+            var type: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else {
+                throw RecognitionError.invalidStream("cannot tell what socket it is: \(reason(errno))")
+            }
+            guard type == Int32(SOCK_STREAM.rawValue) else {
+                throw RecognitionError.invalidStream("it is a socket that is not a stream (datagrams or packets); "
+                                                     + "pass a pipe or a stream socket")
+            }
+            var listening: Int32 = 0
+            length = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 {
+                throw RecognitionError.invalidStream("it is a listening socket; pass a connected one")
+            }
+            return .socket
+        case S_IFCHR: throw RecognitionError.invalidStream("it is a character device; pass a pipe or a stream socket")
+        case S_IFBLK: throw RecognitionError.invalidStream("it is a block device; pass a pipe or a stream socket")
+        case S_IFDIR: throw RecognitionError.invalidStream("it is a directory; pass a pipe or a stream socket")
+        default: throw RecognitionError.invalidStream("pass a pipe or a stream socket")
+        }
+    }
+
+    private static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }
+}
+
+/// Raw little-endian PCM bytes, in any split, to samples: 16 kHz-ready Int16 when no conversion
+/// is needed, mono floats otherwise (channels averaged). Keeps a partial frame for the next bytes.
+struct PCMUnpacker {
+    enum Unpacked: Equatable {
+        /// s16le mono at 16 kHz: the samples as they came, bit for bit (the same as a file's).
+        case samples([Int16])
+        /// Everything else: mono, -1...1 nominal.
+        case floats([Float])
+    }
+
+    let encoding: StreamInput.Encoding
+    let channels: Int
+    /// s16le mono at 16 kHz: handed out as `.samples`.
+    let direct: Bool
+    private var leftover: [UInt8] = []
+    /// Samples unpacked so far, to name the one at fault.
+    private var samplesSeen = 0
+
+    init(encoding: StreamInput.Encoding, channels: Int, direct: Bool) {
+        self.encoding = encoding
+        self.channels = channels
+        self.direct = direct && encoding == .s16le && channels == 1
+    }
+
+    var leftoverBytes: Int { leftover.count }
+    private var frameBytes: Int { encoding.bytesPerSample * channels }
+
+    mutating func unpack(_ bytes: ArraySlice<UInt8>) throws -> Unpacked {
+        var data = leftover
+        data += bytes
+        let whole = data.count / frameBytes * frameBytes
+        leftover = Array(data[whole...])
+        let frames = whole / frameBytes
+        defer { samplesSeen += frames * channels }
+        return try data.withUnsafeBytes { raw throws -> Unpacked in
+            switch encoding {
+            case .s16le where direct:
+                return .samples((0..<frames).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) })
+            case .s16le:
+                return .floats(mixed(frames) { Float(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) / 32_768 })
+            case .f32le:
+                var bad: Int?
+                let floats = mixed(frames) { index -> Float in
+                    let bits = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
+                    let value = Float(bitPattern: bits)
+                    if !value.isFinite, bad == nil { bad = index }
+                    return value
+                }
+                if let bad {
+                    throw RecognitionError.invalidStream("sample \(samplesSeen + bad) is \(describe(raw, bad)), not a number "
+                                                         + "f32le audio can hold")
+                }
+                return .floats(floats)
+            }
+        }
+    }
+
+    /// Frames of `channels` samples, each averaged to one.
+    private func mixed(_ frames: Int, sample: (Int) -> Float) -> [Float] {
+        guard channels > 1 else { return (0..<frames).map(sample) }
+        let scale = 1 / Float(channels)
+        return (0..<frames).map { frame in
+            var sum: Float = 0
+            for channel in 0..<channels { sum += sample(frame * channels + channel) }
+            return sum * scale
+        }
+    }
+
+    private func describe(_ raw: UnsafeRawBufferPointer, _ index: Int) -> String {
+        let value = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)))
+        return value.isNaN ? "NaN" : value > 0 ? "+infinity" : "-infinity"
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+@testable import VoiceboxPocketsphinx
+import VoiceboxCore
+
+/// Raw PCM through a real pipe or socket, read as the service reads a `stream`, decoded by the
+/// real model.
+final class DescriptorAudioStreamTests: XCTestCase {
+    /// A pipe whose write end a thread fills with `bytes` (in `piece`s, `pause` apart), then
+    /// closes unless `keepOpen`. Returns the read end, which the test owns.
+    private func pipeSending(_ bytes: [UInt8], piece: Int = 65_536, pause: Duration = .zero, keepOpen: Bool = false) -> Int32 {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&ends), 0)
+        let writer = ends[1]
+        Thread.detachNewThread {
+            var offset = 0
+            while offset < bytes.count {
+                let count = min(piece, bytes.count - offset)
+                let wrote = bytes[offset..<offset + count].withUnsafeBytes { write(writer, $0.baseAddress, count) }
+                if wrote <= 0 { break }
+                offset += wrote
+                if pause > .zero { usleep(UInt32(pause / .microseconds(1))) }
+            }
+            if keepOpen { usleep(30_000_000) }
+            close(writer)
+        }
+        addTeardownBlock { close(ends[0]) }
+        return ends[0]
+    }
+
+    private func words(_ stream: any AudioStream) async throws -> FileReading.Outcome {
+        let decoder = try await TestData.engine.makeDecoder(.init())
+        return try FileReading.read(stream, through: decoder)
+    }
+
+    private func recording(_ name: String = "goforward.raw") throws -> [UInt8] {
+        try Array(Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))
+    }
+
+    func testAStreamGivesTheFilesWordsAtAnySpeedAndInAnySplit() async throws {
+        try TestData.requireModel()
+        let file = try await TestData.engine.transcribeFile(path: Recordings.path("goforward.raw"))
+        XCTAssertEqual(file.result.text, "go forward ten meters")
+        let fast = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(try recording())))
+        let asFast = try await words(fast)
+        XCTAssertEqual(asFast.result.text, file.result.text)
+        XCTAssertEqual(asFast.seconds, file.seconds, accuracy: 1e-9)
+        XCTAssertNil(fast.stop)
+        // Odd pieces (a sample split between writes), 20 ms apart: about real time.
+        let paced = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(try recording(), piece: 641, pause: .milliseconds(20))))
+        let started = ContinuousClock.now
+        let asPaced = try await words(paced)
+        XCTAssertEqual(asPaced.result.text, file.result.text)
+        XCTAssertGreaterThan(ContinuousClock.now - started, .seconds(1.5), "it waited for the writer")
+    }
+
+    func testFloatsAtAnotherRateWithChannelsGiveTheSameWords() async throws {
+        try TestData.requireModel()
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: "/usr/bin/sox"), "sox is not installed")
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("stereo.f32").path
+        XCTAssertNotNil(runProgram("/usr/bin/sox", ["-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1",
+                                                    Recordings.path("goforward.raw"), "-t", "raw", "-e", "floating-point", "-b", "32",
+                                                    "-L", path, "rate", "48000", "channels", "2"]))
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(bytes), encoding: .f32le, rate: 48_000, channels: 2))
+        let outcome = try await words(stream)
+        XCTAssertEqual(outcome.result.text, "go forward ten meters")
+        XCTAssertEqual(outcome.seconds, 2.786, accuracy: 0.01)
+    }
+
+    func testOddInputIsRefusedNamingWhatIsWrong() throws {
+        let odd = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([1, 2, 3])))
+        XCTAssertThrowsError(try odd.read(maxSamples: 2048)) { error in
+            XCTAssertEqual(error as? RecognitionError,
+                           .invalidStream("it ended with 1 bytes that are not a whole frame of 2 (s16le, 1 channels)"))
+        }
+        var floats: [Float] = [0.1, -0.2, .nan, 0.3]
+        let nan = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(floats.withUnsafeBytes { Array($0) }), encoding: .f32le))
+        XCTAssertThrowsError(try nan.read(maxSamples: 2048)) { error in
+            XCTAssertEqual(error as? RecognitionError, .invalidStream("sample 2 is NaN, not a number f32le audio can hold"))
+        }
+        floats[2] = -.infinity
+        let infinite = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(floats.withUnsafeBytes { Array($0) }),
+                                                             encoding: .f32le, rate: 16_000, channels: 2))
+        XCTAssertThrowsError(try infinite.read(maxSamples: 2048)) { error in
+            XCTAssertEqual(error as? RecognitionError, .invalidStream("sample 2 is -infinity, not a number f32le audio can hold"))
+        }
+    }
+
+    func testOnlyAPipeAStreamSocketOrAFileIsRead() throws {
+        func refusal(_ fd: Int32) -> String? {
+            do {
+                _ = try DescriptorAudioStream(StreamInput(descriptor: fd))
+                return nil
+            } catch {
+                guard case .invalidStream(let why)? = error as? RecognitionError else { return "\(error)" }
+                return why
+            }
+        }
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0, &pair), 0)
+        defer { close(pair[0]); close(pair[1]) }
+        XCTAssertEqual(refusal(pair[0]), "it is a socket that is not a stream (datagrams or packets); pass a pipe or a stream socket")
+        let null = open("/dev/null", O_RDONLY)
+        defer { close(null) }
+        XCTAssertEqual(refusal(null), "it is a character device; pass a pipe or a stream socket")
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer { close(ends[0]); close(ends[1]) }
+        XCTAssertEqual(refusal(ends[1]), "it is open for writing only")
+        XCTAssertEqual(refusal(9_999), "the descriptor is not open")
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)  // autobind: an abstract name of the kernel's choosing
+        XCTAssertEqual(withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sa_family_t>.size)) }
+        }, 0)
+        XCTAssertEqual(listen(listener, 1), 0)
+        XCTAssertEqual(refusal(listener), "it is a listening socket; pass a connected one")
+    }
+
+    func testAStreamSocketIsReadToItsEnd() async throws {
+        try TestData.requireModel()
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
+        defer { close(pair[0]) }
+        let bytes = try recording()
+        let writer = pair[1]
+        Thread.detachNewThread {
+            var offset = 0
+            while offset < bytes.count {
+                let wrote = bytes[offset...].withUnsafeBytes { write(writer, $0.baseAddress, min(8_192, $0.count)) }
+                if wrote <= 0 { break }
+                offset += wrote
+            }
+            close(writer)
+        }
+        let outcome = try await words(DescriptorAudioStream(StreamInput(descriptor: pair[0])))
+        XCTAssertEqual(outcome.result.text, "go forward ten meters")
+    }
+
+    func testAStallEndsAfterTheIdleBoundAndAWakeAtOnce() throws {
+        let stalled = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([0, 0, 0, 0], keepOpen: true), idleSeconds: 0.3))
+        let started = ContinuousClock.now
+        XCTAssertEqual(try stalled.read(maxSamples: 2048), [0, 0], "what came before the stall")
+        XCTAssertEqual(stalled.stop, .idle)
+        XCTAssertEqual(try stalled.read(maxSamples: 2048), [], "and then nothing: it does not wait again")
+        XCTAssertEqual(ContinuousClock.now - started, .seconds(0.3), accuracy: .milliseconds(200))
+
+        let waiting = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([], keepOpen: true)))
+        let waker = waiting.waker
+        Thread.detachNewThread {
+            usleep(200_000)
+            waker.wake()
+        }
+        let asked = ContinuousClock.now
+        XCTAssertEqual(try waiting.read(maxSamples: 2048), [])
+        XCTAssertEqual(waiting.stop, .woken)
+        XCTAssertLessThan(ContinuousClock.now - asked, .seconds(2), "woken, not after the 10 s idle bound")
+        waiting.close()
+        waiting.close()
+    }
+
+    func testAnotherReaderOfThePipeCannotLeaveItStuck() throws {
+        // The caller keeps reading its end of the pipe too: poll may say "readable" and the
+        // bytes be gone by the read. Our description is non-blocking, so the read comes back.
+        let fd = pipeSending([0, 0], keepOpen: true)
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: fd, idleSeconds: 0.5))
+        var drained = [UInt8](repeating: 0, count: 2)
+        XCTAssertEqual(read(fd, &drained, 2), 2, "the other reader takes the bytes first")
+        let started = ContinuousClock.now
+        XCTAssertEqual(try stream.read(maxSamples: 2048), [])
+        XCTAssertEqual(stream.stop, .idle)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+    }
+}
+
+private func XCTAssertEqual(_ a: Duration, _ b: Duration, accuracy: Duration, file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertLessThanOrEqual(abs((a - b) / .milliseconds(1)), accuracy / .milliseconds(1), "\(a) vs \(b)", file: file, line: line)
+}
