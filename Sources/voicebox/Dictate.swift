@@ -10,11 +10,18 @@ extension DictateRequest {
         maxSeconds ?? (heldByKey ? 120 : 30)
     }
 
-    /// Recognize's options: the microphone, marked as a dictation (DictationID), in `--language`.
+    /// Recognize's options: the microphone, marked as a dictation (DictationID), in `--language`;
+    /// or, with `--stdin`, standard input until the end of speech (shortcuts cannot end it: it
+    /// holds no microphone, so it is no DictationID).
     /// `heldByKey`: another press ends it, so pauses (up to 10 s, the service's most) do not.
-    func options(heldByKey: Bool, partialResults: Bool) -> VarDict {
-        var options = VarDict(["max_seconds": .double(maxSeconds(heldByKey: heldByKey)), "hint": .string("dictation"),
-                               "dictation": .boolean(true)])
+    func options(heldByKey: Bool, partialResults: Bool) throws(Failure) -> VarDict {
+        var options = VarDict(["max_seconds": .double(maxSeconds(heldByKey: heldByKey)), "hint": .string("dictation")])
+        if let stdin {
+            for (key, value) in try stdin.options().entries { options[key] = value }
+            options["silence_seconds"] = .double(1)
+        } else {
+            options["dictation"] = .boolean(true)
+        }
         if heldByKey { options["silence_seconds"] = .double(10) }
         if let language { options["language"] = .string(language) }
         if partialResults { options["partial_results"] = .boolean(true) }
@@ -85,7 +92,7 @@ extension Client {
     /// `heldByKey`: another press ends it, so pauses (up to 10 s, the service's most) do not.
     private func listenAndWrite(_ request: DictateRequest, heldByKey: Bool) async throws -> ExitStatus {
         let maxSeconds = request.maxSeconds(heldByKey: heldByKey)
-        let options = request.options(heldByKey: heldByKey, partialResults: Output.isTerminal)
+        let options = try request.options(heldByKey: heldByKey, partialResults: Output.isTerminal)
         // Read before listening: a mistake in the file is told now, not after the words.
         let replacements = request.literal ? Replacements() : Replacements.load(ProcessInfo.processInfo.environment) { Output.error($0) }
         let reply: RecognizeReply
@@ -94,7 +101,9 @@ extension Client {
             // The start cue when the service has begun listening; nothing waits for it.
             var onStarted: (@Sendable () -> Void)?
             if cue { onStarted = { @Sendable in Cue.start.play() } }
-            reply = try await recognize(options, microphone: true, timeout: .seconds(maxSeconds + 60), onStarted: onStarted)
+            // A stream has no limit of its own (its writer may be slower than real time): a day.
+            let timeout: Duration = request.stdin == nil ? .seconds(maxSeconds + 60) : .seconds(86400)
+            reply = try await recognize(options, microphone: true, timeout: timeout, onStarted: onStarted)
         } catch {
             if cue { Cue.end.play() }
             // --cancel: no output at all.

@@ -87,10 +87,17 @@ enum Help {
         or a progress bar for a file.
           --file PATH         an audio file (WAV, FLAC, Ogg, MP3...; *.raw is 16 kHz mono s16le),
                               opened by voicebox and passed open (any file name works)
+          --stdin             raw audio from standard input as it comes (a pipe), read to its end:
+                              e.g. parec --raw --format=s16le --rate=16000 --channels=1 | voicebox listen --stdin
+          --format F          with --stdin: s16le (default) or f32le
+          --rate N            with --stdin: 8000 to 48000 Hz (default 16000)
+          --channels N        with --stdin: 1 to 8, mixed down (default 1)
           --grammar FILE      a JSGF grammar: only its sentences are heard
           --keyphrase PHRASE  a phrase to spot (repeat for more; not with --grammar)
           --language TAG      the recognition model's language (default en-US)
           --max-seconds N     the most audio to take (default 30 for the microphone)
+          --silence-seconds N the silence after speech that ends it (default 1 for the microphone;
+                              with --stdin it ends at the end of speech only when this is given)
           --partial           show the best guess so far as it changes (on a terminal)
           --json              print {text, id, confidence, duration, reason, language, words}
         Exits 2 when nothing was heard.
@@ -150,6 +157,8 @@ enum Help {
           --paste-keys KEYS   the keys that paste (default by the focused window: ctrl+v; in
                               terminals ctrl+shift+v; in xterm and rxvt shift+Insert from PRIMARY)
           --no-cue            no sounds when listening starts and ends
+          --stdin             raw audio from standard input (a pipe) instead of the microphone,
+                              until the end of speech; --format, --rate, --channels as for listen
           --language TAG      the recognition model's language (default en-US)
           --max-seconds N     the most audio to take (default 30; 120 with --toggle and --start)
         With --toggle and --start, pauses up to 10 s do not end the dictation; the other press does.

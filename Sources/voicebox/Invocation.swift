@@ -48,14 +48,50 @@ struct SayRequest: Equatable {
     var json = false
 }
 
+/// `--stdin`: raw PCM on standard input, streamed to the service as it comes.
+struct StdinAudio: Equatable {
+    var format = "s16le"
+    var rate: UInt32 = 16_000
+    var channels: UInt32 = 1
+
+    /// `--format`, `--rate`, `--channels`: true when `item` was one of them.
+    mutating func parse(_ item: ArgumentReader.Item, _ reader: inout ArgumentReader) throws(UsageError) -> Bool {
+        switch item {
+        case .flag("--format"):
+            format = try reader.value(of: "--format")
+            guard ["s16le", "f32le"].contains(format) else { throw reader.error("--format takes s16le or f32le, not '\(format)'") }
+        case .flag("--rate"): rate = try Self.whole(try reader.number(of: "--rate", in: 8_000...48_000), "--rate", reader)
+        case .flag("--channels"): channels = try Self.whole(try reader.number(of: "--channels", in: 1...8), "--channels", reader)
+        default: return false
+        }
+        return true
+    }
+
+    private static func whole(_ number: Double, _ flag: String, _ reader: ArgumentReader) throws(UsageError) -> UInt32 {
+        guard number == number.rounded() else {
+            throw reader.error("\(flag) takes a whole number, not '\(number.formatted(.number.grouping(.never)))'")
+        }
+        return UInt32(number)
+    }
+
+    static func wrongWithout(_ item: ArgumentReader.Item) -> String? {
+        if case .flag(let flag) = item, ["--format", "--rate", "--channels"].contains(flag) { return "\(flag) describes --stdin, which is missing" }
+        return nil
+    }
+}
+
 struct ListenRequest: Equatable {
     /// An audio file, as given (the client opens it and passes it open), or nil for the microphone.
     var file: Argument?
+    /// Raw audio on standard input instead of the microphone or a file.
+    var stdin: StdinAudio?
     /// A JSGF grammar file (its text is sent).
     var grammarFile: Argument?
     var keyphrases: [String] = []
     var language: String?
     var maxSeconds: Double?
+    /// Trailing silence that ends it (the microphone's, or with --stdin: then it ends at the end of speech).
+    var silenceSeconds: Double?
     var partial = false
     var json = false
 }
@@ -90,6 +126,8 @@ struct DictateRequest: Equatable {
     }
 
     var mode: Mode = .once
+    /// Raw audio on standard input instead of the microphone (dictates once).
+    var stdin: StdinAudio?
     var literal = false
     var language: String?
     var maxSeconds: Double?
@@ -204,13 +242,21 @@ extension Invocation {
 
     static func parseListen(_ reader: inout ArgumentReader) throws(UsageError) -> ListenRequest {
         var request = ListenRequest()
+        var stdin = StdinAudio()
+        var streamFlags: [ArgumentReader.Item] = []
         while let item = reader.next() {
+            if try stdin.parse(item, &reader) {
+                streamFlags.append(item)
+                continue
+            }
             switch item {
+            case .flag("--stdin"): request.stdin = StdinAudio()
             case .flag("--file"): request.file = try reader.argument(of: "--file")
             case .flag("--grammar"): request.grammarFile = try reader.argument(of: "--grammar")
             case .flag("--keyphrase"): request.keyphrases.append(try reader.value(of: "--keyphrase"))
             case .flag("--language"): request.language = try reader.value(of: "--language")
             case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
+            case .flag("--silence-seconds"): request.silenceSeconds = try reader.number(of: "--silence-seconds", in: 0...10)
             case .flag("--partial"): request.partial = true
             case .flag("--json"): request.json = true
             case .flag(let flag): throw reader.unknown(flag)
@@ -219,6 +265,15 @@ extension Invocation {
         }
         if request.grammarFile != nil, !request.keyphrases.isEmpty {
             throw reader.error("--grammar and --keyphrase cannot be used together")
+        }
+        if request.file != nil, request.silenceSeconds != nil {
+            throw reader.error("--silence-seconds applies to the microphone and --stdin, not to a file")
+        }
+        if request.stdin != nil {
+            if request.file != nil { throw reader.error("--stdin and --file cannot be used together") }
+            request.stdin = stdin
+        } else if let problem = streamFlags.lazy.compactMap(StdinAudio.wrongWithout).first {
+            throw reader.error(problem)
         }
         return request
     }
@@ -241,8 +296,15 @@ extension Invocation {
     static func parseDictate(_ reader: inout ArgumentReader) throws(UsageError) -> DictateRequest {
         var request = DictateRequest()
         var modeFlag: String?
+        var stdin = StdinAudio()
+        var streamFlags: [ArgumentReader.Item] = []
         while let item = reader.next() {
+            if try stdin.parse(item, &reader) {
+                streamFlags.append(item)
+                continue
+            }
             switch item {
+            case .flag("--stdin"): request.stdin = StdinAudio()
             case .flag(let flag) where ["--toggle", "--start", "--stop", "--cancel"].contains(flag):
                 if let modeFlag, modeFlag != flag { throw reader.error("\(modeFlag) and \(flag) cannot be used together") }
                 modeFlag = flag
@@ -270,6 +332,12 @@ extension Invocation {
             case .flag(let flag): throw reader.unknown(flag)
             case .operand(let extra): throw reader.unexpected(extra)
             }
+        }
+        if request.stdin != nil {
+            if let modeFlag { throw reader.error("--stdin dictates once, until the end of speech or of the input: not with \(modeFlag)") }
+            request.stdin = stdin
+        } else if let problem = streamFlags.lazy.compactMap(StdinAudio.wrongWithout).first {
+            throw reader.error(problem)
         }
         return request
     }

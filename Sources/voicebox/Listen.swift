@@ -2,6 +2,19 @@ import Foundation
 import VoiceboxBus
 import VoiceboxInterface
 
+extension StdinAudio {
+    /// Recognize's stream options: standard input is passed as `stream` (libdbus sends a
+    /// duplicate, so ours stays open).
+    func options() throws(Failure) -> VarDict {
+        guard isatty(0) == 0 else {
+            throw Failure("--stdin reads raw audio from a pipe (e.g. parec --raw ... | voicebox listen --stdin), "
+                          + "not from a terminal", .usage)
+        }
+        return VarDict(["stream": .unixFD(0), "stream_format": .string(format), "stream_rate": .uint32(rate),
+                        "stream_channels": .uint32(channels)])
+    }
+}
+
 extension ListenRequest {
     /// Recognize's options; reads the grammar file. The audio file is not opened here
     /// (`openFile`), so the options can be checked without one.
@@ -11,6 +24,7 @@ extension ListenRequest {
         if !keyphrases.isEmpty { options["keyphrases"] = .stringArray(keyphrases) }
         if let language { options["language"] = .string(language) }
         if let maxSeconds { options["max_seconds"] = .double(maxSeconds) }
+        if let silenceSeconds { options["silence_seconds"] = .double(silenceSeconds) }
         if partialResults { options["partial_results"] = .boolean(true) }
         return options
     }
@@ -20,6 +34,9 @@ extension Client {
     /// `listen`: the text heard (or JSON); exits 2 when nothing was heard.
     func listen(_ request: ListenRequest) async throws -> ExitStatus {
         var options = try request.options(partialResults: request.partial && Output.isTerminal && request.file == nil)
+        if let stdin = request.stdin {
+            for (key, value) in try stdin.options().entries { options[key] = value }
+        }
         if let file = request.file {
             // Opened here and passed open: names that are not UTF-8 work, and it is what a
             // sandboxed caller must do anyway. libdbus sends a duplicate; ours is closed after the call.
@@ -32,8 +49,8 @@ extension Client {
             options["fd"] = .unixFD(fd)
         }
         defer { if case .unixFD(let fd)? = options["fd"] { close(fd) } }
-        // A file has no limit of its own: give it a day.
-        let timeout: Duration = request.file == nil ? .seconds((request.maxSeconds ?? 30) + 60) : .seconds(86400)
+        // A file or a stream has no limit of its own: give it a day.
+        let timeout: Duration = request.file == nil && request.stdin == nil ? .seconds((request.maxSeconds ?? 30) + 60) : .seconds(86400)
         let reply = try await recognize(options, microphone: request.file == nil, timeout: timeout)
         if request.json {
             Output.json(Self.json(reply))

@@ -89,6 +89,28 @@ final class InvocationTests: XCTestCase {
         XCTAssertThrowsError(try ListenRequest(grammarFile: Argument("/nonexistent.gram")).options(partialResults: false))
     }
 
+    func testStandardInputAsAStream() throws {
+        XCTAssertEqual(try parse("listen", "--stdin", "--format", "f32le", "--rate", "48000", "--channels", "2", "--json").command,
+                       .listen(ListenRequest(stdin: StdinAudio(format: "f32le", rate: 48_000, channels: 2), json: true)))
+        XCTAssertEqual(try parse("listen", "--rate", "8000", "--stdin").command,
+                       .listen(ListenRequest(stdin: StdinAudio(rate: 8_000))), "in any order")
+        XCTAssertEqual(try parse("dictate", "--stdin").command, .dictate(DictateRequest(stdin: StdinAudio())))
+        XCTAssertEqual(usageError("listen", "--format", "f32le"), "--format describes --stdin, which is missing")
+        XCTAssertEqual(usageError("listen", "--stdin", "--format", "u8"), "--format takes s16le or f32le, not 'u8'")
+        XCTAssertEqual(usageError("listen", "--stdin", "--rate", "96000"), "--rate takes a number from 8000 to 48000, not '96000'")
+        XCTAssertEqual(usageError("listen", "--stdin", "--rate", "16000.5"), "--rate takes a whole number, not '16000.5'")
+        XCTAssertNotNil(usageError("listen", "--stdin", "--channels", "0"))
+        XCTAssertEqual(usageError("listen", "--stdin", "--file", "a.wav"), "--stdin and --file cannot be used together")
+        XCTAssertEqual(usageError("dictate", "--stdin", "--toggle"),
+                       "--stdin dictates once, until the end of speech or of the input: not with --toggle")
+        XCTAssertEqual(usageError("dictate", "--channels", "2"), "--channels describes --stdin, which is missing")
+        let live = try parse("listen", "--stdin", "--silence-seconds", "0.8")
+        guard case .listen(let request) = live.command else { return XCTFail("\(live)") }
+        XCTAssertEqual(try request.options(partialResults: false)["silence_seconds"], DBusValue.double(0.8))
+        XCTAssertEqual(usageError("listen", "--file", "a.wav", "--silence-seconds", "1"),
+                       "--silence-seconds applies to the microphone and --stdin, not to a file")
+    }
+
     func testAFileNameKeepsItsBytes() throws {
         let name: [UInt8] = Array("/tmp/x_".utf8) + [0xFF] + Array(".wav".utf8)
         let invocation = try Invocation.parse(arguments: [Argument("listen"), Argument("--file"), Argument(bytes: name)])
@@ -133,12 +155,12 @@ final class InvocationTests: XCTestCase {
                        .dictate(DictateRequest(output: .insert(.paste), typer: .wtype, cue: false)))
         XCTAssertEqual(try parse("dictate", "--output=stdout").command, .dictate(DictateRequest(output: .stdout)))
         XCTAssertEqual(try parse("dictate", "--language", "en-GB").command, .dictate(DictateRequest(language: "en-GB")))
-        let options = DictateRequest(language: "en-GB").options(heldByKey: true, partialResults: false)
+        let options = try DictateRequest(language: "en-GB").options(heldByKey: true, partialResults: false)
         XCTAssertEqual(options["language"], DBusValue.string("en-GB"), "--language is the recognition's language")
         XCTAssertEqual(options["dictation"], DBusValue.boolean(true), "marked as a dictation, so shortcuts may end it")
         XCTAssertEqual(options["silence_seconds"], DBusValue.double(10))
         XCTAssertEqual(options["max_seconds"], DBusValue.double(120))
-        XCTAssertNil(DictateRequest().options(heldByKey: false, partialResults: false)["language"])
+        XCTAssertNil(try DictateRequest().options(heldByKey: false, partialResults: false)["language"])
         XCTAssertEqual(try parse("dictate", "--paste-keys", "ctrl+shift+v").command,
                        .dictate(DictateRequest(pasteKeys: .ctrlShiftV)))
         XCTAssertEqual(usageError("dictate", "--paste-keys", "ctrl+"), "--paste-keys takes keys such as ctrl+shift+v or shift+Insert, not 'ctrl+'")
