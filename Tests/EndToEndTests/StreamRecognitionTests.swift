@@ -1,0 +1,321 @@
+import Foundation
+import Glibc
+import TestSupport
+import VoiceboxBus
+import VoiceboxInterface
+import VoiceboxLock
+import XCTest
+
+/// Recognize with `stream`: the caller's own audio through a pipe, into a real voiceboxd and the
+/// real model, at any speed, in any format, stalled, cut short, cancelled, many at once.
+final class StreamRecognitionTests: XCTestCase {
+    private var stack: Stack!
+    private var service: ServiceHarness!
+    private var directory: URL!
+    private let expected = "go forward ten meters"
+
+    override func setUp() async throws {
+        stack = try Stack.require()
+        try Recordings.require()
+        directory = try makeTemporaryDirectory(self)
+        service = try await ServiceHarness(stack: stack)
+    }
+
+    override func tearDown() async throws {
+        await service?.stop()
+        service = nil
+    }
+
+    private func recording(_ name: String = "goforward.raw") throws -> [UInt8] {
+        try Array(Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))
+    }
+
+    // MARK: Speeds and formats
+
+    func testAStreamAsFastAsItCanAndInRealTimeGivesTheFilesWords() async throws {
+        let service = self.service!
+        let file = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(file.text, expected)
+
+        let fast = try PipeWriter(try recording())
+        let started = ContinuousClock.now
+        let asFast = try await service.recognize(["stream": .unixFD(fast.readEnd), "partial_results": .boolean(true)])
+        let fastTime = ContinuousClock.now - started
+        fast.closeReadEnd()
+        XCTAssertEqual(asFast.text, file.text)
+        XCTAssertEqual(asFast.reason, "end_of_file")
+        XCTAssertEqual(asFast.duration, file.duration, accuracy: 1e-6)
+        XCTAssertEqual(asFast.words.map(\.word), file.words.map(\.word))
+        XCTAssertLessThan(fastTime, .seconds(2.5), "decoded faster than real time (2.79 s of audio)")
+
+        // 20 ms of audio every 20 ms: a live source.
+        let live = try PipeWriter(try recording(), piece: 640, pause: .milliseconds(20))
+        let liveStart = ContinuousClock.now
+        let asLive = try await service.recognize(["stream": .unixFD(live.readEnd)])
+        let liveTime = ContinuousClock.now - liveStart
+        live.closeReadEnd()
+        XCTAssertEqual(asLive.text, file.text)
+        XCTAssertGreaterThan(liveTime, .seconds(2.5), "it followed the writer")
+        XCTAssertLessThan(liveTime, .seconds(6), "and kept up with it")
+
+        // The signals the microphone has, and the microphone left alone.
+        let signals = service.recognitionSignals(of: asFast.id).map(\.member)
+        XCTAssertEqual(signals.first, "RecognitionStarted")
+        XCTAssertEqual(signals.last, "RecognitionFinished")
+        XCTAssertTrue(signals.contains("AudioLevel"), "\(signals)")
+        XCTAssertTrue(signals.contains("RecognitionPartial"), "\(signals)")
+        XCTAssertFalse(service.signals.contains { $0.member == "AudioInterruption" }, "other audio is left alone by default")
+        let listeningID = try await service.property("ListeningID")?.uint64
+        XCTAssertEqual(listeningID, 0)
+    }
+
+    func testFloatsAt48kHzInStereoGiveTheSameWords() async throws {
+        let path = directory.appendingPathComponent("stereo.f32").path
+        try Recordings.sox(raw: Recordings.path("goforward.raw"), to: path,
+                           output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"], effects: ["rate", "48000", "channels", "2"])
+        let writer = try PipeWriter(try Array(Data(contentsOf: URL(fileURLWithPath: path))))
+        let heard = try await service.recognize(["stream": .unixFD(writer.readEnd), "stream_format": .string("f32le"),
+                                                 "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)])
+        writer.closeReadEnd()
+        XCTAssertEqual(heard.text, expected)
+        XCTAssertEqual(heard.duration, 2.786, accuracy: 0.01)
+    }
+
+    func testWithSilenceSecondsItEndsAtTheEndOfSpeech() async throws {
+        // The speech, then 3 s of digital silence, and the writer stays: only the end of speech ends it.
+        let writer = try PipeWriter(try recording() + [UInt8](repeating: 0, count: 96_000), piece: 640, pause: .milliseconds(20),
+                                    keepOpen: true)
+        let heard = try await service.recognize(["stream": .unixFD(writer.readEnd), "silence_seconds": .double(1)])
+        writer.closeReadEnd()
+        XCTAssertEqual(heard.reason, "endpoint")
+        XCTAssertEqual(heard.text, expected)
+        XCTAssertLessThan(heard.duration, 4.5, "ended about 1 s after the last word (2.6 s), not at the end of the silence")
+    }
+
+    // MARK: Endings
+
+    func testAStalledWriterEndsWithTimeoutAndHoldsUpNoOneElse() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        // The first 1.4 s ("go forward"), then nothing, the pipe kept open.
+        let bytes = try recording()
+        let stalled = try PipeWriter(Array(bytes[0..<44_800]), keepOpen: true)
+        let started = ContinuousClock.now
+        let waiting = Task {
+            try await service.recognize(["stream": .unixFD(stalled.readEnd), "stream_idle_seconds": .double(3)])
+        }
+        _ = try await service.waitForNewRecognition(besides: [])
+        // Another caller meanwhile: answered at once, not after the stall.
+        let other = try BusConnection(address: stack.busAddress)
+        let otherStart = ContinuousClock.now
+        let answered = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(answered.text, expected)
+        XCTAssertLessThan(ContinuousClock.now - otherStart, .seconds(2.5), "another caller waited for the stalled stream")
+        let heard = try await waiting.value
+        stalled.closeReadEnd()
+        XCTAssertEqual(heard.reason, "timeout")
+        XCTAssertTrue(heard.text.hasPrefix("go"), "what was heard before the stall: '\(heard.text)'")
+        XCTAssertEqual(ContinuousClock.now - started, .seconds(4.4), accuracy: .seconds(1.5))
+        await other.close()
+    }
+
+    func testAnEndOfFileMidUtteranceAnswersWithWhatWasHeard() async throws {
+        let writer = try PipeWriter(Array(try recording()[0..<48_000]))  // 1.5 s
+        let heard = try await service.recognize(["stream": .unixFD(writer.readEnd)])
+        writer.closeReadEnd()
+        XCTAssertEqual(heard.reason, "end_of_file")
+        XCTAssertEqual(heard.duration, 1.5, accuracy: 1e-6)
+        XCTAssertTrue(heard.text.hasPrefix("go"), heard.text)
+        XCTAssertFalse(heard.text.contains("meters"), heard.text)
+    }
+
+    func testCancelWhileTheWriterSendsClosesTheDescriptor() async throws {
+        let service = self.service!
+        let pid = service.daemon.pid
+        let before = await settledDescriptorCount(pid, atMost: 0, settle: .milliseconds(300)) ?? 0
+        // A minute of audio, sent in real time: the writer is still sending when the cancel comes.
+        let long = try [UInt8]((0..<20).map { _ in try recording() }.joined())
+        let writer = try PipeWriter(long, piece: 640, pause: .milliseconds(20))
+        let waiting = Task { () -> DBusError? in
+            do {
+                _ = try await service.recognize(["stream": .unixFD(writer.readEnd)])
+                return nil
+            } catch { return error as? DBusError }
+        }
+        _ = try await service.waitForNewRecognition(besides: [])
+        writer.closeReadEnd()  // ours; the service holds its own
+        try await Task.sleep(for: .seconds(1))
+        try await service.proxy.call(Speech1.cancelRecognition)
+        let error = await waiting.value
+        XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+        // The service let go of the pipe: the writer's next write fails (EPIPE).
+        let writerSaw = await writer.result(timeout: .seconds(3))
+        XCTAssertEqual(writerSaw, .brokenPipe, "the writer kept writing into a pipe nobody reads")
+        let after = await settledDescriptorCount(pid, atMost: before)
+        XCTAssertEqual(after, before, "a descriptor stayed open")
+    }
+
+    // MARK: Many at once, and bad input
+
+    func testTwentyStreamsFromFiveCallersAreServedFairlyInBoundedMemory() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let pid = service.daemon.pid
+        // The model loaded and warm first, so memory compares like with like.
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let descriptorsBefore = await settledDescriptorCount(pid, atMost: 0, settle: .milliseconds(300)) ?? 0
+        let memoryBefore = residentBytes(pid) ?? 0
+        let callers = try (0..<5).map { _ in try BusConnection(address: stack.busAddress) }
+        let bytes = try recording()
+        var writers: [PipeWriter] = []
+        var tasks: [(caller: Int, task: Task<Recognized, any Error>)] = []
+        // Each caller queues its four at once, one caller after another.
+        for (index, caller) in callers.enumerated() {
+            for _ in 0..<4 {
+                let writer = try PipeWriter(bytes)
+                writers.append(writer)
+                let fd = writer.readEnd
+                tasks.append((index, Task { try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd)]) }))
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        var results: [(caller: Int, heard: Recognized)] = []
+        for (caller, task) in tasks { results.append((caller, try await task.value)) }
+        for writer in writers { writer.closeReadEnd() }
+        XCTAssertEqual(results.filter { $0.heard.text == expected }.count, 20, results.map(\.heard.text).description)
+        // Round-robin by caller: once the first decoders are taken, the next turns go to the other callers.
+        let order = service.startedRecognitions.compactMap { id in results.first { $0.heard.id == id }?.caller }
+        XCTAssertEqual(order.count, 20)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let turns = Array(order.dropFirst(cores).prefix(4))
+        XCTAssertEqual(Set(turns).count, 4, "the next four turns went to one caller's queue: \(order)")
+        let descriptorsAfter = await settledDescriptorCount(pid, atMost: descriptorsBefore)
+        XCTAssertEqual(descriptorsAfter, descriptorsBefore, "descriptors not flat")
+        let memoryAfter = await settledResidentBytes(pid, towards: memoryBefore)
+        XCTAssertLessThan(memoryAfter - memoryBefore, 16 << 20, "VmRSS grew by \((memoryAfter - memoryBefore) >> 20) MiB")
+        for caller in callers { await caller.close() }
+    }
+
+    func testOddStreamsAreRefusedAndTheServiceGoesOn() async throws {
+        let service = self.service!
+        func refusal(_ options: [String: DBusValue]) async -> String {
+            guard let error = await service.recognitionError(options) else { return "answered" }
+            return "\(error.name): \(error.message)"
+        }
+        let odd = try PipeWriter([1, 2, 3])
+        let refused1 = await refusal(["stream": .unixFD(odd.readEnd)])
+        XCTAssertEqual(refused1,
+                       "org.voicebox.Error.InvalidArgument: option 'stream': it ended with 1 bytes that are not a whole frame of 2 (s16le, 1 channels)")
+        odd.closeReadEnd()
+        let floats: [Float] = [0.5, .nan]
+        let nan = try PipeWriter(floats.withUnsafeBytes { Array($0) })
+        let refused2 = await refusal(["stream": .unixFD(nan.readEnd), "stream_format": .string("f32le")])
+        XCTAssertEqual(refused2,
+                       "org.voicebox.Error.InvalidArgument: option 'stream': sample 1 is NaN, not a number f32le audio can hold")
+        nan.closeReadEnd()
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0, &pair), 0)
+        defer { close(pair[0]); close(pair[1]) }
+        let refused3 = await refusal(["stream": .unixFD(pair[0])])
+        XCTAssertEqual(refused3,
+                       "org.voicebox.Error.InvalidArgument: option 'stream': it is a socket that is not a stream (datagrams or packets); pass a pipe or a stream socket")
+        let null = open("/dev/zero", O_RDONLY)
+        defer { close(null) }
+        let refused4 = await refusal(["stream": .unixFD(null)])
+        XCTAssertEqual(refused4,
+                       "org.voicebox.Error.InvalidArgument: option 'stream': it is a character device; pass a pipe or a stream socket")
+        let refused5 = await refusal(["stream_rate": .uint32(16_000)])
+        XCTAssertEqual(refused5,
+                       "org.voicebox.Error.InvalidArgument: option 'stream_rate' describes option 'stream', which is missing")
+        let heard = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(heard.text, expected)
+    }
+
+    // MARK: The client
+
+    func testTheClientReadsStandardInput() async throws {
+        let raw = Recordings.path("goforward.raw")
+        let listen = try await shell("cat \(raw) | \"$0\" listen --stdin")
+        XCTAssertEqual(listen.status, 0)
+        XCTAssertEqual(listen.output, expected + "\n")
+        let path = directory.appendingPathComponent("stereo.f32").path
+        try Recordings.sox(raw: raw, to: path, output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"],
+                           effects: ["rate", "48000", "channels", "2"])
+        let json = try await shell("\"$0\" listen --stdin --format f32le --rate 48000 --channels 2 --json < \(path)")
+        XCTAssertEqual(json.status, 0)
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        XCTAssertEqual(object?["text"] as? String, expected)
+        XCTAssertEqual(object?["reason"] as? String, "end_of_file")
+        let dictated = try await shell("cat \(raw) | \"$0\" dictate --stdin --output stdout --no-cue")
+        XCTAssertEqual(dictated.status, 0)
+        XCTAssertEqual(dictated.output, "Go forward ten meters\n")
+        let empty = try await shell("\"$0\" listen --stdin < /dev/null")
+        XCTAssertEqual(empty.status, 1, "a device is refused by the service (InvalidArgument)")
+        let nothing = try await shell("printf '' | \"$0\" listen --stdin")
+        XCTAssertEqual(nothing.status, 2, "an empty pipe: nothing was heard")
+    }
+
+    /// Runs `script` in sh with $0 the client; its exit status and standard output.
+    private func shell(_ script: String) async throws -> (status: Int32, output: String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        let process = try Subprocess("/bin/sh", ["-c", script, stack.clientPath], stdoutFD: fds[1])
+        close(fds[1])
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while case let count = read(fds[0], &buffer, buffer.count), count > 0 { output.append(contentsOf: buffer[0..<count]) }
+        close(fds[0])
+        let status = await process.wait(timeout: .seconds(60)) ?? -1
+        return (status, String(decoding: output, as: UTF8.self))
+    }
+}
+
+/// A pipe whose write end a thread fills, in `piece`s `pause` apart, then closes (or keeps open
+/// for 30 s more). The read end is passed to the service; the test closes its own copy.
+final class PipeWriter: Sendable {
+    enum Outcome: Equatable { case finished, brokenPipe }
+
+    let readEnd: Int32
+    private let outcome = Locked<Outcome?>(nil)
+
+    init(_ bytes: [UInt8], piece: Int = 65_536, pause: Duration = .zero, keepOpen: Bool = false) throws {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw POSIXError(.EMFILE) }
+        readEnd = ends[0]
+        let writer = ends[1]
+        let outcome = outcome
+        Thread.detachNewThread {
+            signal(SIGPIPE, SIG_IGN)  // the test process's: a closed pipe is an error to see, not a death
+            var offset = 0
+            var result = Outcome.finished
+            while offset < bytes.count {
+                let count = min(piece, bytes.count - offset)
+                let wrote = bytes[offset..<offset + count].withUnsafeBytes { write(writer, $0.baseAddress, count) }
+                if wrote < 0 {
+                    if errno == EINTR { continue }
+                    result = .brokenPipe
+                    break
+                }
+                offset += wrote
+                if pause > .zero { usleep(UInt32(pause / .microseconds(1))) }
+            }
+            if keepOpen, result == .finished { usleep(30_000_000) }
+            close(writer)
+            outcome.withLock { $0 = result }
+        }
+    }
+
+    func closeReadEnd() { close(readEnd) }
+
+    /// How the writer ended, waiting for it up to `timeout`; nil if it still writes.
+    func result(timeout: Duration) async -> Outcome? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let done = outcome.withLock({ $0 }) { return done }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return outcome.withLock { $0 }
+    }
+}
+
+private func XCTAssertEqual(_ a: Duration, _ b: Duration, accuracy: Duration, file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertLessThanOrEqual(abs((a - b) / .milliseconds(1)), accuracy / .milliseconds(1), "\(a) vs \(b)", file: file, line: line)
+}
