@@ -32,6 +32,10 @@ final class DescriptorAudioStream: AudioStream {
     private var pending: [Int16] = []
     private var ended = false
     private var closed = false
+    /// How long reads have waited for the writer, how much audio it has sent (its frames), and
+    /// when it last sent some (`allowance`).
+    private var waited = Duration.zero
+    private var framesReceived = 0
     private var lastData = ContinuousClock.now
     private(set) var stop: AudioStreamStop?
 
@@ -94,11 +98,21 @@ final class DescriptorAudioStream: AudioStream {
         return Array(pending[0..<count])
     }
 
-    /// Waits until the stream has something (data, its end, an error); false when the idle
-    /// bound passed or `wake()` came first (`stop` says which).
+    /// How much longer reads may wait for the writer: the idle bound since it last sent
+    /// something (a stall), and no more than it takes to fall behind real time by the idle bound
+    /// (the audio it has sent, less the time waited for it: a writer that trickles a few bytes
+    /// now and then keeps the stream no longer than silence would). Time spent decoding does not
+    /// count: a writer held up by our own back-pressure is not behind.
+    private var allowance: Duration {
+        let idle = Duration.seconds(input.idleSeconds)
+        return min(lastData + idle - .now, .seconds(Double(framesReceived) / Double(input.rate)) + idle - waited)
+    }
+
+    /// Waits until the stream has something (data, its end, an error); false when the writer
+    /// fell behind by the idle bound or `wake()` came first (`stop` says which).
     private func waitForData() throws -> Bool {
         while true {
-            let idleLeft = lastData + .seconds(input.idleSeconds) - .now
+            let idleLeft = allowance
             guard idleLeft > .zero else {
                 stop = .idle
                 return false
@@ -106,7 +120,9 @@ final class DescriptorAudioStream: AudioStream {
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
             let milliseconds = Int32(clamping: Int((idleLeft / .milliseconds(1)).rounded(.up)))
+            let before = ContinuousClock.now
             let ready = poll(&fds, 2, milliseconds)
+            waited += ContinuousClock.now - before
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw RecognitionError.invalidStream("poll failed: \(Self.reason(errno))")
@@ -147,6 +163,7 @@ final class DescriptorAudioStream: AudioStream {
         }
         lastData = .now
         let unpacked = try unpacker.unpack(buffer[0..<got])
+        framesReceived = unpacker.framesUnpacked
         switch unpacked {
         case .samples(let samples): pending += samples
         case .floats(let floats): append(try resampler?.process(floats, end: false) ?? floats)
@@ -219,6 +236,7 @@ struct PCMUnpacker {
     }
 
     var leftoverBytes: Int { leftover.count }
+    var framesUnpacked: Int { samplesSeen / channels }
     private var frameBytes: Int { encoding.bytesPerSample * channels }
 
     mutating func unpack(_ bytes: ArraySlice<UInt8>) throws -> Unpacked {

@@ -15,6 +15,7 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(pipe(&ends), 0)
         let writer = ends[1]
         Thread.detachNewThread {
+            signal(SIGPIPE, SIG_IGN)  // the test process's: a reader that has gone is an error to see, not a death
             var offset = 0
             while offset < bytes.count {
                 let count = min(piece, bytes.count - offset)
@@ -163,6 +164,19 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - asked, .seconds(2), "woken, not after the 10 s idle bound")
         waiting.close()
         waiting.close()
+    }
+
+    func testATrickleEndsAsAStallDoes() throws {
+        // 10 ms of audio every 250 ms keeps bytes coming, 25 times slower than real time: it
+        // falls behind by the idle bound (0.5 s) after about 0.5 s.
+        let trickle = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([UInt8](repeating: 0, count: 320_000), piece: 320,
+                                                                                    pause: .milliseconds(250)), idleSeconds: 0.5))
+        let started = ContinuousClock.now
+        var samples = 0
+        while case let chunk = try trickle.read(maxSamples: 2048), !chunk.isEmpty { samples += chunk.count }
+        XCTAssertEqual(trickle.stop, .idle)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "a trickle kept the stream for \(ContinuousClock.now - started)")
+        XCTAssertLessThan(samples, 2_000)
     }
 
     func testAnotherReaderOfThePipeCannotLeaveItStuck() throws {
