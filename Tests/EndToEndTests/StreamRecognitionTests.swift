@@ -92,6 +92,26 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertLessThan(heard.duration, 4.5, "ended about 1 s after the last word (2.6 s), not at the end of the silence")
     }
 
+    func testOthersAppliesWhenGiven() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let music = try PlayingStream(sink: stack.sink, role: "music")
+        defer { Task { await music.stop() } }
+        _ = try await music.waitUntilListed()
+        let writer = try PipeWriter(try recording(), piece: 640, pause: .milliseconds(20))
+        let heard = try await service.recognize(["stream": .unixFD(writer.readEnd), "others": .string("duck")])
+        writer.closeReadEnd()
+        XCTAssertEqual(heard.text, expected)
+        try await waitUntil("AudioInterruption ended") {
+            service.signals.contains { $0.member == "AudioInterruption" && $0.arguments.first?.string == "ended" }
+        }
+        let interruptions = service.signals.filter { $0.member == "AudioInterruption" }
+        XCTAssertEqual(interruptions.map { $0.arguments.first?.string ?? "" }, ["began", "ended"])
+        let began = interruptions.first?.arguments.dropFirst().first?.vardictEntries ?? [:]
+        XCTAssertEqual(began["reason"]?.string, "listening")
+        XCTAssertEqual(began["id"]?.uint64, heard.id)
+        XCTAssertEqual(began["ducked_streams"]?.uint32, 1, "the music was ducked while the stream was heard")
+    }
+
     // MARK: Endings
 
     func testAStalledWriterEndsWithTimeoutAndHoldsUpNoOneElse() async throws {
