@@ -46,7 +46,7 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertEqual(asFast.reason, "end_of_file")
         XCTAssertEqual(asFast.duration, file.duration, accuracy: 1e-6)
         XCTAssertEqual(asFast.words.map(\.word), file.words.map(\.word))
-        XCTAssertLessThan(fastTime, .seconds(2.5), "decoded faster than real time (2.79 s of audio)")
+        XCTAssertLessThan(fastTime, .seconds(faultBound(2.5)), "decoded faster than real time (2.79 s of audio)")
 
         // 20 ms of audio every 20 ms: a live source.
         let live = try PipeWriter(try recording(), piece: 640, pause: .milliseconds(20))
@@ -56,7 +56,7 @@ final class StreamRecognitionTests: XCTestCase {
         live.closeReadEnd()
         XCTAssertEqual(asLive.text, file.text)
         XCTAssertGreaterThan(liveTime, .seconds(2.5), "it followed the writer")
-        XCTAssertLessThan(liveTime, .seconds(6), "and kept up with it")
+        XCTAssertLessThan(liveTime, .seconds(faultBound(6)), "and kept up with it")
 
         // The signals the microphone has, and the microphone left alone.
         let signals = service.recognitionSignals(of: asFast.id).map(\.member)
@@ -129,12 +129,14 @@ final class StreamRecognitionTests: XCTestCase {
         let otherStart = ContinuousClock.now
         let answered = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(answered.text, expected)
-        XCTAssertLessThan(ContinuousClock.now - otherStart, .seconds(2.5), "another caller waited for the stalled stream")
+        XCTAssertLessThan(ContinuousClock.now - otherStart, .seconds(faultBound(2.5)), "another caller waited for the stalled stream")
         let heard = try await waiting.value
         stalled.closeReadEnd()
         XCTAssertEqual(heard.reason, "timeout")
         XCTAssertTrue(heard.text.hasPrefix("go"), "what was heard before the stall: '\(heard.text)'")
-        XCTAssertEqual(ContinuousClock.now - started, .seconds(4.4), accuracy: .seconds(1.5))
+        let took = ContinuousClock.now - started
+        XCTAssertGreaterThan(took, .seconds(3), "the idle bound is 3 s")
+        XCTAssertLessThan(took, .seconds(faultBound(6)), "the idle bound is 3 s")
         await other.close()
     }
 
@@ -334,8 +336,4 @@ final class PipeWriter: Sendable {
         }
         return outcome.withLock { $0 }
     }
-}
-
-private func XCTAssertEqual(_ a: Duration, _ b: Duration, accuracy: Duration, file: StaticString = #filePath, line: UInt = #line) {
-    XCTAssertLessThanOrEqual(abs((a - b) / .milliseconds(1)), accuracy / .milliseconds(1), "\(a) vs \(b)", file: file, line: line)
 }
