@@ -17,6 +17,11 @@ extension RecognitionSession {
             throw RecognitionFault.describe(error, options: options)
         }
         defer { stream.close() }
+        // A regular file passed as a stream is bounded as a file is.
+        if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
+            throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
+                                + "\(Int(RecognizeOptions.maximumSeconds)) s (pass max_seconds to read the beginning)")
+        }
         let decoder = try await makeDecoder()
         guard control.attach(stream.waker) else {
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)

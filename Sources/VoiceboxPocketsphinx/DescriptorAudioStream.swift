@@ -42,6 +42,7 @@ final class DescriptorAudioStream: AudioStream {
     init(_ input: StreamInput) throws {
         self.input = input
         kind = try Self.check(input.descriptor)
+        duration = kind == .file ? Self.remainingSeconds(input) : nil
         unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
                                direct: input.encoding == .s16le && input.channels == 1 && input.rate == AudioFileReader.sampleRate)
         resampler = input.rate == AudioFileReader.sampleRate ? nil : try Resampler(from: input.rate, to: AudioFileReader.sampleRate)
@@ -68,7 +69,8 @@ final class DescriptorAudioStream: AudioStream {
 
     deinit { close() }
 
-    var duration: Double? { nil }
+    /// A regular file's length from where it is read; nil for a pipe or a socket.
+    let duration: Double?
 
     var waker: AudioStreamWaker {
         let descriptor = wakeWriter
@@ -206,6 +208,14 @@ final class DescriptorAudioStream: AudioStream {
         case S_IFDIR: throw RecognitionError.invalidStream("it is a directory; pass a pipe or a stream socket")
         default: throw RecognitionError.invalidStream("pass a pipe or a stream socket")
         }
+    }
+
+    private static func remainingSeconds(_ input: StreamInput) -> Double? {
+        var status = stat()
+        guard fstat(input.descriptor, &status) == 0 else { return nil }
+        let offset = max(0, lseek(input.descriptor, 0, SEEK_CUR))
+        let bytesPerSecond = Double(input.rate * input.channels * input.encoding.bytesPerSample)
+        return Double(max(0, Int64(status.st_size) - Int64(offset))) / bytesPerSecond
     }
 
     private static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }

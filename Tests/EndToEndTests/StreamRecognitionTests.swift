@@ -247,6 +247,11 @@ final class StreamRecognitionTests: XCTestCase {
         let refused5 = await refusal(["stream_rate": .uint32(16_000)])
         XCTAssertEqual(refused5,
                        "org.voicebox.Error.InvalidArgument: option 'stream_rate' describes option 'stream', which is missing")
+        let sparse = open(directory.appendingPathComponent("huge.raw").path, O_RDWR | O_CREAT, 0o600)
+        defer { close(sparse) }
+        XCTAssertEqual(ftruncate(sparse, 100 << 30), 0)
+        let tooLarge = await refusal(["stream": .unixFD(sparse)])
+        XCTAssertTrue(tooLarge.hasPrefix("org.voicebox.Error.TooLarge: the stream holds 3355443 s of audio"), tooLarge)
         let heard = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(heard.text, expected)
     }

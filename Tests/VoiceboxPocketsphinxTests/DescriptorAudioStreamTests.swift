@@ -124,6 +124,17 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(refusal(listener), "it is a listening socket; pass a connected one")
     }
 
+    func testARegularFileSaysHowLongItIs() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("huge.raw").path
+        let fd = open(path, O_RDWR | O_CREAT, 0o600)
+        defer { close(fd) }
+        XCTAssertEqual(ftruncate(fd, 100 << 30), 0, "a 100 GiB sparse file")
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: fd))
+        XCTAssertEqual(try XCTUnwrap(stream.duration), Double(100 << 30) / 32_000, accuracy: 1)
+        XCTAssertNil(try DescriptorAudioStream(StreamInput(descriptor: pipeSending([]))).duration, "a pipe does not say")
+    }
+
     func testAStreamSocketIsReadToItsEnd() async throws {
         try TestData.requireModel()
         var pair: [Int32] = [-1, -1]
