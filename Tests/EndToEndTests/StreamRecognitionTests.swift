@@ -112,6 +112,62 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertEqual(began["ducked_streams"]?.uint32, 1, "the music was ducked while the stream was heard")
     }
 
+    func testGrammarsKeyphrasesAndMaxSecondsApplyToAStream() async throws {
+        let (service, directory) = (self.service!, self.directory!)
+        let grammar = try Recordings.cardsGrammar()
+        for id in ["002", "005"] {
+            let raw = directory.appendingPathComponent("\(id).raw").path
+            XCTAssertEqual(try runProgram(["sox", Recordings.path("cards/\(id).wav"), "-t", "raw", "-e", "signed", "-b", "16",
+                                           "-r", "16000", "-c", "1", raw]).status, 0)
+            let asFile = try await service.recognize(["file": .string(Recordings.path("cards/\(id).wav")), "grammar": .string(grammar)])
+            let writer = try PipeWriter(try Array(Data(contentsOf: URL(fileURLWithPath: raw))))
+            let asStream = try await service.recognize(["stream": .unixFD(writer.readEnd), "grammar": .string(grammar)])
+            writer.closeReadEnd()
+            XCTAssertEqual(asStream.text, asFile.text, id)
+            XCTAssertFalse(asStream.text.isEmpty, id)
+        }
+        let spotting = try PipeWriter(try recording())
+        let spotted = try await service.recognize(["stream": .unixFD(spotting.readEnd), "keyphrases": .stringArray(["forward"])])
+        spotting.closeReadEnd()
+        XCTAssertEqual(spotted.text, "forward")
+        let cutting = try PipeWriter(try recording(), keepOpen: true)
+        let cut = try await service.recognize(["stream": .unixFD(cutting.readEnd), "max_seconds": .double(1.5)])
+        cutting.closeReadEnd()
+        XCTAssertEqual(cut.reason, "max_duration")
+        XCTAssertEqual(cut.duration, 1.5, accuracy: 1e-9)
+    }
+
+    func testAnotherProcessEndsAStreamByItsIDAndAFastWriterWaitsForTheDecoder() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        // Ten minutes of audio, written as fast as the pipe takes it: the writer must wait for the
+        // decoder (back-pressure), not hand everything over to a buffer in the service.
+        let bytes = try [UInt8]((0..<215).map { _ in try recording() }.joined())
+        // The model loaded first, so memory compares like with like.
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let pid = service.daemon.pid
+        let memoryBefore = residentBytes(pid) ?? 0
+        let writer = try PipeWriter(bytes)
+        let running = Task { try await service.recognize(["stream": .unixFD(writer.readEnd)]) }
+        let id = try await service.waitForNewRecognition(besides: service.startedRecognitions)
+        writer.closeReadEnd()
+        try await Task.sleep(for: .seconds(3))
+        let peak = residentBytes(pid) ?? 0
+        let writerDone = await writer.result(timeout: .zero)
+        XCTAssertNil(writerDone, "the writer finished 9.6 MB in 3 s: the service buffered it instead of pushing back")
+        XCTAssertLessThan(peak - memoryBefore, 32 << 20, "VmRSS grew by \((peak - memoryBefore) >> 20) MiB while streaming")
+        // EndRecognition from another process (a shortcut's second press): what was heard so far.
+        let other = try BusConnection(address: stack.busAddress)
+        _ = try await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
+                                 member: "EndRecognition", arguments: [.uint64(id), .boolean(false)], timeout: .seconds(5))
+        let heard = try await running.value
+        XCTAssertEqual(heard.reason, "stopped")
+        XCTAssertTrue(heard.text.hasPrefix("go forward ten meters"), heard.text)
+        XCTAssertLessThan(heard.duration, 590)
+        let writerSaw = await writer.result(timeout: .seconds(3))
+        XCTAssertEqual(writerSaw, .brokenPipe, "the service let go of the pipe when the recognition ended")
+        await other.close()
+    }
+
     // MARK: Endings
 
     func testAStalledWriterEndsWithTimeoutAndHoldsUpNoOneElse() async throws {

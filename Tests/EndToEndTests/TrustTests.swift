@@ -74,6 +74,26 @@ final class TrustTests: XCTestCase {
         XCTAssertTrue(plainOutput.contains("go forward ten meters"), plainOutput)
     }
 
+    /// A stream names no file: a sandboxed caller may recognize audio it pipes in (the client,
+    /// run inside bubblewrap with /.flatpak-info, reading a pipe from outside).
+    func testASandboxedCallerMayStream() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else { throw XCTSkip("bubblewrap is not installed") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-sandbox-stream-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let info = directory + "/flatpak-info"
+        try "[Application]\nname=org.example.Sandboxed\n".write(toFile: info, atomically: true, encoding: .utf8)
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/0"
+        let sandboxed = ["/usr/bin/bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--ro-bind", "/opt", "/opt",
+                         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                         "--proc", "/proc", "--dev", "/dev", "--bind", runtime, runtime, "--ro-bind", stack.clientPath, "/voicebox",
+                         "--ro-bind", info, "/.flatpak-info", "--", "/voicebox", "listen", "--stdin"]
+        let recording = "/usr/share/pocketsphinx/test/data/goforward.raw"
+        let result = try runProgram(["/bin/sh", "-c", "cat \"$0\" | \"$@\" 2>&1", recording] + sandboxed, seconds: 60)
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertEqual(result.output, "go forward ten meters\n")
+    }
+
     func testSandboxesAreToldByTheirMarks() throws {
         let proc = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-proc-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: proc) }
