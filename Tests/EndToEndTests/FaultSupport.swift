@@ -9,6 +9,10 @@ import XCTest
 
 /// A fault's time bound in seconds, stretched 3 times when the binaries run under a sanitizer
 /// (scripts/test --sanitize sets VOICEBOX_SANITIZER; TSan slows code 5-15 times).
+/// Whether the service runs under a sanitizer (scripts/test --sanitize): memory figures then
+/// measure the sanitizer's shadow memory, not Voicebox.
+var underSanitizer: Bool { ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"].map { !$0.isEmpty } ?? false }
+
 func faultBound(_ seconds: Double) -> Double {
     ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"].map { $0.isEmpty ? seconds : seconds * 3 } ?? seconds
 }

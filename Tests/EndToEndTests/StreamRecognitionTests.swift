@@ -154,7 +154,7 @@ final class StreamRecognitionTests: XCTestCase {
         let peak = residentBytes(pid) ?? 0
         let writerDone = await writer.result(timeout: .zero)
         XCTAssertNil(writerDone, "the writer finished 9.6 MB in 3 s: the service buffered it instead of pushing back")
-        XCTAssertLessThan(peak - memoryBefore, 32 << 20, "VmRSS grew by \((peak - memoryBefore) >> 20) MiB while streaming")
+        if !underSanitizer { XCTAssertLessThan(peak - memoryBefore, 32 << 20, "VmRSS grew by \((peak - memoryBefore) >> 20) MiB while streaming") }
         // EndRecognition from another process (a shortcut's second press): what was heard so far.
         let other = try BusConnection(address: stack.busAddress)
         _ = try await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
@@ -268,7 +268,9 @@ final class StreamRecognitionTests: XCTestCase {
         let descriptorsAfter = await settledDescriptorCount(pid, atMost: descriptorsBefore)
         XCTAssertEqual(descriptorsAfter, descriptorsBefore, "descriptors not flat")
         let memoryAfter = await settledResidentBytes(pid, towards: memoryBefore)
-        XCTAssertLessThan(memoryAfter - memoryBefore, 16 << 20, "VmRSS grew by \((memoryAfter - memoryBefore) >> 20) MiB")
+        if !underSanitizer {
+            XCTAssertLessThan(memoryAfter - memoryBefore, 16 << 20, "VmRSS grew by \((memoryAfter - memoryBefore) >> 20) MiB")
+        }
         for caller in callers { await caller.close() }
     }
 

@@ -78,6 +78,8 @@ final class TrustTests: XCTestCase {
     /// run inside bubblewrap with /.flatpak-info, reading a pipe from outside).
     func testASandboxedCallerMayStream() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else { throw XCTSkip("bubblewrap is not installed") }
+        // The instrumented client cannot write its sanitizer report from inside the sandbox.
+        if underSanitizer { throw XCTSkip("the client runs inside bubblewrap, where a sanitizer cannot write its report") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-sandbox-stream-\(getpid())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
