@@ -53,6 +53,9 @@ final class DescriptorAudioStream: AudioStream {
         } else {
             descriptor = input.descriptor
         }
+        // pipe(2), then close-on-exec: Glibc's module has neither pipe2 nor eventfd. A child
+        // started in between would inherit the ends; ours (VoiceboxSpawn) close every inherited
+        // descriptor, and libspeechd's autospawn runs only on the speech connection's queue.
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             let error = errno
