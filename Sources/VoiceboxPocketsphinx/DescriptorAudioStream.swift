@@ -54,8 +54,10 @@ final class DescriptorAudioStream: AudioStream {
             descriptor = input.descriptor
         }
         // pipe(2), then close-on-exec: Glibc's module has neither pipe2 nor eventfd. A child
-        // started in between would inherit the ends; ours (VoiceboxSpawn) close every inherited
-        // descriptor, and libspeechd's autospawn runs only on the speech connection's queue.
+        // started in between inherits the ends: ours (VoiceboxSpawn) close every inherited
+        // descriptor; a speech-dispatcher that libspeechd autospawns at that moment keeps two
+        // ends of a pipe nobody needs, which holds nothing up (the caller's stream is opened
+        // close-on-exec).
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             let error = errno
