@@ -60,6 +60,25 @@ public protocol AudioStream: AudioFile {
     /// Releases what the stream holds of its own (not the caller's descriptor, which is the
     /// call's). Idempotent; no `wake()` may come after it.
     func close()
+    /// Set before reading: how the stream gives its decoder back while it waits for the writer.
+    var parking: AudioStreamParking? { get set }
+}
+
+/// How a stream that waits for its writer gives its decoder back, so that a stalled or slow
+/// writer delays no other caller, and takes a decoder again before it decodes more. Both are
+/// called on the reading thread and may block it (`resume` until a decoder is free).
+public struct AudioStreamParking: Sendable {
+    /// How long a read waits for the writer before it gives the decoder back.
+    public let after: Duration
+    public let park: @Sendable () -> Void
+    /// False: the recognition was stopped or cancelled meanwhile; read no more.
+    public let resume: @Sendable () -> Bool
+
+    public init(after: Duration, park: @escaping @Sendable () -> Void, resume: @escaping @Sendable () -> Bool) {
+        self.after = after
+        self.park = park
+        self.resume = resume
+    }
 }
 
 public enum AudioStreamStop: Sendable, Equatable {

@@ -61,6 +61,28 @@ struct FileRecognitionQueue: Sendable {
         return promote()
     }
 
+    /// A running stream gives its decoder back while it waits for its writer. Returns the file
+    /// that now gets the decoder, if one waits; nil also when `id` was not running.
+    mutating func park(_ id: UInt64) -> UInt64? {
+        guard running.remove(id) != nil else { return nil }
+        return promote()
+    }
+
+    /// A parked stream has audio again: it decodes now if a decoder is free and nobody waits,
+    /// else it waits its caller's turn (past the waiting limits: it was admitted already).
+    mutating func resume(_ id: UInt64, caller: String) -> Bool {
+        if running.count < runningLimit && turn.isEmpty {
+            running.insert(id)
+            return true
+        }
+        let mine = waiting[caller, default: []]
+        if mine.isEmpty { turn.append(caller) }
+        waiting[caller] = mine + [id]
+        return false
+    }
+
+    func isRunning(_ id: UInt64) -> Bool { running.contains(id) }
+
     /// Takes a waiting file out of the queue (stopped, cancelled, its caller gone). False if it
     /// was not waiting.
     @discardableResult

@@ -18,6 +18,7 @@ final class RecognitionControl: Sendable {
         var request: Request?
         var microphone: (any CaptureStream)?
         var stream: AudioStreamWaker?
+        var parking: StreamParking?
         /// A call has the audio: the microphone is to be corked, also one that opens later.
         var heldByCall = false
     }
@@ -70,9 +71,22 @@ final class RecognitionControl: Sendable {
         state.withLock { $0.stream = nil }
     }
 
+    /// How a stream gives its decoder back and takes it again (set by the service at admission).
+    var parking: StreamParking? {
+        get { state.withLock { $0.parking } }
+        set { state.withLock { $0.parking = newValue } }
+    }
+
     var isHeldByCall: Bool { state.withLock { $0.heldByCall } }
 
     func detach() {
         state.withLock { $0.microphone = nil }
     }
+}
+
+/// A stream's way back to the decoder queue: `park` gives the decoder back, `resume` waits for
+/// one again (false: the recognition was stopped or cancelled meanwhile).
+struct StreamParking: Sendable {
+    let park: @Sendable () async -> Void
+    let resume: @Sendable () async -> Bool
 }

@@ -88,6 +88,12 @@ public actor RecognitionService {
             parts.bus.publish(.listeningID(id))
             if options.dictation { parts.bus.publish(.dictationID(id)) }
         }
+        if case .stream = options.input {
+            // A stream gives its decoder back while its writer sends nothing (`park`), so that a
+            // stalled or slow writer delays no one, and takes a turn again when audio comes.
+            control.parking = StreamParking(park: { [weak self] in await self?.park(id) },
+                                            resume: { [weak self] in await self?.resume(id, caller: caller) ?? false })
+        }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
             if waits { await self?.turn(id) }
@@ -133,6 +139,18 @@ public actor RecognitionService {
     private func turn(_ id: UInt64) async {
         guard fileTurns.isWaiting(id) else { return }
         await withCheckedContinuation { waiters[id] = $0 }
+    }
+
+    private func park(_ id: UInt64) {
+        if let next = fileTurns.park(id) { waiters.removeValue(forKey: next)?.resume() }
+    }
+
+    /// Waits for a decoder again; false when the recognition was stopped or cancelled meanwhile.
+    private func resume(_ id: UInt64, caller: String) async -> Bool {
+        guard let entry = entries[id], entry.control.request == nil else { return false }
+        if fileTurns.isRunning(id) || fileTurns.resume(id, caller: caller) { return true }
+        await withCheckedContinuation { waiters[id] = $0 }
+        return fileTurns.isRunning(id)
     }
 
     private func ended(_ id: UInt64) {

@@ -1,3 +1,6 @@
+import Dispatch
+import VoiceboxLock
+
 /// Reading the caller's stream: as a file is read (to its end, cut into utterances at pauses, the
 /// same words as the same audio in a file), or with `silence_seconds`, as the microphone is
 /// listened to (ended at the end of speech). Either way a request, `max_seconds` or a writer
@@ -17,6 +20,7 @@ extension RecognitionSession {
             throw RecognitionFault.describe(error, options: options)
         }
         defer { stream.close() }
+        stream.parking = control.parking.map(Self.blocking)
         // A regular file passed as a stream is bounded as a file is.
         if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
             throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
@@ -46,6 +50,32 @@ extension RecognitionSession {
         case nil: if stream.stop == .idle { end = .timeout }
         }
         return Recognition(id: id, result: result, duration: seconds, end: end, language: language)
+    }
+
+    /// How long a read waits for the writer before the stream gives its decoder back.
+    static let parkAfter = Duration.milliseconds(250)
+
+    /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
+    /// session's own queue, never Swift's shared pool) while the service actor does it.
+    private static func blocking(_ parking: StreamParking) -> AudioStreamParking {
+        AudioStreamParking(after: parkAfter, park: {
+            let done = DispatchSemaphore(value: 0)
+            Task.detached {
+                await parking.park()
+                done.signal()
+            }
+            done.wait()
+        }, resume: {
+            let done = DispatchSemaphore(value: 0)
+            let granted = Locked(false)
+            Task.detached {
+                let result = await parking.resume()
+                granted.withLock { $0 = result }
+                done.signal()
+            }
+            done.wait()
+            return granted.withLock { $0 }
+        })
     }
 
     private var streamLimit: Double { options.maxSeconds ?? RecognizeOptions.maximumSeconds }

@@ -32,11 +32,12 @@ final class DescriptorAudioStream: AudioStream {
     private var pending: [Int16] = []
     private var ended = false
     private var closed = false
-    /// How long reads have waited for the writer, how much audio it has sent (its frames), and
-    /// when it last sent some (`allowance`).
+    /// How long reads have waited for the writer, in all and since it last sent something, and
+    /// how much audio it has sent (its frames): `allowance`.
     private var waited = Duration.zero
+    private var waitedSinceData = Duration.zero
     private var framesReceived = 0
-    private var lastData = ContinuousClock.now
+    var parking: AudioStreamParking?
     private(set) var stop: AudioStreamStop?
 
     init(_ input: StreamInput) throws {
@@ -108,28 +109,37 @@ final class DescriptorAudioStream: AudioStream {
     /// How much longer reads may wait for the writer: the idle bound since it last sent
     /// something (a stall), and no more than it takes to fall behind real time by the idle bound
     /// (the audio it has sent, less the time waited for it: a writer that trickles a few bytes
-    /// now and then keeps the stream no longer than silence would). Time spent decoding does not
-    /// count: a writer held up by our own back-pressure is not behind.
+    /// now and then keeps the stream no longer than silence would). Only time spent waiting in
+    /// poll counts, never time spent decoding: a writer held up by our own back-pressure (or by
+    /// a turn for a decoder) is not behind.
     private var allowance: Duration {
         let idle = Duration.seconds(input.idleSeconds)
-        return min(lastData + idle - .now, .seconds(Double(framesReceived) / Double(input.rate)) + idle - waited)
+        return min(idle - waitedSinceData, .seconds(Double(framesReceived) / Double(input.rate)) + idle - waited)
     }
 
     /// Waits until the stream has something (data, its end, an error); false when the writer
-    /// fell behind by the idle bound or `wake()` came first (`stop` says which).
+    /// fell behind by the idle bound or `wake()` came first (`stop` says which). A wait longer
+    /// than `parking.after` gives the decoder back until the writer sends again.
     private func waitForData() throws -> Bool {
+        var waitedNow = Duration.zero
+        var parked = false
         while true {
             let idleLeft = allowance
             guard idleLeft > .zero else {
                 stop = .idle
                 return false
             }
+            var slice = idleLeft
+            if let parking, !parked { slice = min(slice, max(.milliseconds(1), parking.after - waitedNow)) }
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            let milliseconds = Int32(clamping: Int((idleLeft / .milliseconds(1)).rounded(.up)))
+            let milliseconds = Int32(clamping: Int((slice / .milliseconds(1)).rounded(.up)))
             let before = ContinuousClock.now
             let ready = poll(&fds, 2, milliseconds)
-            waited += ContinuousClock.now - before
+            let spent = ContinuousClock.now - before
+            waited += spent
+            waitedSinceData += spent
+            waitedNow += spent
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw RecognitionError.invalidStream("poll failed: \(Self.reason(errno))")
@@ -139,7 +149,17 @@ final class DescriptorAudioStream: AudioStream {
                 return false
             }
             if fds[0].revents & Int16(POLLNVAL) != 0 { throw RecognitionError.invalidStream("the descriptor is not open") }
-            if fds[0].revents != 0 { return true }
+            if fds[0].revents != 0 {
+                if parked, let parking, !parking.resume() {
+                    stop = .woken
+                    return false
+                }
+                return true
+            }
+            if let parking, !parked, waitedNow >= parking.after {
+                parking.park()
+                parked = true
+            }
         }
     }
 
@@ -168,7 +188,7 @@ final class DescriptorAudioStream: AudioStream {
             if let resampler { append(try resampler.process([], end: true)) }
             return
         }
-        lastData = .now
+        waitedSinceData = .zero
         let unpacked = try unpacker.unpack(buffer[0..<got])
         framesReceived = unpacker.framesUnpacked
         switch unpacked {

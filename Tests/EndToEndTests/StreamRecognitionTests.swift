@@ -172,14 +172,22 @@ final class StreamRecognitionTests: XCTestCase {
 
     func testAStalledWriterEndsWithTimeoutAndHoldsUpNoOneElse() async throws {
         let (service, stack) = (self.service!, self.stack!)
-        // The first 1.4 s ("go forward"), then nothing, the pipe kept open.
+        // The first 1.4 s ("go forward"), then nothing, the pipe kept open; as many such streams
+        // as there are decoders, so that a stalled stream that kept its decoder would hold up all.
         let bytes = try recording()
         let stalled = try PipeWriter(Array(bytes[0..<44_800]), keepOpen: true)
+        let extra = try (1..<ProcessInfo.processInfo.activeProcessorCount).map { _ in try PipeWriter(Array(bytes[0..<44_800]), keepOpen: true) }
         let started = ContinuousClock.now
         let waiting = Task {
             try await service.recognize(["stream": .unixFD(stalled.readEnd), "stream_idle_seconds": .double(3)])
         }
-        _ = try await service.waitForNewRecognition(besides: [])
+        var extraTasks: [Task<Recognized, any Error>] = []
+        for writer in extra {
+            let fd = writer.readEnd
+            extraTasks.append(Task { try await service.recognize(["stream": .unixFD(fd), "stream_idle_seconds": .double(3)]) })
+        }
+        var known: [UInt64] = []
+        for _ in 0..<(1 + extra.count) { known.append(try await service.waitForNewRecognition(besides: known)) }
         // Another caller meanwhile: answered at once, not after the stall.
         let other = try BusConnection(address: stack.busAddress)
         let otherStart = ContinuousClock.now
@@ -188,6 +196,11 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - otherStart, .seconds(faultBound(2.5)), "another caller waited for the stalled stream")
         let heard = try await waiting.value
         stalled.closeReadEnd()
+        for (task, writer) in zip(extraTasks, extra) {
+            let reason = try await task.value.reason
+            XCTAssertEqual(reason, "timeout")
+            writer.closeReadEnd()
+        }
         XCTAssertEqual(heard.reason, "timeout")
         XCTAssertTrue(heard.text.hasPrefix("go"), "what was heard before the stall: '\(heard.text)'")
         let took = ContinuousClock.now - started

@@ -23,6 +23,21 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.waitingCount, 0)
     }
 
+    func testAParkedStreamGivesItsDecoderToTheNextAndTakesItsTurnAgain() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 1, waitingPerCaller: 1)
+        XCTAssertEqual(queue.admit(1, caller: "stream"), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b"), .wait(ahead: 0))
+        XCTAssertEqual(queue.park(1), 2, "the waiting file gets the decoder the stalled stream gave back")
+        XCTAssertNil(queue.park(1), "parked already")
+        XCTAssertFalse(queue.resume(1, caller: "stream"), "audio again: it waits its turn (past the full queue: it was admitted)")
+        XCTAssertEqual(queue.finished(2), 1)
+        XCTAssertTrue(queue.isRunning(1))
+        XCTAssertNil(queue.park(1))
+        XCTAssertTrue(queue.resume(1, caller: "stream"), "a free decoder and nobody waiting: at once")
+        XCTAssertNil(queue.finished(1))
+        XCTAssertEqual(queue.running, [])
+    }
+
     func testANewcomerWaitsWhileOthersWaitEvenIfADecoderIsFree() {
         var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5)
         XCTAssertEqual(queue.admit(1, caller: "a"), .run)

@@ -162,6 +162,7 @@ final class FakeAudioStream: AudioStream {
     private let woken = Locked(false)
     private(set) var stop: AudioStreamStop?
     private(set) var closed = false
+    var parking: AudioStreamParking?
 
     init(_ script: ScriptedStream, idleSeconds: Double) {
         samples = script.samples[...]
@@ -182,8 +183,16 @@ final class FakeAudioStream: AudioStream {
         let chunk = samples.prefix(maxSamples)
         samples = samples.dropFirst(chunk.count)
         if chunk.isEmpty, stalls {
-            let deadline = ContinuousClock.now + .seconds(idleSeconds)
-            while !woken.withLock({ $0 }), .now < deadline { usleep(1000) }
+            let started = ContinuousClock.now
+            let deadline = started + .seconds(idleSeconds)
+            var parked = false
+            while !woken.withLock({ $0 }), .now < deadline {
+                usleep(1000)
+                if let parking, !parked, ContinuousClock.now - started >= parking.after {
+                    parking.park()
+                    parked = true
+                }
+            }
             stop = woken.withLock { $0 } ? .woken : .idle
         }
         return Array(chunk)

@@ -106,17 +106,28 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertEqual(kind, .cancelled, "a caller that left cancels its stream")
     }
 
-    func testStreamsWaitForADecoderAsFilesDo() async throws {
-        let service = makeService(streams: [5: ScriptedStream(samples: loud, stallsAfter: true), 6: ScriptedStream(samples: loud)],
+    func testStreamsWaitForADecoderAsFilesDoAndAStalledOneGivesItBack() async throws {
+        let service = makeService(files: ["/a.wav": loud + loud + loud],
+                                  streams: [5: ScriptedStream(samples: loud + loud + loud, stallsAfter: true), 6: ScriptedStream(samples: loud)],
                                   maxFiles: 1)
-        let first = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.1")
-        try await waitFor("the first stream to start") { self.bus.signals.contains(.recognitionStarted(first.id)) }
-        let second = try await service.start(options(["stream": .descriptor(6)]), caller: ":1.2")
+        let first = try await service.start(options(["file": .string("/endless")]), caller: ":1.1")
+        try await waitFor("the file to start") { self.bus.signals.contains(.recognitionStarted(first.id)) }
+        let stream = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.2")
         try await Task.sleep(for: .milliseconds(200))
-        XCTAssertFalse(bus.signals.contains(.recognitionStarted(second.id)), "waits for the one decoder")
+        XCTAssertFalse(bus.signals.contains(.recognitionStarted(stream.id)), "waits for the one decoder")
         await service.endRecognition(first.id, cancel: false)
-        let end = try await second.outcome().end
-        XCTAssertEqual(end, .endOfFile)
+        try await waitFor("the stream to start") { self.bus.signals.contains(.recognitionStarted(stream.id)) }
+        // The stream's writer stalls: its decoder goes to the next in line at once, not after the idle bound.
+        let file = try await service.start(options(["file": .string("/a.wav")]), caller: ":1.3")
+        let started = ContinuousClock.now
+        let done = try await file.outcome()
+        XCTAssertEqual(done.end, .endOfFile)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "the file waited for the stalled stream")
+        await service.endRecognition(stream.id, cancel: false)
+        let stopped = try await stream.outcome()
+        XCTAssertEqual(stopped.end, .stopped)
+        let other = try await service.start(options(["stream": .descriptor(6)]), caller: ":1.2").outcome()
+        XCTAssertEqual(other.end, .endOfFile)
     }
 
     func testABadStreamIsAnInvalidArgument() async throws {

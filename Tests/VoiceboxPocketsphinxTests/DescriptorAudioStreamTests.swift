@@ -4,6 +4,7 @@ import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
+import VoiceboxLock
 
 /// Raw PCM through a real pipe or socket, read as the service reads a `stream`, decoded by the
 /// real model.
@@ -190,6 +191,28 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(trickle.stop, .idle)
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "a trickle kept the stream for \(ContinuousClock.now - started)")
         XCTAssertLessThan(samples, 2_000)
+    }
+
+    func testAWaitForTheWriterGivesTheDecoderBackAndTakesItAgainBeforeMoreAudio() throws {
+        // 0.2 s of audio, a pause of 0.6 s, 0.2 s more.
+        let fd = pipeSending([UInt8](repeating: 0, count: 12_800), piece: 6_400, pause: .milliseconds(600))
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: fd))
+        let calls = Locked<[String]>([])
+        stream.parking = AudioStreamParking(after: .milliseconds(100), park: { calls.withLock { $0.append("park") } },
+                                            resume: { calls.withLock { $0.append("resume") }; return true })
+        var samples = 0
+        while case let chunk = try stream.read(maxSamples: 2048), !chunk.isEmpty { samples += chunk.count }
+        XCTAssertEqual(samples, 6_400)
+        XCTAssertEqual(calls.withLock { $0 }.prefix(2), ["park", "resume"], "parked during the pause, resumed before decoding more")
+        XCTAssertTrue(calls.withLock { $0 }.count % 2 == 0 || calls.withLock { $0 }.last == "park")
+
+        // A resume refused (the recognition was stopped meanwhile): nothing more is read.
+        let refused = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([UInt8](repeating: 0, count: 12_800), piece: 6_400,
+                                                                                    pause: .milliseconds(300))))
+        refused.parking = AudioStreamParking(after: .milliseconds(100), park: {}, resume: { false })
+        XCTAssertEqual(try refused.read(maxSamples: 6_400).count, 3_200)
+        XCTAssertEqual(refused.stop, .woken)
+        XCTAssertEqual(try refused.read(maxSamples: 6_400), [])
     }
 
     func testAnotherReaderOfThePipeCannotLeaveItStuck() throws {
