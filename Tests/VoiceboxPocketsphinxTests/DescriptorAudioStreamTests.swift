@@ -180,6 +180,18 @@ final class DescriptorAudioStreamTests: XCTestCase {
         waiting.close()
     }
 
+    func testTimeSpentDecodingIsNotTheWritersIdleness() throws {
+        // 1 s of audio ready in the pipe; the reader takes 0.3 s per chunk, three times the idle bound.
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([UInt8](repeating: 0, count: 32_000)), idleSeconds: 0.1))
+        var samples = 0
+        while case let chunk = try stream.read(maxSamples: 4_000), !chunk.isEmpty {
+            samples += chunk.count
+            usleep(300_000)
+        }
+        XCTAssertEqual(samples, 16_000, "all of it, no timeout")
+        XCTAssertNil(stream.stop)
+    }
+
     func testATrickleEndsAsAStallDoes() throws {
         // 10 ms of audio every 250 ms keeps bytes coming, 25 times slower than real time: it
         // falls behind by the idle bound (0.5 s) after about 0.5 s.
