@@ -175,13 +175,16 @@ final class DescriptorAudioStream: AudioStream {
             case .pipe, .file: Glibc.read(descriptor, raw.baseAddress, raw.count)
             }
         }
-        if got < 0 {
+        // A writer that went away by resetting its connection ended the stream as a close does,
+        // only without a chance to finish its last frame.
+        let reset = got < 0 && errno == ECONNRESET
+        if got < 0, !reset {
             if errno == EINTR || errno == EAGAIN { return }
             throw RecognitionError.invalidStream("reading it failed: \(Self.reason(errno))")
         }
         guard got > 0 else {
             ended = true
-            if unpacker.leftoverBytes > 0 {
+            if unpacker.leftoverBytes > 0, !reset {
                 throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
                                                      + "\(frameBytes) (\(input.encoding.rawValue), \(input.channels) channels)")
             }
@@ -309,9 +312,10 @@ struct PCMUnpacker {
         guard channels > 1 else { return (0..<frames).map(sample) }
         let scale = 1 / Float(channels)
         return (0..<frames).map { frame in
+            // Each scaled before the sum: finite samples near Float's limit cannot add up to infinity.
             var sum: Float = 0
-            for channel in 0..<channels { sum += sample(frame * channels + channel) }
-            return sum * scale
+            for channel in 0..<channels { sum += sample(frame * channels + channel) * scale }
+            return sum
         }
     }
 

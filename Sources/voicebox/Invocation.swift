@@ -48,6 +48,17 @@ struct SayRequest: Equatable {
     var json = false
 }
 
+extension Invocation {
+    /// listen --stdin or dictate --stdin.
+    var readsStandardInput: Bool {
+        switch command {
+        case .listen(let request): request.stdin != nil
+        case .dictate(let request): request.stdin != nil
+        default: false
+        }
+    }
+}
+
 /// `--stdin`: raw PCM on standard input, streamed to the service as it comes.
 struct StdinAudio: Equatable {
     var format = "s16le"

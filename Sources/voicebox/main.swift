@@ -28,6 +28,13 @@ if case .version = invocation.command {
     exit(ExitStatus.ok.rawValue)
 }
 
+// With standard input closed, the bus connection would become descriptor 0 and --stdin would
+// send the client's own bus socket as the audio: say so before connecting.
+if invocation.readsStandardInput, fcntl(0, F_GETFD) == -1 {
+    Output.error("--stdin: standard input is closed; pipe the audio in (e.g. parec --raw ... | voicebox listen --stdin)")
+    exit(ExitStatus.usage.rawValue)
+}
+
 // insert needs no service.
 if case .insert(let request) = invocation.command {
     exit(await Insertion.run(request).rawValue)

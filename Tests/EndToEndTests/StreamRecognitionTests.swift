@@ -347,6 +347,8 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertEqual(dictated.output, "Go forward ten meters\n")
         let empty = try await shell("\"$0\" listen --stdin < /dev/null")
         XCTAssertEqual(empty.status, 1, "a device is refused by the service (InvalidArgument)")
+        let closed = try await shell("\"$0\" listen --stdin 0<&-")
+        XCTAssertEqual(closed.status, 64, "standard input closed: said, not its bus socket sent as the audio")
         let nothing = try await shell("printf '' | \"$0\" listen --stdin")
         XCTAssertEqual(nothing.status, 2, "an empty pipe: nothing was heard")
     }

@@ -84,6 +84,11 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertThrowsError(try nan.read(maxSamples: 2048)) { error in
             XCTAssertEqual(error as? RecognitionError, .invalidStream("sample 2 is NaN, not a number f32le audio can hold"))
         }
+        // Finite samples whose sum passes Float's limit are mixed, not turned into infinity.
+        let huge: [Float] = [3e38, 3e38, 0.5, 0.5]
+        let loud = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(huge.withUnsafeBytes { Array($0) }), encoding: .f32le,
+                                                         rate: 16_000, channels: 2))
+        XCTAssertEqual(try loud.read(maxSamples: 2048), [32_767, 16_384])
         floats[2] = -.infinity
         let infinite = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(floats.withUnsafeBytes { Array($0) }),
                                                              encoding: .f32le, rate: 16_000, channels: 2))
@@ -154,6 +159,32 @@ final class DescriptorAudioStreamTests: XCTestCase {
         }
         let outcome = try await words(DescriptorAudioStream(StreamInput(descriptor: pair[0])))
         XCTAssertEqual(outcome.result.text, "go forward ten meters")
+    }
+
+    func testAWriterThatResetsItsConnectionEndsTheStreamWithWhatCame() throws {
+        // TCP on loopback: a close with SO_LINGER 0 resets the connection (unix sockets cannot).
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")),
+                                  sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }, 0)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }, 0)
+        XCTAssertEqual(listen(listener, 1), 0)
+        let writer = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(writer, $0, length) } }, 0)
+        let reader = accept(listener, nil, nil)
+        defer { close(reader) }
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: reader))
+        var bytes = [UInt8](repeating: 0, count: 3_201)  // 1,600 samples and half of one more
+        XCTAssertEqual(write(writer, &bytes, bytes.count), bytes.count)
+        XCTAssertEqual(try stream.read(maxSamples: 1_600).count, 1_600)
+        // Something of ours unread by the writer makes its close a reset.
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        XCTAssertEqual(setsockopt(writer, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size)), 0)
+        close(writer)
+        XCTAssertEqual(try stream.read(maxSamples: 1_600), [], "the end of the stream, not an error")
+        XCTAssertNil(stream.stop)
     }
 
     func testAStallEndsAfterTheIdleBoundAndAWakeAtOnce() throws {
