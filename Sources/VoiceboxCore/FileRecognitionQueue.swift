@@ -2,8 +2,9 @@
 ///
 /// Decoding a file keeps a core busy, so at most `running` decode at once. The rest wait: each
 /// time a decoder frees, the next caller in turn gets it (its oldest waiting file), and that caller
-/// goes to the back of the turn. So a caller that queued twenty files delays another caller's one
-/// file by at most one file per caller ahead of it, never by its whole batch.
+/// goes to the back of the turn; a caller that decodes less at that moment comes before one that
+/// decodes more. So a caller that queued twenty files delays another caller's one file by at most
+/// one file per caller ahead of it, never by its whole batch.
 ///
 /// The wait is bounded: at most `waitingLimit` files wait in all and `waitingPerCaller` per caller;
 /// past either, admission fails (Busy), so that no caller waits behind an unbounded queue.
@@ -21,7 +22,9 @@ struct FileRecognitionQueue: Sendable {
     let waitingLimit: Int
     let waitingPerCaller: Int
 
-    private(set) var running: Set<UInt64> = []
+    /// Running files (and streams) and their callers.
+    private var runningCallers: [UInt64: String] = [:]
+    var running: Set<UInt64> { Set(runningCallers.keys) }
     /// Per caller, its waiting files, oldest first.
     private var waiting: [String: [UInt64]] = [:]
     /// Callers with waiting files, in the order they get the next decoder.
@@ -38,8 +41,8 @@ struct FileRecognitionQueue: Sendable {
     func isWaiting(_ id: UInt64) -> Bool { waiting.values.contains { $0.contains(id) } }
 
     mutating func admit(_ id: UInt64, caller: String) -> Admission {
-        if running.count < runningLimit && turn.isEmpty {
-            running.insert(id)
+        if runningCallers.count < runningLimit && turn.isEmpty {
+            runningCallers[id] = caller
             return .run
         }
         let mine = waiting[caller, default: []]
@@ -54,7 +57,7 @@ struct FileRecognitionQueue: Sendable {
     /// A running file ended (or a waiting one was withdrawn first: then nothing frees). Returns
     /// the file that now gets the decoder, if one waits.
     mutating func finished(_ id: UInt64) -> UInt64? {
-        guard running.remove(id) != nil else {
+        guard runningCallers.removeValue(forKey: id) != nil else {
             withdraw(id)
             return nil
         }
@@ -64,15 +67,15 @@ struct FileRecognitionQueue: Sendable {
     /// A running stream gives its decoder back while it waits for its writer. Returns the file
     /// that now gets the decoder, if one waits; nil also when `id` was not running.
     mutating func park(_ id: UInt64) -> UInt64? {
-        guard running.remove(id) != nil else { return nil }
+        guard runningCallers.removeValue(forKey: id) != nil else { return nil }
         return promote()
     }
 
     /// A parked stream has audio again: it decodes now if a decoder is free and nobody waits,
     /// else it waits its caller's turn (past the waiting limits: it was admitted already).
     mutating func resume(_ id: UInt64, caller: String) -> Bool {
-        if running.count < runningLimit && turn.isEmpty {
-            running.insert(id)
+        if runningCallers.count < runningLimit && turn.isEmpty {
+            runningCallers[id] = caller
             return true
         }
         let mine = waiting[caller, default: []]
@@ -81,7 +84,7 @@ struct FileRecognitionQueue: Sendable {
         return false
     }
 
-    func isRunning(_ id: UInt64) -> Bool { running.contains(id) }
+    func isRunning(_ id: UInt64) -> Bool { runningCallers[id] != nil }
 
     /// Takes a waiting file out of the queue (stopped, cancelled, its caller gone). False if it
     /// was not waiting.
@@ -95,8 +98,11 @@ struct FileRecognitionQueue: Sendable {
     }
 
     private mutating func promote() -> UInt64? {
-        guard running.count < runningLimit, !turn.isEmpty else { return nil }
-        let caller = turn.removeFirst()
+        guard runningCallers.count < runningLimit, !turn.isEmpty else { return nil }
+        // The first in turn among the callers that decode least now.
+        let decoding = turn.map { caller in runningCallers.values.filter { $0 == caller }.count }
+        let index = decoding.indices.min { decoding[$0] < decoding[$1] }!
+        let caller = turn.remove(at: index)
         var ids = waiting[caller] ?? []
         let next = ids.removeFirst()
         if ids.isEmpty {
@@ -105,7 +111,7 @@ struct FileRecognitionQueue: Sendable {
             waiting[caller] = ids
             turn.append(caller)
         }
-        running.insert(next)
+        runningCallers[next] = caller
         return next
     }
 }

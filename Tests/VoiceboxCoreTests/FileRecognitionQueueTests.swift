@@ -23,6 +23,18 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.waitingCount, 0)
     }
 
+    func testACallerThatDecodesLessComesFirst() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5)
+        XCTAssertEqual(queue.admit(1, caller: "e"), .run)
+        XCTAssertEqual(queue.admit(2, caller: "e"), .run)
+        XCTAssertEqual(queue.admit(3, caller: "e"), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(4, caller: "c"), .wait(ahead: 1))
+        XCTAssertEqual(queue.admit(5, caller: "a"), .wait(ahead: 2))
+        XCTAssertEqual(queue.finished(1), 4, "e still decodes one: c, which decodes none, goes first")
+        XCTAssertEqual(queue.finished(2), 3, "now e and a decode none: e is first in turn")
+        XCTAssertEqual(queue.finished(4), 5, "then a")
+    }
+
     func testAParkedStreamGivesItsDecoderToTheNextAndTakesItsTurnAgain() {
         var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 1, waitingPerCaller: 1)
         XCTAssertEqual(queue.admit(1, caller: "stream"), .run)
