@@ -51,20 +51,10 @@ final class TrustTests: XCTestCase {
     /// A caller inside a Flatpak sandbox (bubblewrap with /.flatpak-info, as Flatpak does) that names
     /// a path is refused and told to pass the file; outside a sandbox the same call works.
     func testASandboxedCallerCannotNameAFile() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else { throw XCTSkip("bubblewrap is not installed") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-sandbox-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let info = directory + "/flatpak-info"
-        try "[Application]\nname=org.example.Sandboxed\n".write(toFile: info, atomically: true, encoding: .utf8)
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/0"
         let recording = "/usr/share/pocketsphinx/test/data/goforward.raw"
         let call = ["/usr/bin/busctl", "--user", "call", Speech1.busName, Speech1.objectPath, Speech1.interfaceName,
                     "Recognize", "a{sv}", "1", "file", "s", recording]
-        let sandboxed = ["/usr/bin/bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-                         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-                         "--proc", "/proc", "--dev", "/dev", "--bind", runtime, runtime,
-                         "--ro-bind", info, "/.flatpak-info", "--"] + call
+        let sandboxed = try flatpakSandbox() + call
         let (status, output) = try run(sandboxed)
         XCTAssertNotEqual(status, 0)
         XCTAssertTrue(output.contains("cannot name a file"), output)
@@ -77,19 +67,10 @@ final class TrustTests: XCTestCase {
     /// A stream names no file: a sandboxed caller may recognize audio it pipes in (the client,
     /// run inside bubblewrap with /.flatpak-info, reading a pipe from outside).
     func testASandboxedCallerMayStream() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else { throw XCTSkip("bubblewrap is not installed") }
         // The instrumented client cannot write its sanitizer report from inside the sandbox.
         if underSanitizer { throw XCTSkip("the client runs inside bubblewrap, where a sanitizer cannot write its report") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-sandbox-stream-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let info = directory + "/flatpak-info"
-        try "[Application]\nname=org.example.Sandboxed\n".write(toFile: info, atomically: true, encoding: .utf8)
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/0"
-        let sandboxed = ["/usr/bin/bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--ro-bind", "/opt", "/opt",
-                         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-                         "--proc", "/proc", "--dev", "/dev", "--bind", runtime, runtime, "--ro-bind", stack.clientPath, "/voicebox",
-                         "--ro-bind", info, "/.flatpak-info", "--", "/voicebox", "listen", "--stdin"]
+        let sandboxed = try flatpakSandbox(["--ro-bind", "/opt", "/opt", "--ro-bind", stack.clientPath, "/voicebox"])
+            + ["/voicebox", "listen", "--stdin"]
         let recording = "/usr/share/pocketsphinx/test/data/goforward.raw"
         let result = try runProgram(["/bin/sh", "-c", "cat \"$0\" | \"$@\" 2>&1", recording] + sandboxed, seconds: 60)
         XCTAssertEqual(result.status, 0, result.output)
@@ -116,6 +97,19 @@ final class TrustTests: XCTestCase {
     }
 
     /// Runs a command; its status and what it printed (both streams: busctl prints errors on stderr).
+    /// bubblewrap's command line up to `--`, with /.flatpak-info in the sandbox's root, as Flatpak
+    /// makes it; `extra`: more binds. Skips the test when bubblewrap is not installed.
+    private func flatpakSandbox(_ extra: [String] = []) throws -> [String] {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/bwrap") else { throw XCTSkip("bubblewrap is not installed") }
+        let directory = try makeTemporaryDirectory(self)
+        let info = directory.appendingPathComponent("flatpak-info").path
+        try "[Application]\nname=org.example.Sandboxed\n".write(toFile: info, atomically: true, encoding: .utf8)
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/run/user/0"
+        return ["/usr/bin/bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+                "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
+                "--proc", "/proc", "--dev", "/dev", "--bind", runtime, runtime, "--ro-bind", info, "/.flatpak-info"] + extra + ["--"]
+    }
+
     private func run(_ command: [String]) throws -> (Int32, String) {
         let result = try runProgram(["/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1"] + command, seconds: 60)
         return (result.status, result.output)
