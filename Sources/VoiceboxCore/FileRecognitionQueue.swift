@@ -37,18 +37,25 @@ struct FileRecognitionQueue: Sendable {
     }
 
     var waitingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
+    /// Streams that gave their decoder back while they wait for their writer, and their callers:
+    /// they count as waiting, so that parking never lets a caller hold more recognitions (and
+    /// their decoders' memory) than the queue's limits allow.
+    private var parked: [UInt64: String] = [:]
 
     func isWaiting(_ id: UInt64) -> Bool { waiting.values.contains { $0.contains(id) } }
 
     mutating func admit(_ id: UInt64, caller: String) -> Admission {
+        let mineParked = parked.values.filter { $0 == caller }.count
+        if mineParked >= waitingPerCaller { return .full(perCaller: true) }
+        if parked.count >= waitingLimit { return .full(perCaller: false) }
         if runningCallers.count < runningLimit && turn.isEmpty {
             runningCallers[id] = caller
             return .run
         }
         let mine = waiting[caller, default: []]
-        guard mine.count < waitingPerCaller else { return .full(perCaller: true) }
+        guard mine.count + mineParked < waitingPerCaller else { return .full(perCaller: true) }
         let total = waitingCount
-        guard total < waitingLimit else { return .full(perCaller: false) }
+        guard total + parked.count < waitingLimit else { return .full(perCaller: false) }
         if mine.isEmpty { turn.append(caller) }
         waiting[caller] = mine + [id]
         return .wait(ahead: total)
@@ -57,6 +64,7 @@ struct FileRecognitionQueue: Sendable {
     /// A running file ended (or a waiting one was withdrawn first: then nothing frees). Returns
     /// the file that now gets the decoder, if one waits.
     mutating func finished(_ id: UInt64) -> UInt64? {
+        parked[id] = nil
         guard runningCallers.removeValue(forKey: id) != nil else {
             withdraw(id)
             return nil
@@ -67,13 +75,15 @@ struct FileRecognitionQueue: Sendable {
     /// A running stream gives its decoder back while it waits for its writer. Returns the file
     /// that now gets the decoder, if one waits; nil also when `id` was not running.
     mutating func park(_ id: UInt64) -> UInt64? {
-        guard runningCallers.removeValue(forKey: id) != nil else { return nil }
+        guard let caller = runningCallers.removeValue(forKey: id) else { return nil }
+        parked[id] = caller
         return promote()
     }
 
     /// A parked stream has audio again: it decodes now if a decoder is free and nobody waits,
     /// else it waits its caller's turn (past the waiting limits: it was admitted already).
     mutating func resume(_ id: UInt64, caller: String) -> Bool {
+        parked[id] = nil
         if runningCallers.count < runningLimit && turn.isEmpty {
             runningCallers[id] = caller
             return true

@@ -70,11 +70,11 @@ public actor RecognitionService {
             case .run: break
             case .wait: waits = true
             case .full(perCaller: true):
-                throw .init(.busy, "\(Self.fileQueuePerCaller) of this caller's file recognitions already wait for a decoder, "
-                            + "the limit per caller; try again when one finishes")
+                throw .init(.busy, "\(Self.fileQueuePerCaller) of this caller's file or stream recognitions already wait "
+                            + "(for a decoder, or a stream for its writer), the limit per caller; try again when one finishes")
             case .full(perCaller: false):
-                throw .init(.busy, "\(Self.fileQueueLimit) file recognitions already wait for a decoder, the limit; "
-                            + "try again when one finishes")
+                throw .init(.busy, "\(Self.fileQueueLimit) file or stream recognitions already wait (for a decoder, or a "
+                            + "stream for its writer), the limit; try again when one finishes")
             }
         }
         nextID += 1

@@ -50,6 +50,20 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.running, [])
     }
 
+    func testParkedStreamsCountAgainstTheLimits() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 3, waitingPerCaller: 2)
+        XCTAssertEqual(queue.admit(1, caller: "a"), .run)
+        XCTAssertNil(queue.park(1))
+        XCTAssertEqual(queue.admit(2, caller: "a"), .run, "its decoder is free")
+        XCTAssertNil(queue.park(2))
+        XCTAssertEqual(queue.admit(3, caller: "a"), .full(perCaller: true), "two parked: the caller's share")
+        XCTAssertEqual(queue.admit(4, caller: "b"), .run)
+        XCTAssertEqual(queue.admit(5, caller: "c"), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(6, caller: "d"), .full(perCaller: false), "two parked and one waiting: the queue's limit")
+        XCTAssertNil(queue.finished(1), "a parked stream that ends frees its place")
+        XCTAssertEqual(queue.admit(6, caller: "d"), .wait(ahead: 1))
+    }
+
     func testANewcomerWaitsWhileOthersWaitEvenIfADecoderIsFree() {
         var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5)
         XCTAssertEqual(queue.admit(1, caller: "a"), .run)
