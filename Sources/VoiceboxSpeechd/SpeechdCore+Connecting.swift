@@ -18,9 +18,10 @@ extension SpeechdCore {
         generation += 1
         let attemptGeneration = generation
         let configuration = self.configuration
-        let unstarted = self.unstarted
+        // A server we stopped that did not start again, or (autospawn) the one that went away.
+        let startable = unstarted ?? (configuration.autospawn ? knownServer : nil)
         connector.async {
-            let started = unstarted.flatMap { Self.startAgain($0, address: configuration.address) }
+            let started = startable.flatMap { Self.startAgain($0, address: configuration.address) }
             let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn)
             self.queue.async {
                 if let started { self.log("speech: \(started)") }
@@ -101,6 +102,7 @@ extension SpeechdCore {
             let recovered = if case .recovering = phase { true } else { false }
             phase = .connected(link)
             unstarted = nil
+            if configuration.autospawn { noteServer(generation: link.generation) }
             backoff = Self.initialBackoff
             continuation.yield(.available)
             if recovered { log("speech: speech-dispatcher answers again") }
@@ -136,6 +138,19 @@ extension SpeechdCore {
                 phase = .disconnected(reason: reason)
             }
             scheduleRetry()
+        }
+    }
+
+    /// Records the process behind the connection of `generation` as `knownServer` (a /proc scan, on
+    /// `connector`), unless another connection has been made meanwhile.
+    private func noteServer(generation noted: UInt64) {
+        let address = configuration.address
+        connector.async {
+            let server = SpeechdServerProcess.find(address: address)
+            self.queue.async {
+                guard case .connected(let link) = self.phase, link.generation == noted else { return }
+                self.knownServer = server
+            }
         }
     }
 

@@ -147,10 +147,11 @@ extension SpeechdCore {
         return ("restarted speech-dispatcher (was pid \(server.pid), \(server.modules.count) output modules)", nil)
     }
 
-    /// Before a connection attempt (blocking; on `connector`): a server whose relaunch failed is
-    /// started again, unless something listens on its socket by now. Says what it did, if anything.
+    /// Before a connection attempt (blocking; on `connector`): a server whose relaunch failed, or
+    /// (autospawn) the one that went away, is started again with its own command line, unless
+    /// something listens on its socket by now. Says what it did, if anything.
     static func startAgain(_ server: SpeechdServerProcess, address configured: String?) -> String? {
-        guard SpeechdServerProcess.find(address: configured) == nil else { return nil }
+        guard !SpeechdServerProcess.anyoneListens(address: configured) else { return nil }
         if let problem = server.relaunch() { return "speech-dispatcher still does not start: \(problem)" }
         return "started speech-dispatcher again"
     }

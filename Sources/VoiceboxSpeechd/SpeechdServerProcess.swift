@@ -32,6 +32,12 @@ struct SpeechdServerProcess: Sendable {
         return find(listeningOn: path)
     }
 
+    /// Whether anybody, of any user, listens on the unix socket behind a configured address.
+    static func anyoneListens(address configured: String?) -> Bool {
+        guard case .success(.unixSocket(let path)) = SpeechdAddress.resolve(configured) else { return true }
+        return listeningInode(path) != nil
+    }
+
     /// The process listening on the unix socket `path`, if it runs as this user.
     static func find(listeningOn path: String) -> SpeechdServerProcess? {
         guard let inode = listeningInode(path) else { return nil }

@@ -156,11 +156,14 @@ final class SpeechSafetyTests: XCTestCase {
 
     /// A speech-dispatcher of this test's own, to be frozen the way any other program could freeze
     /// it, and a voiceboxd on it; at teardown the service stops first, then the server.
+    /// voiceboxd as on a desktop (autospawn on) on a speech-dispatcher of the test's own, which its
+    /// configuration keeps off libspeechd's autospawn socket: one that dies (a wedge may end that way)
+    /// is started again only with its own command line.
     private func serviceOnItsOwnSpeechd(_ stack: Stack) async throws -> (PrivateSpeechd, ServiceHarness) {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, autospawn: true)
         addTeardownBlock { await service.stop() }
         return (speechd, service)
     }
@@ -323,5 +326,42 @@ final class SpeechSafetyTests: XCTestCase {
         let nextEnd = try await service.waitForFinish(next, timeout: .seconds(20))
         XCTAssertEqual(nextEnd, "done")
         XCTAssertFalse(service.events(of: stuck).contains("SpeechStarted"), "a stopped utterance was spoken")
+    }
+
+    /// A speech-dispatcher that dies (killed, as a crash would) on a socket where `--spawn` is
+    /// refused ("Mismatch in socket names") is started again with its own command line: the next
+    /// Speak is heard, by a new server process, and other programs can speak through it again.
+    func testAServerThatDiesIsStartedAgainWithItsOwnCommandLine() async throws {
+        let stack = try Stack.require()
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
+        try await waitUntilSpeaking(service)
+        let oldPid = try XCTUnwrap(speechd.pid)
+        // The stock way does not work here: this is what the known server's command line is for.
+        let spawn = try await runQuietly("/usr/bin/speech-dispatcher",
+                                         ["--spawn", "--communication-method", "unix_socket", "--socket-path", speechd.socket],
+                                         output: nil, seconds: 20)
+        XCTAssertNotEqual(spawn, 0, "--spawn was not refused: the test would not tell the two ways apart")
+        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        try await ears.waitUntilRecording()
+        Glibc.kill(oldPid, SIGKILL)
+        try await waitUntil("speech-dispatcher to die") { !FileManager.default.fileExists(atPath: "/proc/\(oldPid)/fd/0") }
+        let (position, asked) = (ears.seconds, ContinuousClock.now)
+        var id: UInt64 = 0
+        try await waitUntil("Speak to be accepted", timeout: .seconds(10)) {
+            id = (try? await service.speak("Spoken by a new speech-dispatcher.")) ?? 0
+            return id != 0
+        }
+        let loud = await heard(ears, after: position, since: asked, timeout: .seconds(Self.noticed + 5))
+        print("METRIC speech-dispatcher killed → next Speak heard: \(loud.map { String(format: "%.2f s", $0) } ?? "never")")
+        XCTAssertNotNil(loud, "not heard after the server died")
+        if let loud { XCTAssertLessThan(loud, Self.noticed) }
+        let end = try await service.waitForFinish(id, timeout: .seconds(20))
+        XCTAssertEqual(end, "done")
+        let newPid = try XCTUnwrap(speechd.pid)
+        XCTAssertNotEqual(newPid, oldPid)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(newPid)"), "the pid file names no running server")
+        let direct = try await runQuietly("/usr/bin/spd-say", ["-w", "direct"], output: nil, seconds: 10,
+                                          environment: ["SPEECHD_ADDRESS": speechd.address])
+        XCTAssertEqual(direct, 0, "other programs cannot speak through the server started again")
     }
 }
