@@ -155,10 +155,9 @@ final class SpeechSafetyTests: XCTestCase {
     // MARK: Recovery
 
     /// A speech-dispatcher of this test's own, to be frozen the way any other program could freeze
-    /// it, and a voiceboxd on it; at teardown the service stops first, then the server.
-    /// voiceboxd as on a desktop (autospawn on) on a speech-dispatcher of the test's own, which its
-    /// configuration keeps off libspeechd's autospawn socket: one that dies (a wedge may end that way)
-    /// is started again only with its own command line.
+    /// it, and a voiceboxd on it as on a desktop (autospawn on); at teardown the service stops first,
+    /// then the server. The server's socket is not libspeechd's autospawn socket: one that dies (a
+    /// wedge may end that way) is started again only with its own command line.
     private func serviceOnItsOwnSpeechd(_ stack: Stack) async throws -> (PrivateSpeechd, ServiceHarness) {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
@@ -344,7 +343,7 @@ final class SpeechSafetyTests: XCTestCase {
         let ears = try MonitorRecorder(device: stack.sink + ".monitor")
         try await ears.waitUntilRecording()
         Glibc.kill(oldPid, SIGKILL)
-        try await waitUntil("speech-dispatcher to die") { !FileManager.default.fileExists(atPath: "/proc/\(oldPid)/fd/0") }
+        try await waitUntil("speech-dispatcher to die") { !SpeechdServerProcess.alive(oldPid) }
         let (position, asked) = (ears.seconds, ContinuousClock.now)
         var id: UInt64 = 0
         try await waitUntil("Speak to be accepted", timeout: .seconds(10)) {
@@ -359,7 +358,7 @@ final class SpeechSafetyTests: XCTestCase {
         XCTAssertEqual(end, "done")
         let newPid = try XCTUnwrap(speechd.pid)
         XCTAssertNotEqual(newPid, oldPid)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(newPid)"), "the pid file names no running server")
+        XCTAssertTrue(SpeechdServerProcess.alive(newPid), "the pid file names no running server")
         let direct = try await runQuietly("/usr/bin/spd-say", ["-w", "direct"], output: nil, seconds: 10,
                                           environment: ["SPEECHD_ADDRESS": speechd.address])
         XCTAssertEqual(direct, 0, "other programs cannot speak through the server started again")
