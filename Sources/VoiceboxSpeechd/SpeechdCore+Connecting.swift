@@ -23,8 +23,13 @@ extension SpeechdCore {
         connector.async {
             let started = startable.flatMap { Self.startAgain($0, address: configuration.address) }
             let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn)
+            // Found before the connection counts as up, so a server that dies right after it (even
+            // before the first Speak is answered) is already known and can be started again.
+            let server = (configuration.autospawn && (try? result.get()) != nil)
+                ? SpeechdServerProcess.find(address: configuration.address) : nil
             self.queue.async {
                 if let started { self.log("speech: \(started)") }
+                if configuration.autospawn, (try? result.get()) != nil { self.knownServer = server }
                 self.opened(result, generation: attemptGeneration)
             }
         }
@@ -102,7 +107,6 @@ extension SpeechdCore {
             let recovered = if case .recovering = phase { true } else { false }
             phase = .connected(link)
             unstarted = nil
-            if configuration.autospawn { noteServer(generation: link.generation) }
             backoff = Self.initialBackoff
             continuation.yield(.available)
             if recovered { log("speech: speech-dispatcher answers again") }
@@ -138,19 +142,6 @@ extension SpeechdCore {
                 phase = .disconnected(reason: reason)
             }
             scheduleRetry()
-        }
-    }
-
-    /// Records the process behind the connection of `generation` as `knownServer` (a /proc scan, on
-    /// `connector`), unless another connection has been made meanwhile.
-    private func noteServer(generation noted: UInt64) {
-        let address = configuration.address
-        connector.async {
-            let server = SpeechdServerProcess.find(address: address)
-            self.queue.async {
-                guard case .connected(let link) = self.phase, link.generation == noted else { return }
-                self.knownServer = server
-            }
         }
     }
 

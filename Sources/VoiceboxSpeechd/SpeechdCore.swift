@@ -124,7 +124,7 @@ final class SpeechdCore: @unchecked Sendable {
     /// A server we stopped whose relaunch failed: started again before each connection attempt
     /// (they follow the backoff) until one connects, so speech does not stay down for good.
     var unstarted: SpeechdServerProcess?
-    /// The server behind the last connection (found after the handshake, only with autospawn): one
+    /// The server behind the last connection (found as its socket opens, only with autospawn): one
     /// that goes away is started again with its own command line, which works where `--spawn` is
     /// refused (a configuration naming another socket). nil when it runs as another user.
     var knownServer: SpeechdServerProcess?
