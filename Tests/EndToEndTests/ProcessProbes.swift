@@ -29,3 +29,23 @@ func settledDescriptorCount(_ pid: pid_t, atMost limit: Int, settle: Duration = 
     }
     return lowest
 }
+
+/// What each descriptor of `pid` points at (readlink of /proc/<pid>/fd/N, e.g. "pipe:[123]"),
+/// by number: for naming the descriptors a leak test found left open.
+func openDescriptors(_ pid: pid_t) -> [Int: String] {
+    let directory = "/proc/\(pid)/fd"
+    var targets: [Int: String] = [:]
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+        guard let number = Int(name),
+              let target = try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name) else { continue }
+        targets[number] = target
+    }
+    return targets
+}
+
+/// The descriptors in `now` that were not in `before` (as openDescriptors gives them), for a
+/// failure message.
+func descriptorsAdded(_ before: [Int: String], _ now: [Int: String]) -> String {
+    let added = now.filter { before[$0.key] != $0.value }.sorted { $0.key < $1.key }
+    return added.map { "\($0.key) → \($0.value)" }.joined(separator: ", ")
+}
