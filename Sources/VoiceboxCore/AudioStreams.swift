@@ -70,12 +70,17 @@ public protocol AudioStream: AudioFile {
 public struct AudioStreamParking: Sendable {
     /// How long a read waits for the writer before it gives the decoder back.
     public let after: Duration
+    /// How long a stream may hold its decoder before it gives it back and waits its turn again
+    /// (at once if nobody else waits): a stream that always has audio keeps no one waiting longer.
+    public let turn: Duration
     public let park: @Sendable () -> Void
     /// False: the recognition was stopped or cancelled meanwhile; read no more.
     public let resume: @Sendable () -> Bool
 
-    public init(after: Duration, park: @escaping @Sendable () -> Void, resume: @escaping @Sendable () -> Bool) {
+    public init(after: Duration, turn: Duration = .seconds(1), park: @escaping @Sendable () -> Void,
+                resume: @escaping @Sendable () -> Bool) {
         self.after = after
+        self.turn = turn
         self.park = park
         self.resume = resume
     }

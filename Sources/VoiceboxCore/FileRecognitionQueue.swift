@@ -8,6 +8,11 @@
 ///
 /// The wait is bounded: at most `waitingLimit` files wait in all and `waitingPerCaller` per caller;
 /// past either, admission fails (Busy), so that no caller waits behind an unbounded queue.
+///
+/// Streams take turns as files do, but a stream keeps its decoder (and its memory, a model's worth)
+/// from its first turn to its end, also while it waits for its writer (parked) or for its next
+/// turn. So at most `streamDecoderLimit` streams hold one: a stream that has not started yet
+/// waits past that, while files and started streams still take their turns.
 struct FileRecognitionQueue: Sendable {
     enum Admission: Equatable, Sendable {
         /// A decoder is free: decode now.
@@ -21,6 +26,7 @@ struct FileRecognitionQueue: Sendable {
     let runningLimit: Int
     let waitingLimit: Int
     let waitingPerCaller: Int
+    let streamDecoderLimit: Int
 
     /// Running files (and streams) and their callers.
     private var runningCallers: [UInt64: String] = [:]
@@ -30,10 +36,30 @@ struct FileRecognitionQueue: Sendable {
     /// Callers with waiting files, in the order they get the next decoder.
     private var turn: [String] = []
 
-    init(runningLimit: Int, waitingLimit: Int, waitingPerCaller: Int) {
+    /// Streams admitted and not finished, and those of them that have had a turn (they hold a
+    /// decoder until they end).
+    private var streams: Set<UInt64> = []
+    private var startedStreams: Set<UInt64> = []
+
+    init(runningLimit: Int, waitingLimit: Int, waitingPerCaller: Int, streamDecoderLimit: Int = .max) {
         self.runningLimit = max(1, runningLimit)
         self.waitingLimit = max(0, waitingLimit)
         self.waitingPerCaller = max(0, min(waitingPerCaller, waitingLimit))
+        self.streamDecoderLimit = max(1, streamDecoderLimit)
+    }
+
+    /// Whether `id` may take a free decoder: a file, a stream that holds its decoder already, or
+    /// a new stream while fewer than `streamDecoderLimit` hold one.
+    private func canStart(_ id: UInt64) -> Bool {
+        !streams.contains(id) || startedStreams.contains(id) || startedStreams.count < streamDecoderLimit
+    }
+
+    /// Whether a waiting file or stream could take a free decoder now.
+    private var someoneCanStart: Bool { waiting.values.contains { $0.contains(where: canStart) } }
+
+    private mutating func start(_ id: UInt64, caller: String) {
+        runningCallers[id] = caller
+        if streams.contains(id) { startedStreams.insert(id) }
     }
 
     var waitingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
@@ -44,18 +70,21 @@ struct FileRecognitionQueue: Sendable {
 
     func isWaiting(_ id: UInt64) -> Bool { waiting.values.contains { $0.contains(id) } }
 
-    mutating func admit(_ id: UInt64, caller: String) -> Admission {
+    mutating func admit(_ id: UInt64, caller: String, stream: Bool = false) -> Admission {
         let mineParked = parked.values.filter { $0 == caller }.count
         if mineParked >= waitingPerCaller { return .full(perCaller: true) }
         if parked.count >= waitingLimit { return .full(perCaller: false) }
-        if runningCallers.count < runningLimit && turn.isEmpty {
-            runningCallers[id] = caller
+        if stream { streams.insert(id) }
+        if runningCallers.count < runningLimit && !someoneCanStart && canStart(id) {
+            start(id, caller: caller)
             return .run
         }
         let mine = waiting[caller, default: []]
-        guard mine.count + mineParked < waitingPerCaller else { return .full(perCaller: true) }
         let total = waitingCount
-        guard total + parked.count < waitingLimit else { return .full(perCaller: false) }
+        guard mine.count + mineParked < waitingPerCaller, total + parked.count < waitingLimit else {
+            streams.remove(id)
+            return .full(perCaller: mine.count + mineParked >= waitingPerCaller)
+        }
         if mine.isEmpty { turn.append(caller) }
         waiting[caller] = mine + [id]
         return .wait(ahead: total)
@@ -65,10 +94,9 @@ struct FileRecognitionQueue: Sendable {
     /// the file that now gets the decoder, if one waits.
     mutating func finished(_ id: UInt64) -> UInt64? {
         parked[id] = nil
-        guard runningCallers.removeValue(forKey: id) != nil else {
-            withdraw(id)
-            return nil
-        }
+        streams.remove(id)
+        startedStreams.remove(id)  // a stream that ends frees its decoder: a waiting one may start
+        if runningCallers.removeValue(forKey: id) == nil { withdraw(id) }
         return promote()
     }
 
@@ -84,8 +112,8 @@ struct FileRecognitionQueue: Sendable {
     /// else it waits its caller's turn (past the waiting limits: it was admitted already).
     mutating func resume(_ id: UInt64, caller: String) -> Bool {
         parked[id] = nil
-        if runningCallers.count < runningLimit && turn.isEmpty {
-            runningCallers[id] = caller
+        if runningCallers.count < runningLimit && !someoneCanStart {
+            start(id, caller: caller)
             return true
         }
         let mine = waiting[caller, default: []]
@@ -108,20 +136,22 @@ struct FileRecognitionQueue: Sendable {
     }
 
     private mutating func promote() -> UInt64? {
-        guard runningCallers.count < runningLimit, !turn.isEmpty else { return nil }
-        // The first in turn among the callers that decode least now.
-        let decoding = turn.map { caller in runningCallers.values.filter { $0 == caller }.count }
-        let index = decoding.indices.min { decoding[$0] < decoding[$1] }!
-        let caller = turn.remove(at: index)
+        guard runningCallers.count < runningLimit else { return nil }
+        // The first in turn among the callers that decode least now, of those with a file or
+        // stream that can start; its oldest such.
+        let candidates = turn.indices.filter { (waiting[turn[$0]] ?? []).contains(where: canStart) }
+        let decoding = candidates.map { index in runningCallers.values.filter { $0 == turn[index] }.count }
+        guard let best = decoding.indices.min(by: { decoding[$0] < decoding[$1] }) else { return nil }
+        let caller = turn.remove(at: candidates[best])
         var ids = waiting[caller] ?? []
-        let next = ids.removeFirst()
+        let next = ids.remove(at: ids.firstIndex(where: canStart)!)
         if ids.isEmpty {
             waiting[caller] = nil
         } else {
             waiting[caller] = ids
             turn.append(caller)
         }
-        runningCallers[next] = caller
+        start(next, caller: caller)
         return next
     }
 }

@@ -15,6 +15,10 @@ public actor RecognitionService {
     /// How many file recognitions may wait for a decoder, in all and per caller.
     public static let fileQueueLimit = 64
     public static let fileQueuePerCaller = 16
+    /// How many streams may hold a decoder at once (running, parked for their writer, or waiting
+    /// for their next turn): each holds a model's worth of memory, about 90 MB, until it ends.
+    /// Streams past it wait, holding nothing; files and started streams go on taking turns.
+    public static let streamDecoderLimit = 4
 
     private struct Entry {
         let caller: String
@@ -40,7 +44,7 @@ public actor RecognitionService {
                 bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int) {
         parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session)
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
-                                         waitingPerCaller: Self.fileQueuePerCaller)
+                                         waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit)
         callers = CallerTracker(bus: bus)
     }
 
@@ -66,7 +70,8 @@ public actor RecognitionService {
         let id = nextID
         var waits = false
         if !options.isMicrophone {
-            switch fileTurns.admit(id, caller: caller) {
+            let stream = if case .stream = options.input { true } else { false }
+            switch fileTurns.admit(id, caller: caller, stream: stream) {
             case .run: break
             case .wait: waits = true
             case .full(perCaller: true):
@@ -90,7 +95,9 @@ public actor RecognitionService {
         }
         if case .stream = options.input {
             // A stream gives its decoder back while its writer sends nothing (`park`), so that a
-            // stalled or slow writer delays no one, and takes a turn again when audio comes.
+            // stalled or slow writer delays no one, and takes a turn again when audio comes; and
+            // after each turn of decoding (`park` and `resume`), so that a steady one does not
+            // keep it from others either.
             control.parking = StreamParking(park: { [weak self] in await self?.park(id) },
                                             resume: { [weak self] in await self?.resume(id, caller: caller) ?? false })
         }

@@ -37,6 +37,8 @@ final class DescriptorAudioStream: AudioStream {
     private var waited = Duration.zero
     private var waitedSinceData = Duration.zero
     private var framesReceived = 0
+    /// When the stream last took its decoder (its turn, see `parking.turn`); nil before the first read.
+    private var turnStarted: ContinuousClock.Instant?
     var parking: AudioStreamParking?
     private(set) var stop: AudioStreamStop?
 
@@ -97,6 +99,7 @@ final class DescriptorAudioStream: AudioStream {
     /// `maxSamples` samples, fewer only at the end, after an idle stall or a wake ([] then, once
     /// what was pending is taken).
     func read(maxSamples: Int) throws -> [Int16] {
+        takeTurns()
         while pending.count < maxSamples, !ended, stop == nil {
             guard try waitForData() else { break }
             try fill(wanted: maxSamples - pending.count)
@@ -104,6 +107,20 @@ final class DescriptorAudioStream: AudioStream {
         let count = min(maxSamples, pending.count)
         defer { pending.removeFirst(count) }
         return Array(pending[0..<count])
+    }
+
+    /// After a turn of `parking.turn`, the decoder goes back to the queue and the stream waits its
+    /// turn again (at once when nobody waits): round-robin with others' files and streams.
+    private func takeTurns() {
+        let now = ContinuousClock.now
+        guard let parking, let started = turnStarted else {
+            turnStarted = now
+            return
+        }
+        guard now - started >= parking.turn else { return }
+        parking.park()
+        if !parking.resume() { stop = .woken }
+        turnStarted = .now
     }
 
     /// How much longer reads may wait for the writer: the idle bound since it last sent
@@ -150,9 +167,12 @@ final class DescriptorAudioStream: AudioStream {
             }
             if fds[0].revents & Int16(POLLNVAL) != 0 { throw RecognitionError.invalidStream("the descriptor is not open") }
             if fds[0].revents != 0 {
-                if parked, let parking, !parking.resume() {
-                    stop = .woken
-                    return false
+                if parked, let parking {
+                    guard parking.resume() else {
+                        stop = .woken
+                        return false
+                    }
+                    turnStarted = .now
                 }
                 return true
             }

@@ -293,6 +293,98 @@ final class StreamRecognitionTests: XCTestCase {
         for caller in callers { await caller.close() }
     }
 
+    /// As many streams as there are decoders, each always with audio (minutes of it, as fast as the
+    /// pipe goes): another caller's file is answered after about one turn, not after the streams.
+    func testStreamsThatAlwaysHaveAudioTakeTurnsWithAnotherCallersFile() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s: ~28 s of decoding each
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let callers = try (0..<cores).map { _ in try BusConnection(address: stack.busAddress) }
+        let writers = try callers.map { _ in try PipeWriter(bytes) }
+        let warmUp = service.startedRecognitions  // before any stream can begin
+        var streams: [Task<Recognized, any Error>] = []
+        for (caller, writer) in zip(callers, writers) {
+            let fd = writer.readEnd
+            streams.append(Task { try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd)]) })
+        }
+        var known = warmUp
+        for _ in 0..<cores { known.append(try await service.waitForNewRecognition(besides: known)) }
+        known.removeAll { warmUp.contains($0) }
+        for writer in writers { writer.closeReadEnd() }
+        try await Task.sleep(for: .seconds(1))
+        let other = try BusConnection(address: stack.busAddress)
+        let asked = ContinuousClock.now
+        let answered = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
+        let waited = ContinuousClock.now - asked
+        print("METRIC another caller's file beside \(cores) steady streams: \(waited)")
+        XCTAssertEqual(answered.text, expected)
+        // A turn (1 s), a model load for a third decoder, the decode: before turns, the file waited
+        // for a stream to end (28 s and more).
+        XCTAssertLessThan(waited, .seconds(faultBound(6)), "the streams kept every decoder")
+        for id in known {
+            _ = try await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
+                                     member: "EndRecognition", arguments: [.uint64(id), .boolean(false)], timeout: .seconds(5))
+        }
+        for stream in streams {
+            let heard = try await stream.value
+            XCTAssertEqual(heard.reason, "stopped", "a stream had ended before the file: the test proves nothing")
+            XCTAssertLessThan(heard.duration, 270)
+            XCTAssertTrue(heard.text.hasPrefix("go forward ten meters"), heard.text)
+        }
+        for caller in callers + [other] { await caller.close() }
+    }
+
+    /// Silent streams (writers that send nothing, keeping the pipe open) beyond the limit hold no
+    /// decoder: at most `streamDecoderLimit` begin, memory grows by that many models at most, and
+    /// another caller's file is answered meanwhile.
+    func testSilentStreamsPastTheLimitHoldNoDecoder() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let pid = service.daemon.pid
+        let memoryBefore = residentBytes(pid) ?? 0
+        let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
+        var known = service.startedRecognitions  // before any stream can begin
+        var writers: [PipeWriter] = []
+        var streams: [Task<DBusError?, Never>] = []
+        for caller in callers {
+            for _ in 0..<4 {
+                let writer = try PipeWriter([], keepOpen: true)
+                writers.append(writer)
+                let fd = writer.readEnd
+                streams.append(Task {
+                    do {
+                        _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "stream_idle_seconds": .double(25)])
+                        return nil
+                    } catch { return error as? DBusError }
+                })
+            }
+        }
+        let limit = 4  // RecognitionService.streamDecoderLimit
+        for _ in 0..<limit { known.append(try await service.waitForNewRecognition(besides: known)) }
+        try await Task.sleep(for: .seconds(2))
+        XCTAssertEqual(service.startedRecognitions.count, limit + 1, "the warm-up file and \(limit) streams began, no more")
+        let grown = (residentBytes(pid) ?? 0) - memoryBefore
+        print("METRIC VmRSS with 8 silent streams (\(limit) holding a decoder): +\(grown >> 20) MiB")
+        // A decoder is 85-95 MB resident; eight (as before the limit) took 670 MB more.
+        if !underSanitizer { XCTAssertLessThan(grown, 450 << 20, "VmRSS grew by \(grown >> 20) MiB") }
+        let other = try BusConnection(address: stack.busAddress)
+        let asked = ContinuousClock.now
+        let answered = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(answered.text, expected)
+        XCTAssertLessThan(ContinuousClock.now - asked, .seconds(faultBound(4.5)), "the silent streams held up another caller")
+        for caller in callers {
+            _ = try await caller.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
+                                      member: "CancelRecognition", arguments: [], timeout: .seconds(5))
+        }
+        for stream in streams {
+            let error = await stream.value
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+        }
+        for writer in writers { writer.closeReadEnd() }
+        for caller in callers + [other] { await caller.close() }
+    }
+
     func testOddStreamsAreRefusedAndTheServiceGoesOn() async throws {
         let service = self.service!
         func refusal(_ options: [String: DBusValue]) async -> String {

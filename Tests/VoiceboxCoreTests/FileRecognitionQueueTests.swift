@@ -100,4 +100,53 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertNil(queue.finished(3))
         XCTAssertEqual(queue.running, [])
     }
+
+    func testStreamsPastTheDecoderLimitWaitWhileFilesStillRun() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 2)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertNil(queue.park(1))
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .run)
+        XCTAssertNil(queue.park(2))
+        XCTAssertEqual(queue.admit(3, caller: "c", stream: true), .wait(ahead: 0),
+                       "two decoders free, but two parked streams hold a decoder each: the limit")
+        XCTAssertEqual(queue.admit(4, caller: "d"), .run, "a file is not held up by a stream that cannot start")
+        XCTAssertTrue(queue.resume(2, caller: "b"), "a started stream takes a free decoder again")
+        XCTAssertEqual(queue.admit(5, caller: "e"), .wait(ahead: 1))
+        XCTAssertEqual(queue.finished(1), nil, "a parked stream ends: no decoder frees, both run")
+        XCTAssertEqual(queue.finished(4), 3, "c decodes none and may start now")
+        XCTAssertEqual(queue.finished(2), 5)
+        XCTAssertNil(queue.finished(3))
+        XCTAssertNil(queue.finished(5))
+        XCTAssertEqual(queue.running, [])
+    }
+
+    func testAStreamThatEndsBeforeItStartedFreesNothingItDidNotHold() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 1)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(3, caller: "c", stream: true), .wait(ahead: 1))
+        XCTAssertTrue(queue.withdraw(2))
+        XCTAssertNil(queue.finished(2), "withdrawn: it held nothing")
+        XCTAssertNil(queue.park(1), "c cannot start: a holds the only stream decoder")
+        XCTAssertEqual(queue.finished(1), 3)
+    }
+
+    func testAStreamAfterItsTurnGoesBehindTheOthersInLine() {
+        // What a stream does after each turn of decoding: park, then resume.
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 10, waitingPerCaller: 5)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b"), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(3, caller: "c", stream: true), .wait(ahead: 1))
+        XCTAssertEqual(queue.park(1), 2)
+        XCTAssertFalse(queue.resume(1, caller: "a"), "others wait: it goes to the back")
+        XCTAssertEqual(queue.finished(2), 3, "c had waited longer")
+        XCTAssertEqual(queue.park(3), 1)
+        XCTAssertTrue(queue.resume(3, caller: "c") == false)
+        XCTAssertEqual(queue.park(1), 3)
+        XCTAssertFalse(queue.resume(1, caller: "a"))
+        XCTAssertNil(queue.park(5), "not running")
+        XCTAssertEqual(queue.finished(3), 1)
+        XCTAssertNil(queue.park(1), "nobody else waits")
+        XCTAssertTrue(queue.resume(1, caller: "a"), "so its next turn comes at once")
+    }
 }

@@ -258,6 +258,30 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(try refused.read(maxSamples: 6_400), [])
     }
 
+    func testAStreamThatAlwaysHasAudioGivesItsDecoderBackAfterEachTurn() throws {
+        // 4 s of audio, all in the pipe at once: no wait for the writer, only turns of 0.2 s.
+        let fd = pipeSending([UInt8](repeating: 0, count: 128_000), piece: 65_536)
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: fd))
+        let calls = Locked<[String]>([])
+        stream.parking = AudioStreamParking(after: .seconds(5), turn: .milliseconds(200),
+                                            park: { calls.withLock { $0.append("park") } },
+                                            resume: { calls.withLock { $0.append("resume") }; return true })
+        let started = ContinuousClock.now
+        var samples = 0
+        while case let chunk = try stream.read(maxSamples: 1_600), !chunk.isEmpty {
+            samples += chunk.count
+            usleep(20_000)  // decoding 0.1 s of audio takes this long, say
+        }
+        let took = ContinuousClock.now - started
+        XCTAssertEqual(samples, 64_000)
+        let turns = calls.withLock { $0 }
+        XCTAssertEqual(turns.count % 2, 0)
+        XCTAssertTrue(zip(turns, turns.dropFirst()).allSatisfy { $0 != $1 }, "park and resume alternate: \(turns)")
+        // 40 reads of 20 ms: about 0.8 s, so about four turns given back (three at the least).
+        XCTAssertGreaterThanOrEqual(turns.count / 2, 3, "\(turns.count / 2) turns in \(took)")
+        XCTAssertLessThanOrEqual(Double(turns.count / 2), took / .milliseconds(200) + 1)
+    }
+
     func testAnotherReaderOfThePipeCannotLeaveItStuck() throws {
         // The caller keeps reading its end of the pipe too: poll may say "readable" and the
         // bytes be gone by the read. Our description is non-blocking, so the read comes back.
