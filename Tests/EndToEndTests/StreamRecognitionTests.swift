@@ -207,7 +207,9 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertTrue(heard.text.hasPrefix("go"), "what was heard before the stall: '\(heard.text)'")
         let took = ContinuousClock.now - started
         XCTAssertGreaterThan(took, .seconds(8), "the idle bound is 8 s")
-        XCTAssertLessThan(took, .seconds(faultBound(11)), "the idle bound is 8 s")
+        // 4 s of slack: the model load and the other caller's file; 11.3 s was seen with a second
+        // test session streaming on the same 2 cores.
+        XCTAssertLessThan(took, .seconds(faultBound(12)), "the idle bound is 8 s")
         await other.close()
     }
 
