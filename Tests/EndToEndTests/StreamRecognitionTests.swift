@@ -282,7 +282,11 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertEqual(order.count, 20)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let turns = Array(order.dropFirst(cores).prefix(4))
-        XCTAssertEqual(Set(turns).count, 4, "the next four turns went to one caller's queue: \(order)")
+        // Under a sanitizer a stream's 1 s turn can end before all five callers have queued (their
+        // admission alone takes that long), so the first queued caller rightly goes again.
+        if !underSanitizer {
+            XCTAssertEqual(Set(turns).count, 4, "the next four turns went to one caller's queue: \(order)")
+        }
         // 10 s to settle: under load (CI's sanitizer run) a descriptor was seen open past 3 s and then
         // gone; a leak stays for good, and the message names what is open.
         let descriptorsAfter = await settledDescriptorCount(pid, atMost: descriptorsBefore, settle: .seconds(10))
