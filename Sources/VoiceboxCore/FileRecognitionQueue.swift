@@ -74,24 +74,25 @@ struct FileRecognitionQueue: Sendable {
         let mineParked = parked.values.filter { $0 == caller }.count
         if mineParked >= waitingPerCaller { return .full(perCaller: true) }
         if parked.count >= waitingLimit { return .full(perCaller: false) }
-        if stream { streams.insert(id) }
-        if runningCallers.count < runningLimit && !someoneCanStart && canStart(id) {
+        let startable = !stream || startedStreams.count < streamDecoderLimit
+        if runningCallers.count < runningLimit && !someoneCanStart && startable {
+            if stream { streams.insert(id) }
             start(id, caller: caller)
             return .run
         }
         let mine = waiting[caller, default: []]
+        guard mine.count + mineParked < waitingPerCaller else { return .full(perCaller: true) }
         let total = waitingCount
-        guard mine.count + mineParked < waitingPerCaller, total + parked.count < waitingLimit else {
-            streams.remove(id)
-            return .full(perCaller: mine.count + mineParked >= waitingPerCaller)
-        }
+        guard total + parked.count < waitingLimit else { return .full(perCaller: false) }
+        if stream { streams.insert(id) }
         if mine.isEmpty { turn.append(caller) }
         waiting[caller] = mine + [id]
         return .wait(ahead: total)
     }
 
-    /// A running file ended (or a waiting one was withdrawn first: then nothing frees). Returns
-    /// the file that now gets the decoder, if one waits.
+    /// A running file or stream ended (or a waiting one was withdrawn first: then no decoder
+    /// frees, but a parked stream's end frees its place under `streamDecoderLimit`). Returns the
+    /// file or stream that now gets the decoder, if one can.
     mutating func finished(_ id: UInt64) -> UInt64? {
         parked[id] = nil
         streams.remove(id)

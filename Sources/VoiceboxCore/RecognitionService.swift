@@ -68,10 +68,10 @@ public actor RecognitionService {
             }
         }
         let id = nextID
+        let isStream = if case .stream = options.input { true } else { false }
         var waits = false
         if !options.isMicrophone {
-            let stream = if case .stream = options.input { true } else { false }
-            switch fileTurns.admit(id, caller: caller, stream: stream) {
+            switch fileTurns.admit(id, caller: caller, stream: isStream) {
             case .run: break
             case .wait: waits = true
             case .full(perCaller: true):
@@ -93,7 +93,7 @@ public actor RecognitionService {
             parts.bus.publish(.listeningID(id))
             if options.dictation { parts.bus.publish(.dictationID(id)) }
         }
-        if case .stream = options.input {
+        if isStream {
             // A stream gives its decoder back while its writer sends nothing (`park`), so that a
             // stalled or slow writer delays no one, and takes a turn again when audio comes; and
             // after each turn of decoding (`park` and `resume`), so that a steady one does not

@@ -112,12 +112,12 @@ final class DescriptorAudioStream: AudioStream {
     /// After a turn of `parking.turn`, the decoder goes back to the queue and the stream waits its
     /// turn again (at once when nobody waits): round-robin with others' files and streams.
     private func takeTurns() {
-        let now = ContinuousClock.now
-        guard let parking, let started = turnStarted else {
-            turnStarted = now
+        guard let parking else { return }
+        guard let started = turnStarted else {
+            turnStarted = .now
             return
         }
-        guard now - started >= parking.turn else { return }
+        guard ContinuousClock.now - started >= parking.turn else { return }
         parking.park()
         if !parking.resume() { stop = .woken }
         turnStarted = .now

@@ -25,11 +25,11 @@ extension SpeechdCore {
             let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn)
             // Found before the connection counts as up, so a server that dies right after it (even
             // before the first Speak is answered) is already known and can be started again.
-            let server = (configuration.autospawn && (try? result.get()) != nil)
-                ? SpeechdServerProcess.find(address: configuration.address) : nil
+            let noteServer = configuration.autospawn && (try? result.get()) != nil
+            let server = noteServer ? SpeechdServerProcess.find(address: configuration.address) : nil
             self.queue.async {
                 if let started { self.log("speech: \(started)") }
-                if configuration.autospawn, (try? result.get()) != nil { self.knownServer = server }
+                if noteServer { self.knownServer = server }
                 self.opened(result, generation: attemptGeneration)
             }
         }
