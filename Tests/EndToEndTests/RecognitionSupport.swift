@@ -61,6 +61,13 @@ extension ServiceHarness {
         return Recognized(text: reply.first?.string ?? "", details: reply.dropFirst().first?.vardictEntries ?? [:])
     }
 
+    /// `member` (EndRecognition, StopRecognition, CancelRecognition) from `connection`: another
+    /// process, or the caller itself.
+    static func call(_ member: String, _ arguments: [DBusValue] = [], on connection: BusConnection) async throws {
+        _ = try await connection.call(destination: name, path: path, interface: interface, member: member,
+                                      arguments: arguments, timeout: .seconds(5))
+    }
+
     /// The error Recognize fails with, or nil if it succeeded.
     func recognitionError(_ options: [String: DBusValue]) async -> DBusError? {
         do {

@@ -157,8 +157,7 @@ final class StreamRecognitionTests: XCTestCase {
         if !underSanitizer { XCTAssertLessThan(peak - memoryBefore, 32 << 20, "VmRSS grew by \((peak - memoryBefore) >> 20) MiB while streaming") }
         // EndRecognition from another process (a shortcut's second press): what was heard so far.
         let other = try BusConnection(address: stack.busAddress)
-        _ = try await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
-                                 member: "EndRecognition", arguments: [.uint64(id), .boolean(false)], timeout: .seconds(5))
+        try await ServiceHarness.call("EndRecognition", [.uint64(id), .boolean(false)], on: other)
         let heard = try await running.value
         XCTAssertEqual(heard.reason, "stopped")
         XCTAssertTrue(heard.text.hasPrefix("go forward ten meters"), heard.text)
@@ -329,8 +328,7 @@ final class StreamRecognitionTests: XCTestCase {
         // for a stream to end (28 s and more).
         XCTAssertLessThan(waited, .seconds(faultBound(6)), "the streams kept every decoder")
         for id in known {
-            _ = try await other.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
-                                     member: "EndRecognition", arguments: [.uint64(id), .boolean(false)], timeout: .seconds(5))
+            try await ServiceHarness.call("EndRecognition", [.uint64(id), .boolean(false)], on: other)
         }
         for stream in streams {
             let heard = try await stream.value
@@ -380,8 +378,7 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertEqual(answered.text, expected)
         XCTAssertLessThan(ContinuousClock.now - asked, .seconds(faultBound(4.5)), "the silent streams held up another caller")
         for caller in callers {
-            _ = try await caller.call(destination: ServiceHarness.name, path: ServiceHarness.path, interface: ServiceHarness.interface,
-                                      member: "CancelRecognition", arguments: [], timeout: .seconds(5))
+            try await ServiceHarness.call("CancelRecognition", on: caller)
         }
         for stream in streams {
             let error = await stream.value
