@@ -60,26 +60,41 @@ public protocol AudioStream: AudioFile {
     /// Releases what the stream holds of its own (not the caller's descriptor, which is the
     /// call's). Idempotent; no `wake()` may come after it.
     func close()
-    /// Set before reading: how the stream gives its decoder back while it waits for the writer.
+    /// Set before reading: when a read stops waiting for the writer (`writerIdle`), and how the
+    /// stream takes turns with others while it always has audio.
     var parking: AudioStreamParking? { get set }
+    /// Whether the last `read` came back short because the writer sent nothing for
+    /// `parking.releaseAfter`: the stream is parked; the reader may give its decoder back, then
+    /// `waitForWriter()` and resume.
+    var writerIdle: Bool { get }
+    /// Waits, without a decoder, until the writer sends again or the stream ends (true: `read`
+    /// goes on), or until it stalls past the idle bound or `wake()` comes (false; `stop` says which).
+    func waitForWriter() throws -> Bool
 }
 
-/// How a stream that waits for its writer gives its decoder back, so that a stalled or slow
-/// writer delays no other caller, and takes a decoder again before it decodes more. Both are
-/// called on the reading thread and may block it (`resume` until a decoder is free).
+/// How a stream shares the decoders while it waits for its writer: after `after` it gives its
+/// turn back (`park`, keeping its decoder) until the writer sends again (`resume`); after
+/// `releaseAfter` its read comes back short, still parked, with `AudioStream.writerIdle` set, so
+/// that the reader gives the decoder itself back, then `waitForWriter()` and `resume` again. And
+/// after each `turn` of decoding a stream that always has audio parks and resumes, keeping its
+/// decoder, so that others' files and streams decode too. Both are called on the reading thread
+/// and may block it (`resume` until a turn is free).
 public struct AudioStreamParking: Sendable {
-    /// How long a read waits for the writer before it gives the decoder back.
+    /// How long a read waits for the writer before it gives its turn back.
     public let after: Duration
-    /// How long a stream may hold its decoder before it gives it back and waits its turn again
+    /// How long a read waits for the writer before it comes back short (`writerIdle`).
+    public let releaseAfter: Duration
+    /// How long a stream may decode before it gives its turn back and waits for the next one
     /// (at once if nobody else waits): a stream that always has audio keeps no one waiting longer.
     public let turn: Duration
     public let park: @Sendable () -> Void
     /// False: the recognition was stopped or cancelled meanwhile; read no more.
     public let resume: @Sendable () -> Bool
 
-    public init(after: Duration, turn: Duration = .seconds(1), park: @escaping @Sendable () -> Void,
-                resume: @escaping @Sendable () -> Bool) {
+    public init(after: Duration, releaseAfter: Duration = .seconds(2), turn: Duration = .seconds(1),
+                park: @escaping @Sendable () -> Void, resume: @escaping @Sendable () -> Bool) {
         self.after = after
+        self.releaseAfter = max(releaseAfter, after)
         self.turn = turn
         self.park = park
         self.resume = resume

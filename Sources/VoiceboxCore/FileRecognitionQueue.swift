@@ -10,9 +10,10 @@
 /// past either, admission fails (Busy), so that no caller waits behind an unbounded queue.
 ///
 /// Streams take turns as files do, but a stream keeps its decoder (and its memory, a model's worth)
-/// from its first turn to its end, also while it waits for its writer (parked) or for its next
-/// turn. So at most `streamDecoderLimit` streams hold one: a stream that has not started yet
-/// waits past that, while files and started streams still take their turns.
+/// between its turns while it has audio; it gives it back while its writer is silent (parked,
+/// releasing). So at most `streamDecoderLimit` streams hold one, and at most
+/// `streamDecodersPerCaller` of one caller's: a stream that needs a decoder waits past that, while
+/// files and streams that hold one still take their turns.
 struct FileRecognitionQueue: Sendable {
     enum Admission: Equatable, Sendable {
         /// A decoder is free: decode now.
@@ -27,6 +28,7 @@ struct FileRecognitionQueue: Sendable {
     let waitingLimit: Int
     let waitingPerCaller: Int
     let streamDecoderLimit: Int
+    let streamDecodersPerCaller: Int
 
     /// Running files (and streams) and their callers.
     private var runningCallers: [UInt64: String] = [:]
@@ -36,22 +38,30 @@ struct FileRecognitionQueue: Sendable {
     /// Callers with waiting files, in the order they get the next decoder.
     private var turn: [String] = []
 
-    /// Streams admitted and not finished, and those of them that have had a turn (they hold a
-    /// decoder until they end).
-    private var streams: Set<UInt64> = []
+    /// Streams admitted and not finished, with their callers, and those of them that hold a
+    /// decoder (from a turn until they end or park releasing it).
+    private var streams: [UInt64: String] = [:]
     private var startedStreams: Set<UInt64> = []
 
-    init(runningLimit: Int, waitingLimit: Int, waitingPerCaller: Int, streamDecoderLimit: Int = .max) {
+    init(runningLimit: Int, waitingLimit: Int, waitingPerCaller: Int, streamDecoderLimit: Int = .max,
+         streamDecodersPerCaller: Int = .max) {
         self.runningLimit = max(1, runningLimit)
         self.waitingLimit = max(0, waitingLimit)
         self.waitingPerCaller = max(0, min(waitingPerCaller, waitingLimit))
         self.streamDecoderLimit = max(1, streamDecoderLimit)
+        self.streamDecodersPerCaller = max(1, min(streamDecodersPerCaller, streamDecoderLimit))
     }
 
     /// Whether `id` may take a free decoder: a file, a stream that holds its decoder already, or
-    /// a new stream while fewer than `streamDecoderLimit` hold one.
+    /// a stream that needs one while the limits leave one for it.
     private func canStart(_ id: UInt64) -> Bool {
-        !streams.contains(id) || startedStreams.contains(id) || startedStreams.count < streamDecoderLimit
+        guard let caller = streams[id], !startedStreams.contains(id) else { return true }
+        return streamCanTakeDecoder(caller: caller)
+    }
+
+    private func streamCanTakeDecoder(caller: String) -> Bool {
+        startedStreams.count < streamDecoderLimit
+            && startedStreams.filter { streams[$0] == caller }.count < streamDecodersPerCaller
     }
 
     /// Whether a waiting file or stream could take a free decoder now.
@@ -59,7 +69,7 @@ struct FileRecognitionQueue: Sendable {
 
     private mutating func start(_ id: UInt64, caller: String) {
         runningCallers[id] = caller
-        if streams.contains(id) { startedStreams.insert(id) }
+        if streams[id] != nil { startedStreams.insert(id) }
     }
 
     var waitingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
@@ -74,9 +84,9 @@ struct FileRecognitionQueue: Sendable {
         let mineParked = parked.values.filter { $0 == caller }.count
         if mineParked >= waitingPerCaller { return .full(perCaller: true) }
         if parked.count >= waitingLimit { return .full(perCaller: false) }
-        let startable = !stream || startedStreams.count < streamDecoderLimit
+        let startable = !stream || streamCanTakeDecoder(caller: caller)
         if runningCallers.count < runningLimit && !someoneCanStart && startable {
-            if stream { streams.insert(id) }
+            if stream { streams[id] = caller }
             start(id, caller: caller)
             return .run
         }
@@ -84,7 +94,7 @@ struct FileRecognitionQueue: Sendable {
         guard mine.count + mineParked < waitingPerCaller else { return .full(perCaller: true) }
         let total = waitingCount
         guard total + parked.count < waitingLimit else { return .full(perCaller: false) }
-        if stream { streams.insert(id) }
+        if stream { streams[id] = caller }
         if mine.isEmpty { turn.append(caller) }
         waiting[caller] = mine + [id]
         return .wait(ahead: total)
@@ -95,17 +105,25 @@ struct FileRecognitionQueue: Sendable {
     /// file or stream that now gets the decoder, if one can.
     mutating func finished(_ id: UInt64) -> UInt64? {
         parked[id] = nil
-        streams.remove(id)
+        streams[id] = nil
         startedStreams.remove(id)  // a stream that ends frees its decoder: a waiting one may start
         if runningCallers.removeValue(forKey: id) == nil { withdraw(id) }
         return promote()
     }
 
-    /// A running stream gives its decoder back while it waits for its writer. Returns the file
-    /// that now gets the decoder, if one waits; nil also when `id` was not running.
+    /// A running stream gives its turn back while it waits for its writer, or at the end of its
+    /// turn; it keeps its decoder. Returns the file or stream that now decodes, if one waits; nil
+    /// also when `id` was not running.
     mutating func park(_ id: UInt64) -> UInt64? {
         guard let caller = runningCallers.removeValue(forKey: id) else { return nil }
         parked[id] = caller
+        return promote()
+    }
+
+    /// A parked stream gave its decoder back too (its writer stayed silent): a stream that
+    /// waits for a decoder may take one. Returns that stream, if one now decodes.
+    mutating func releaseDecoder(_ id: UInt64) -> UInt64? {
+        guard parked[id] != nil, startedStreams.remove(id) != nil else { return nil }
         return promote()
     }
 
@@ -113,7 +131,7 @@ struct FileRecognitionQueue: Sendable {
     /// else it waits its caller's turn (past the waiting limits: it was admitted already).
     mutating func resume(_ id: UInt64, caller: String) -> Bool {
         parked[id] = nil
-        if runningCallers.count < runningLimit && !someoneCanStart {
+        if runningCallers.count < runningLimit && !someoneCanStart && canStart(id) {
             start(id, caller: caller)
             return true
         }

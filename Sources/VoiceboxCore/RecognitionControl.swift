@@ -84,9 +84,11 @@ final class RecognitionControl: Sendable {
     }
 }
 
-/// A stream's way back to the decoder queue: `park` gives the decoder back, `resume` waits for
-/// one again (false: the recognition was stopped or cancelled meanwhile).
+/// A stream's way back to the decoder queue: `park` gives its turn back, `release` (while
+/// parked) its decoder too, `resume` waits for a turn again (false: the recognition was stopped
+/// or cancelled meanwhile).
 struct StreamParking: Sendable {
     let park: @Sendable () async -> Void
+    let release: @Sendable () async -> Void
     let resume: @Sendable () async -> Bool
 }

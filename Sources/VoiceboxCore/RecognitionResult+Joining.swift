@@ -19,4 +19,14 @@ extension RecognitionResult {
     public static func meanConfidence(_ words: [RecognizedWord]) -> Double {
         words.isEmpty ? 0 : words.map(\.confidence).reduce(0, +) / Double(words.count)
     }
+
+    /// The same result with its word times `seconds` later: an utterance of a later decoder,
+    /// placed in the whole stream.
+    public func shifted(by seconds: Double) -> RecognitionResult {
+        guard seconds != 0 else { return self }
+        var moved = self
+        moved.words = words.map { RecognizedWord(word: $0.word, start: $0.start + seconds, end: $0.end + seconds,
+                                                 confidence: $0.confidence) }
+        return moved
+    }
 }

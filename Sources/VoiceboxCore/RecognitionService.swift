@@ -15,10 +15,13 @@ public actor RecognitionService {
     /// How many file recognitions may wait for a decoder, in all and per caller.
     public static let fileQueueLimit = 64
     public static let fileQueuePerCaller = 16
-    /// How many streams may hold a decoder at once (running, parked for their writer, or waiting
-    /// for their next turn): each holds a model's worth of memory, about 90 MB, until it ends.
-    /// Streams past it wait, holding nothing; files and started streams go on taking turns.
+    /// How many streams may hold a decoder at once (running, or waiting for their next turn
+    /// while they have audio), in all and of one caller: each holds a model's worth of memory,
+    /// about 70 MB. A stream whose writer is silent for `RecognitionSession.parkAfter` gives its
+    /// decoder back until it sends again. Streams past the limits wait, holding nothing; files
+    /// and streams that hold a decoder go on taking turns.
     public static let streamDecoderLimit = 4
+    public static let streamDecodersPerCaller = 2
 
     private struct Entry {
         let caller: String
@@ -44,7 +47,8 @@ public actor RecognitionService {
                 bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int) {
         parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session)
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
-                                         waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit)
+                                         waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit,
+                                         streamDecodersPerCaller: Self.streamDecodersPerCaller)
         callers = CallerTracker(bus: bus)
     }
 
@@ -94,11 +98,13 @@ public actor RecognitionService {
             if options.dictation { parts.bus.publish(.dictationID(id)) }
         }
         if isStream {
-            // A stream gives its decoder back while its writer sends nothing (`park`), so that a
-            // stalled or slow writer delays no one, and takes a turn again when audio comes; and
-            // after each turn of decoding (`park` and `resume`), so that a steady one does not
-            // keep it from others either.
+            // A stream gives its turn back while its writer sends nothing (`park`), and its
+            // decoder too if the writer stays silent (`release`), so that a stalled or slow writer
+            // delays no one, and takes a turn again when audio comes; and it parks after each turn
+            // of decoding, keeping its decoder, so that a steady one does not keep the cores from
+            // others either.
             control.parking = StreamParking(park: { [weak self] in await self?.park(id) },
+                                            release: { [weak self] in await self?.releaseDecoder(id) },
                                             resume: { [weak self] in await self?.resume(id, caller: caller) ?? false })
         }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
@@ -150,6 +156,10 @@ public actor RecognitionService {
 
     private func park(_ id: UInt64) {
         if let next = fileTurns.park(id) { waiters.removeValue(forKey: next)?.resume() }
+    }
+
+    private func releaseDecoder(_ id: UInt64) {
+        if let next = fileTurns.releaseDecoder(id) { waiters.removeValue(forKey: next)?.resume() }
     }
 
     /// Waits for a decoder again; false when the recognition was stopped or cancelled meanwhile.

@@ -26,7 +26,7 @@ extension RecognitionSession {
             throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
                                 + "\(Int(RecognizeOptions.maximumSeconds)) s (pass max_seconds to read the beginning)")
         }
-        let decoder = try await makeDecoder()
+        var decoder: (any SpeechDecoder)? = try await makeDecoder()
         guard control.attach(stream.waker) else {
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
         }
@@ -36,29 +36,61 @@ extension RecognitionSession {
             await session.begin(.listening, id: id, policy: policy)
         }
         begin()
-        let outcome: Result<(RecognitionResult, Double, RecognitionEnd), VoiceboxError>
+        var heard = StreamHeard(live: options.endsAtSilence ? LiveAudio(decoder: decoder!, options: options) : nil)
+        var fault: VoiceboxError?
         do throws(VoiceboxError) {
-            outcome = .success(options.endsAtSilence ? try listen(to: stream, decoder) : try readToTheEnd(stream, decoder))
+            // Rounds: each decodes until the stream ends or its writer stays silent (the stream is
+            // parked by then, its turn given back). While it is silent the decoder goes back to
+            // the pool too: a file's way, the utterance ends there; listening for the end of
+            // speech, only before any speech, which it would cut. The stream waits for its writer
+            // holding only its place in the queue.
+            while true {
+                if decoder == nil {
+                    let fresh = try await makeDecoder()
+                    decoder = fresh
+                    // A fresh decoder learns the background noise again.
+                    heard.live?.warmUp = DetectorWarmUp(seconds: fresh.detectorWarmUp)
+                }
+                if heard.live != nil {
+                    try listen(to: stream, decoder!, &heard)
+                } else {
+                    try readToTheEnd(stream, decoder!, &heard)
+                }
+                guard heard.end == nil, stream.writerIdle, control.request == nil else { break }
+                if heard.live.map({ !$0.endpointer.heardSpeech }) ?? true {
+                    decoder = nil
+                    await control.parking?.release()
+                }
+                let more: Bool
+                do { more = try stream.waitForWriter() } catch { throw RecognitionFault.describe(error, options: options) }
+                guard more, await control.parking?.resume() ?? true else { break }
+            }
+            if let decoder, heard.live != nil { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
         } catch {
-            outcome = .failure(error)
+            fault = error
         }
+        decoder = nil
         if options.others != nil { await parts.session?.end(.listening, id: id) }
-        var (result, seconds, end) = try outcome.get()
+        if let fault { throw fault }
+        var end = heard.end ?? .endOfFile
         switch control.request {
         case .cancel: throw RecognitionFault.cancelled
         case .stop, .interrupt: if end == .endOfFile { end = .stopped }
         case nil: if stream.stop == .idle { end = .timeout }
         }
-        return Recognition(id: id, result: result, duration: seconds, end: end, language: language)
+        return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
+                           end: end, language: language)
     }
 
-    /// How long a read waits for the writer before the stream gives its decoder back.
+    /// How long a read waits for the writer before the stream gives its turn back, and before
+    /// it gives its decoder back too (ending the utterance, as a pause in a file does).
     static let parkAfter = Duration.milliseconds(250)
+    static let releaseAfter = Duration.seconds(2)
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
     /// session's own queue, never Swift's shared pool) while the service actor does it.
     private static func blocking(_ parking: StreamParking) -> AudioStreamParking {
-        AudioStreamParking(after: parkAfter, park: {
+        AudioStreamParking(after: parkAfter, releaseAfter: releaseAfter, park: {
             let done = DispatchSemaphore(value: 0)
             Task.detached {
                 await parking.park()
@@ -80,14 +112,17 @@ extension RecognitionSession {
 
     private var streamLimit: Double { options.maxSeconds ?? RecognizeOptions.maximumSeconds }
 
-    /// As a file: `FileReading`'s loop, with the live signals a stream's caller wants.
-    private func readToTheEnd(_ stream: any AudioStream, _ decoder: any SpeechDecoder)
-        throws(VoiceboxError) -> (RecognitionResult, Double, RecognitionEnd) {
+    /// One round as a file: `FileReading`'s loop, with the live signals a stream's caller wants,
+    /// until the stream ends or its writer falls silent.
+    private func readToTheEnd(_ stream: any AudioStream, _ decoder: any SpeechDecoder, _ heard: inout StreamHeard)
+        throws(VoiceboxError) {
         var meter = LevelMeter()
         var levels = RateLimiter(perSecond: 20)
         let metered = MeteredAudio(stream) { meter.add($0) }
+        let earlier = heard.segments
+        let offset = heard.seconds
         do {
-            let reading = try FileReading.read(metered, through: decoder, maxSeconds: streamLimit, shouldStop: {
+            let reading = try FileReading.read(metered, through: decoder, maxSeconds: streamLimit - offset, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled
                 case .stop, .interrupt: true
@@ -95,32 +130,50 @@ extension RecognitionSession {
                 }
             }, afterChunk: { _, segments in
                 if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
-                reportPartial(decoder, after: segments)
+                reportPartial(decoder, after: earlier + segments)
             })
-            return (reading.result, reading.seconds, reading.end)
+            heard.segments += reading.segments.map { $0.shifted(by: offset) }
+            heard.seconds += reading.seconds
+            if reading.end == .maxDuration { heard.end = .maxDuration }
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }
     }
 
-    /// As the microphone: one utterance, ended by trailing silence.
-    private func listen(to stream: any AudioStream, _ decoder: any SpeechDecoder)
-        throws(VoiceboxError) -> (RecognitionResult, Double, RecognitionEnd) {
-        var live = LiveAudio(decoder: decoder, options: options)
+    /// One round as the microphone: one utterance, ended by trailing silence, or by the stream's
+    /// end or its writer falling silent.
+    private func listen(to stream: any AudioStream, _ decoder: any SpeechDecoder, _ heard: inout StreamHeard)
+        throws(VoiceboxError) {
+        guard var live = heard.live else { return }
+        defer { heard.live = live }
         live.endpointer.maxSeconds = streamLimit
-        var end = RecognitionEnd.endOfFile
+        if !live.endpointer.heardSpeech { heard.roundStart = live.elapsedSeconds }
         while control.request == nil {
             let chunk: [Int16]
             do { chunk = try stream.read(maxSamples: Self.liveChunk) } catch { throw RecognitionFault.describe(error, options: options) }
             if chunk.isEmpty { break }
             if let decided = try take(chunk, into: decoder, &live) {
-                end = decided
+                heard.end = decided
                 break
             }
         }
+        heard.seconds = live.elapsedSeconds
         if control.request == .cancel { throw RecognitionFault.cancelled }
-        return (try finish(decoder), live.elapsedSeconds, end)
     }
+}
+
+/// What a stream recognition has heard over its rounds (one per decoder it held).
+struct StreamHeard {
+    /// The endpointer, meter and warm-up when the stream ends at the end of speech; nil when it
+    /// is read as a file.
+    var live: LiveAudio?
+    /// Utterances finished, word times from the stream's start.
+    var segments: [RecognitionResult] = []
+    /// Seconds of audio read, and where the current decoder's audio began.
+    var seconds = 0.0
+    var roundStart = 0.0
+    /// Set once the recognition has decided how it ends (end of speech, `max_seconds`).
+    var end: RecognitionEnd?
 }
 
 /// A stream whose samples also go to a meter as they are read.

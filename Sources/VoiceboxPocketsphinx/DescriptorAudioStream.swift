@@ -41,6 +41,7 @@ final class DescriptorAudioStream: AudioStream {
     private var turnStarted: ContinuousClock.Instant?
     var parking: AudioStreamParking?
     private(set) var stop: AudioStreamStop?
+    private(set) var writerIdle = false
 
     init(_ input: StreamInput) throws {
         self.input = input
@@ -99,9 +100,10 @@ final class DescriptorAudioStream: AudioStream {
     /// `maxSamples` samples, fewer only at the end, after an idle stall or a wake ([] then, once
     /// what was pending is taken).
     func read(maxSamples: Int) throws -> [Int16] {
+        writerIdle = false
         takeTurns()
         while pending.count < maxSamples, !ended, stop == nil {
-            guard try waitForData() else { break }
+            guard try waitForData(parks: true) else { break }
             try fill(wanted: maxSamples - pending.count)
         }
         let count = min(maxSamples, pending.count)
@@ -134,10 +136,21 @@ final class DescriptorAudioStream: AudioStream {
         return min(idle - waitedSinceData, .seconds(Double(framesReceived) / Double(input.rate)) + idle - waited)
     }
 
+    func waitForWriter() throws -> Bool {
+        writerIdle = false
+        guard !ended, stop == nil else { return true }
+        guard try waitForData(parks: false) else { return false }
+        turnStarted = .now  // a decoder again: a whole turn
+        return true
+    }
+
     /// Waits until the stream has something (data, its end, an error); false when the writer
-    /// fell behind by the idle bound or `wake()` came first (`stop` says which). A wait longer
-    /// than `parking.after` gives the decoder back until the writer sends again.
-    private func waitForData() throws -> Bool {
+    /// fell behind by the idle bound or `wake()` came first (`stop` says which). While reading
+    /// (`parks`), a wait longer than `parking.after` gives the decoder's turn back until the writer
+    /// sends again, and one of `parking.releaseAfter` comes back false with `writerIdle` set and the
+    /// stream still parked, so that the reader can give the decoder itself back.
+    private func waitForData(parks: Bool) throws -> Bool {
+        let parking = parks ? self.parking : nil
         var waitedNow = Duration.zero
         var parked = false
         while true {
@@ -146,8 +159,20 @@ final class DescriptorAudioStream: AudioStream {
                 stop = .idle
                 return false
             }
+            if let parking, parked, waitedNow >= parking.releaseAfter {
+                if pending.isEmpty {
+                    writerIdle = true
+                } else {
+                    // What came before the silence is decoded first, in a turn of its own.
+                    if !parking.resume() { stop = .woken }
+                    turnStarted = .now
+                }
+                return false
+            }
             var slice = idleLeft
-            if let parking, !parked { slice = min(slice, max(.milliseconds(1), parking.after - waitedNow)) }
+            if let parking {
+                slice = min(slice, max(.milliseconds(1), (parked ? parking.releaseAfter : parking.after) - waitedNow))
+            }
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
             let milliseconds = Int32(clamping: Int((slice / .milliseconds(1)).rounded(.up)))

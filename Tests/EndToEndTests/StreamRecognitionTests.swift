@@ -339,53 +339,103 @@ final class StreamRecognitionTests: XCTestCase {
         for caller in callers + [other] { await caller.close() }
     }
 
-    /// Silent streams (writers that send nothing, keeping the pipe open) beyond the limit hold no
-    /// decoder: at most `streamDecoderLimit` begin, memory grows by that many models at most, and
-    /// another caller's file is answered meanwhile.
-    func testSilentStreamsPastTheLimitHoldNoDecoder() async throws {
+    /// Silent streams (writers that send nothing, keeping the pipe open, idle bound an hour), six
+    /// from one caller on one connection: each gives its decoder back once its writer has been
+    /// silent for 2 s, so all of them begin, memory grows by at most the limit's decoders, and
+    /// another caller's stream and file are answered meanwhile.
+    func testSilentStreamsGiveTheirDecodersBackSoAnotherCallersStreamStarts() async throws {
         let (service, stack) = (self.service!, self.stack!)
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         let pid = service.daemon.pid
         let memoryBefore = residentBytes(pid) ?? 0
-        let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
+        let caller = try BusConnection(address: stack.busAddress)
         var known = service.startedRecognitions  // before any stream can begin
         var writers: [PipeWriter] = []
         var streams: [Task<DBusError?, Never>] = []
-        for caller in callers {
-            for _ in 0..<4 {
-                let writer = try PipeWriter([], keepOpen: true)
-                writers.append(writer)
-                let fd = writer.readEnd
-                streams.append(Task {
-                    do {
-                        _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "stream_idle_seconds": .double(25)])
-                        return nil
-                    } catch { return error as? DBusError }
-                })
-            }
+        for _ in 0..<6 {
+            let writer = try PipeWriter([], keepOpen: true)
+            writers.append(writer)
+            let fd = writer.readEnd
+            streams.append(Task {
+                do {
+                    _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "stream_idle_seconds": .double(3600)])
+                    return nil
+                } catch { return error as? DBusError }
+            })
         }
-        let limit = 4  // RecognitionService.streamDecoderLimit
-        for _ in 0..<limit { known.append(try await service.waitForNewRecognition(besides: known)) }
-        try await Task.sleep(for: .seconds(2))
-        XCTAssertEqual(service.startedRecognitions.count, limit + 1, "the warm-up file and \(limit) streams began, no more")
-        let grown = (residentBytes(pid) ?? 0) - memoryBefore
-        print("METRIC VmRSS with 8 silent streams (\(limit) holding a decoder): +\(grown >> 20) MiB")
-        // A decoder is 85-95 MB resident; eight (as before the limit) took 670 MB more.
-        if !underSanitizer { XCTAssertLessThan(grown, 450 << 20, "VmRSS grew by \(grown >> 20) MiB") }
+        var peak = 0
+        for _ in 0..<6 {
+            known.append(try await service.waitForNewRecognition(besides: known))
+            peak = max(peak, (residentBytes(pid) ?? 0) - memoryBefore)
+        }
+        try await Task.sleep(for: .seconds(3))  // every one of them has released its decoder
+        peak = max(peak, (residentBytes(pid) ?? 0) - memoryBefore)
+        print("METRIC VmRSS with 6 silent streams of one caller, all begun: peak +\(peak >> 20) MiB")
+        // A decoder is 70-95 MB resident; at most two of one caller's streams hold one at a time.
+        if !underSanitizer { XCTAssertLessThan(peak, 450 << 20, "VmRSS grew by \(peak >> 20) MiB") }
+
         let other = try BusConnection(address: stack.busAddress)
-        let asked = ContinuousClock.now
+        let speech = try PipeWriter(try recording())
+        var asked = ContinuousClock.now
+        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
+        let streamWaited = ContinuousClock.now - asked
+        print("METRIC another caller's stream beside 6 silent ones: \(streamWaited)")
+        XCTAssertEqual(streamed.text, expected)
+        XCTAssertLessThan(streamWaited, .seconds(faultBound(4.5)), "the silent streams kept the stream decoders")
+        asked = ContinuousClock.now
         let answered = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(answered.text, expected)
         XCTAssertLessThan(ContinuousClock.now - asked, .seconds(faultBound(4.5)), "the silent streams held up another caller")
-        for caller in callers {
-            try await ServiceHarness.call("CancelRecognition", on: caller)
-        }
+        try await ServiceHarness.call("CancelRecognition", on: caller)
         for stream in streams {
             let error = await stream.value
             XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
         }
         for writer in writers { writer.closeReadEnd() }
-        for caller in callers + [other] { await caller.close() }
+        speech.closeReadEnd()
+        for connection in [caller, other] { await connection.close() }
+    }
+
+    /// Four streams of one caller that always have audio: two hold a decoder (a caller's share),
+    /// the others wait, and another caller's stream starts at once.
+    func testOneCallersSteadyStreamsLeaveADecoderForAnotherCaller() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s each
+        let caller = try BusConnection(address: stack.busAddress)
+        let writers = try (0..<4).map { _ in try PipeWriter(bytes) }
+        var known = service.startedRecognitions
+        var streams: [Task<DBusError?, Never>] = []
+        for writer in writers {
+            let fd = writer.readEnd
+            streams.append(Task {
+                do {
+                    _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd)])
+                    return nil
+                } catch { return error as? DBusError }
+            })
+        }
+        for _ in 0..<2 { known.append(try await service.waitForNewRecognition(besides: known)) }
+        try await Task.sleep(for: .seconds(2))
+        XCTAssertEqual(service.startedRecognitions.count, known.count, "a third stream of one caller began")
+
+        let other = try BusConnection(address: stack.busAddress)
+        let speech = try PipeWriter(try recording())
+        let asked = ContinuousClock.now
+        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
+        let waited = ContinuousClock.now - asked
+        print("METRIC another caller's stream beside one caller's 4 steady streams: \(waited)")
+        XCTAssertEqual(streamed.text, expected)
+        // A turn (1 s), a model load for the new decoder, the decode.
+        XCTAssertLessThan(waited, .seconds(faultBound(6)), "one caller's streams kept every stream decoder")
+        try await ServiceHarness.call("CancelRecognition", on: caller)
+        for stream in streams {
+            let error = await stream.value
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+        }
+        for writer in writers { writer.closeReadEnd() }
+        speech.closeReadEnd()
+        for connection in [caller, other] { await connection.close() }
     }
 
     func testOddStreamsAreRefusedAndTheServiceGoesOn() async throws {

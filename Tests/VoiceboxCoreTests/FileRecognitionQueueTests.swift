@@ -149,4 +149,38 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertNil(queue.park(1), "nobody else waits")
         XCTAssertTrue(queue.resume(1, caller: "a"), "so its next turn comes at once")
     }
+
+    func testAStreamWhoseWriterIsSilentGivesItsDecoderToAWaitingStream() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 1)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .wait(ahead: 0), "a holds the only stream decoder")
+        XCTAssertNil(queue.park(1), "parked, a keeps its decoder: b still cannot start")
+        XCTAssertEqual(queue.releaseDecoder(1), 2, "a's writer stayed silent: b takes the decoder")
+        XCTAssertNil(queue.releaseDecoder(1), "released already")
+        XCTAssertFalse(queue.resume(1, caller: "a"), "a's writer sends again: a waits for a decoder, a core is free")
+        XCTAssertFalse(queue.isRunning(1))
+        XCTAssertNil(queue.releaseDecoder(2), "not parked: nothing to release")
+        XCTAssertEqual(queue.finished(2), 1, "b ends: a decodes again")
+        XCTAssertNil(queue.finished(1))
+        XCTAssertEqual(queue.running, [])
+    }
+
+    func testOneCallerHoldsNoMoreThanItsShareOfTheStreamDecoders() {
+        var queue = FileRecognitionQueue(runningLimit: 4, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 2)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(3, caller: "a", stream: true), .wait(ahead: 0), "a holds its two already")
+        XCTAssertEqual(queue.admit(4, caller: "a"), .run, "a's files are not streams: they run")
+        XCTAssertEqual(queue.admit(5, caller: "b", stream: true), .run, "another caller's stream starts at once")
+        XCTAssertEqual(queue.finished(4), nil, "a core frees, but a's third stream still cannot start")
+        XCTAssertNil(queue.park(1))
+        XCTAssertEqual(queue.releaseDecoder(1), 3, "a's silent stream gives its place to a's waiting one")
+        XCTAssertFalse(queue.resume(1, caller: "a"), "and now waits for one of a's places itself")
+        XCTAssertEqual(queue.finished(2), 1)
+        XCTAssertNil(queue.finished(1))
+        XCTAssertNil(queue.finished(3))
+        XCTAssertNil(queue.finished(5))
+        XCTAssertEqual(queue.running, [])
+    }
 }

@@ -177,25 +177,49 @@ final class FakeAudioStream: AudioStream {
         return AudioStreamWaker { woken.withLock { $0 = true } }
     }
 
+    private(set) var writerIdle = false
+    private var stalledSince: ContinuousClock.Instant?
+
     func read(maxSamples: Int) throws -> [Int16] {
+        writerIdle = false
         if woken.withLock({ $0 }) { stop = .woken }
         guard stop == nil else { return [] }
         let chunk = samples.prefix(maxSamples)
         samples = samples.dropFirst(chunk.count)
         if chunk.isEmpty, stalls {
-            let started = ContinuousClock.now
-            let deadline = started + .seconds(idleSeconds)
-            var parked = false
-            while !woken.withLock({ $0 }), .now < deadline {
-                usleep(1000)
-                if let parking, !parked, ContinuousClock.now - started >= parking.after {
-                    parking.park()
-                    parked = true
-                }
+            let started = stalledSince ?? .now
+            stalledSince = started
+            if let parking {
+                // As the real stream: parked after `parking.after`, and short after
+                // `parking.releaseAfter`, for the reader to give its decoder back.
+                let idleEnd = started + .seconds(idleSeconds)
+                wait(until: min(idleEnd, .now + parking.after))
+                guard stop == nil else { return [] }
+                parking.park()
+                wait(until: min(idleEnd, started + parking.releaseAfter))
+                if stop == nil { writerIdle = true }
+            } else {
+                wait(until: started + .seconds(idleSeconds))
             }
-            stop = woken.withLock { $0 } ? .woken : .idle
         }
         return Array(chunk)
+    }
+
+    /// The writer never sends again: only the idle bound or a wake ends the wait.
+    func waitForWriter() throws -> Bool {
+        writerIdle = false
+        guard stop == nil, stalls, samples.isEmpty else { return true }
+        wait(until: (stalledSince ?? .now) + .seconds(idleSeconds))
+        return false
+    }
+
+    private func wait(until deadline: ContinuousClock.Instant) {
+        while !woken.withLock({ $0 }), .now < deadline { usleep(1000) }
+        if woken.withLock({ $0 }) {
+            stop = .woken
+        } else if .now >= (stalledSince ?? .now) + .seconds(idleSeconds) {
+            stop = .idle
+        }
     }
 
     func close() { closed = true }
