@@ -256,9 +256,19 @@ final class DescriptorAudioStream: AudioStream {
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw RecognitionError.invalidStream("the descriptor is not open") }
         let flags = fcntl(fd, F_GETFL)
+        // O_PATH (010000000 on Linux): a descriptor that names a file but cannot be read.
+        if flags >= 0, flags & 0o10000000 != 0 {
+            throw RecognitionError.invalidStream("it is an O_PATH descriptor, which cannot be read; pass one opened for reading")
+        }
         if flags >= 0, flags & O_ACCMODE == O_WRONLY { throw RecognitionError.invalidStream("it is open for writing only") }
         switch status.st_mode & S_IFMT {
-        case S_IFIFO: return .pipe
+        case S_IFIFO:
+            // Ours would be a writer too, so the pipe would never end.
+            if flags >= 0, flags & O_ACCMODE == O_RDWR {
+                throw RecognitionError.invalidStream("it is a pipe opened for reading and writing, which would never end; "
+                                                     + "pass its read end, opened read-only")
+            }
+            return .pipe
         case S_IFREG: return .file
         case S_IFSOCK:
             var type: Int32 = 0
@@ -275,6 +285,12 @@ final class DescriptorAudioStream: AudioStream {
             if getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 {
                 throw RecognitionError.invalidStream("it is a listening socket; pass a connected one")
             }
+            var peer = sockaddr_storage()
+            length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let connected = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 || errno != ENOTCONN }
+            }
+            guard connected else { throw RecognitionError.invalidStream("it is a stream socket that is not connected; pass a connected one") }
             return .socket
         case S_IFCHR: throw RecognitionError.invalidStream("it is a character device; pass a pipe or a stream socket")
         case S_IFBLK: throw RecognitionError.invalidStream("it is a block device; pass a pipe or a stream socket")

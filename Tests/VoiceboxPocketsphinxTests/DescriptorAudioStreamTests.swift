@@ -128,6 +128,15 @@ final class DescriptorAudioStreamTests: XCTestCase {
         }, 0)
         XCTAssertEqual(listen(listener, 1), 0)
         XCTAssertEqual(refusal(listener), "it is a listening socket; pass a connected one")
+        let unconnected = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(unconnected) }
+        XCTAssertEqual(refusal(unconnected), "it is a stream socket that is not connected; pass a connected one")
+        let path = open("/dev/null", 0o10000000)  // O_PATH
+        defer { close(path) }
+        XCTAssertEqual(refusal(path), "it is an O_PATH descriptor, which cannot be read; pass one opened for reading")
+        let both = open("/proc/self/fd/\(ends[0])", O_RDWR)
+        defer { close(both) }
+        XCTAssertEqual(refusal(both), "it is a pipe opened for reading and writing, which would never end; pass its read end, opened read-only")
     }
 
     func testARegularFileSaysHowLongItIs() throws {
@@ -256,6 +265,44 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(try refused.read(maxSamples: 6_400).count, 3_200)
         XCTAssertEqual(refused.stop, .woken)
         XCTAssertEqual(try refused.read(maxSamples: 6_400), [])
+    }
+
+    func testAWriterSilentPastTheReleaseTimeEndsTheReadShortAndParked() throws {
+        // 0.2 s of audio, a pause of 0.8 s, 0.2 s more; the turn goes back at 0.1 s, the decoder at 0.4 s.
+        let fd = pipeSending([UInt8](repeating: 0, count: 12_800), piece: 6_400, pause: .milliseconds(800))
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: fd))
+        let calls = Locked<[String]>([])
+        stream.parking = AudioStreamParking(after: .milliseconds(100), releaseAfter: .milliseconds(400),
+                                            park: { calls.withLock { $0.append("park") } },
+                                            resume: { calls.withLock { $0.append("resume") }; return true })
+        XCTAssertEqual(try stream.read(maxSamples: 3_200).count, 3_200)
+        XCTAssertFalse(stream.writerIdle)
+        XCTAssertEqual(try stream.read(maxSamples: 3_200), [], "short: the writer is silent")
+        XCTAssertTrue(stream.writerIdle)
+        XCTAssertNil(stream.stop, "not the end: the reader gives its decoder back and waits")
+        XCTAssertEqual(calls.withLock { $0 }, ["park"], "still parked")
+        XCTAssertTrue(try stream.waitForWriter(), "the writer sends again")
+        XCTAssertFalse(stream.writerIdle)
+        XCTAssertEqual(calls.withLock { $0 }, ["park"], "resuming is the reader's, after waitForWriter")
+        XCTAssertEqual(try stream.read(maxSamples: 3_200).count, 3_200)
+        XCTAssertEqual(try stream.read(maxSamples: 3_200), [], "the writer pauses before it closes")
+        XCTAssertTrue(stream.writerIdle)
+        XCTAssertTrue(try stream.waitForWriter(), "the end comes")
+        XCTAssertEqual(try stream.read(maxSamples: 3_200), [], "the end")
+        XCTAssertFalse(stream.writerIdle)
+        XCTAssertNil(stream.stop)
+
+        // A writer that never sends again: waitForWriter ends at the idle bound.
+        let stalled = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([UInt8](repeating: 0, count: 6_400), piece: 6_400,
+                                                                                    pause: .seconds(30)), idleSeconds: 0.6))
+        stalled.parking = AudioStreamParking(after: .milliseconds(50), releaseAfter: .milliseconds(100), park: {}, resume: { true })
+        XCTAssertEqual(try stalled.read(maxSamples: 3_200).count, 3_200)
+        XCTAssertEqual(try stalled.read(maxSamples: 3_200), [])
+        XCTAssertTrue(stalled.writerIdle)
+        let waited = ContinuousClock.now
+        XCTAssertFalse(try stalled.waitForWriter())
+        XCTAssertEqual(stalled.stop, .idle)
+        XCTAssertLessThan(ContinuousClock.now - waited, .seconds(1))
     }
 
     func testAStreamThatAlwaysHasAudioGivesItsDecoderBackAfterEachTurn() throws {
