@@ -37,6 +37,9 @@ final class DescriptorAudioStream: AudioStream {
     private var waited = Duration.zero
     private var waitedSinceData = Duration.zero
     private var framesReceived = 0
+    /// The same since the reader last took a decoder (`waitForWriter`): `behindSinceDecoder`.
+    private var waitedSinceDecoder = Duration.zero
+    private var framesAtDecoder = 0
     /// When the stream last took its decoder (its turn, see `parking.turn`); nil before the first read.
     private var turnStarted: ContinuousClock.Instant?
     var parking: AudioStreamParking?
@@ -141,14 +144,25 @@ final class DescriptorAudioStream: AudioStream {
         guard !ended, stop == nil else { return true }
         guard try waitForData(parks: false) else { return false }
         turnStarted = .now  // a decoder again: a whole turn
+        waitedSinceDecoder = .zero
+        framesAtDecoder = framesReceived
         return true
+    }
+
+    /// How far the writer has fallen behind real time since the reader took its decoder: time
+    /// waited for it less the audio it sent. A writer that trickles a few bytes now and then
+    /// (never silent for `parking.releaseAfter` at a stretch) falls behind as a silent one does,
+    /// and gives the decoder back as soon; one that sent audio ahead has that much in hand.
+    private var behindSinceDecoder: Duration {
+        waitedSinceDecoder - .seconds(Double(framesReceived - framesAtDecoder) / Double(input.rate))
     }
 
     /// Waits until the stream has something (data, its end, an error); false when the writer
     /// fell behind by the idle bound or `wake()` came first (`stop` says which). While reading
     /// (`parks`), a wait longer than `parking.after` gives the decoder's turn back until the writer
-    /// sends again, and one of `parking.releaseAfter` comes back false with `writerIdle` set and the
-    /// stream still parked, so that the reader can give the decoder itself back.
+    /// sends again, and one of `parking.releaseAfter` (or a writer that has fallen that far behind
+    /// since the decoder was taken) comes back false with `writerIdle` set and the stream still
+    /// parked, so that the reader can give the decoder itself back.
     private func waitForData(parks: Bool) throws -> Bool {
         let parking = parks ? self.parking : nil
         var waitedNow = Duration.zero
@@ -159,7 +173,7 @@ final class DescriptorAudioStream: AudioStream {
                 stop = .idle
                 return false
             }
-            if let parking, parked, waitedNow >= parking.releaseAfter {
+            if let parking, parked, waitedNow >= parking.releaseAfter || behindSinceDecoder >= parking.releaseAfter {
                 if pending.isEmpty {
                     writerIdle = true
                 } else {
@@ -171,7 +185,8 @@ final class DescriptorAudioStream: AudioStream {
             }
             var slice = idleLeft
             if let parking {
-                slice = min(slice, max(.milliseconds(1), (parked ? parking.releaseAfter : parking.after) - waitedNow))
+                let next = parked ? parking.releaseAfter - max(waitedNow, behindSinceDecoder) : parking.after - waitedNow
+                slice = min(slice, max(.milliseconds(1), next))
             }
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
@@ -182,6 +197,7 @@ final class DescriptorAudioStream: AudioStream {
             waited += spent
             waitedSinceData += spent
             waitedNow += spent
+            waitedSinceDecoder += spent
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw RecognitionError.invalidStream("poll failed: \(Self.reason(errno))")

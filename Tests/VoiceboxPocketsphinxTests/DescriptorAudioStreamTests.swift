@@ -305,6 +305,33 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - waited, .seconds(1))
     }
 
+    func testATrickleGivesItsDecoderBackAsASilentWriterDoes() throws {
+        // 10 ms of audio every 250 ms: never silent for the release time (0.4 s) at a stretch,
+        // but it falls 0.4 s behind after about 0.4 s; a steady writer (all of it at once) never does.
+        let trickle = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([UInt8](repeating: 0, count: 320_000), piece: 320,
+                                                                                    pause: .milliseconds(250)), idleSeconds: 30))
+        trickle.parking = AudioStreamParking(after: .milliseconds(100), releaseAfter: .milliseconds(400), park: {}, resume: { true })
+        let started = ContinuousClock.now
+        while case let chunk = try trickle.read(maxSamples: 2048), !chunk.isEmpty || !trickle.writerIdle {
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(5), "a trickle kept its decoder")
+            if ContinuousClock.now - started > .seconds(5) { break }
+        }
+        XCTAssertTrue(trickle.writerIdle)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "a trickle kept its decoder for \(ContinuousClock.now - started)")
+        XCTAssertNil(trickle.stop)
+
+        let steady = try DescriptorAudioStream(StreamInput(descriptor: pipeSending([UInt8](repeating: 0, count: 64_000))))
+        steady.parking = AudioStreamParking(after: .milliseconds(100), releaseAfter: .milliseconds(400), park: {}, resume: { true })
+        var samples = 0
+        while case let chunk = try steady.read(maxSamples: 2048), !chunk.isEmpty {
+            samples += chunk.count
+            XCTAssertFalse(steady.writerIdle)
+            usleep(20_000)  // decoding: 0.128 s of audio in 20 ms
+        }
+        XCTAssertEqual(samples, 32_000)
+        XCTAssertFalse(steady.writerIdle)
+    }
+
     func testAStreamThatAlwaysHasAudioGivesItsDecoderBackAfterEachTurn() throws {
         // 4 s of audio, all in the pipe at once: no wait for the writer, only turns of 0.2 s.
         let fd = pipeSending([UInt8](repeating: 0, count: 128_000), piece: 65_536)
