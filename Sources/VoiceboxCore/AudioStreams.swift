@@ -67,9 +67,14 @@ public protocol AudioStream: AudioFile {
     /// `parking.releaseAfter`: the stream is parked; the reader may give its decoder back, then
     /// `waitForWriter()` and resume.
     var writerIdle: Bool { get }
-    /// Waits, without a decoder, until the writer sends again or the stream ends (true: `read`
-    /// goes on), or until it stalls past the idle bound or `wake()` comes (false; `stop` says which).
-    func waitForWriter() throws -> Bool
+    /// Waits for the writer (the stream parked): until it sends again or the stream ends
+    /// (`.audio`: `read` goes on), until it stalls past the idle bound or `wake()` comes
+    /// (`.stopped`; `stop` says which), or for no more than `patience` (`.silent`).
+    func waitForWriter(upTo patience: Duration?) throws -> WriterWait
+}
+
+public enum WriterWait: Sendable, Equatable {
+    case audio, stopped, silent
 }
 
 /// How a stream shares the decoders while it waits for its writer: after `after` it gives its

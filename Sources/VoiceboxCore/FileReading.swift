@@ -21,6 +21,9 @@ public enum FileReading {
         public var seconds: Double
         /// `.endOfFile`, `.maxDuration` or `.stopped`.
         public var end: RecognitionEnd
+        /// Whether it ended early at a pause because `yieldAtPause` asked (`end` is `.endOfFile`
+        /// then, but there is more to read).
+        public var yielded = false
 
         /// The segments as one result.
         public var result: RecognitionResult { RecognitionResult(joining: segments) }
@@ -32,11 +35,15 @@ public enum FileReading {
     ///     (`.stopped`); throw to abandon it.
     ///   - afterChunk: after every chunk, with the seconds read so far and the utterances
     ///     finished so far.
+    ///   - yieldAtPause: asked after every chunk where no speech has been heard since the last
+    ///     utterance ended (a place where the reading can stop without cutting one): true ends it
+    ///     there (`yielded`).
     /// - Throws: what the file, the decoder or `shouldStop` throws.
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
                             maxSegmentSeconds: Double = maxSegmentSeconds,
                             shouldStop: () throws -> Bool = { false },
-                            afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in })
+                            afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in },
+                            yieldAtPause: () -> Bool = { false })
         throws -> Outcome {
         let limit = maxSeconds.map { Int(($0 * sampleRate).rounded()) }
         var segmenter = Endpointer(silenceSeconds: 0, maxSeconds: maxSegmentSeconds)
@@ -46,6 +53,7 @@ public enum FileReading {
         }
         var taken = 0
         var end = RecognitionEnd.endOfFile
+        var yielded = false
         reading: while true {
             if try shouldStop() {
                 end = .stopped
@@ -69,8 +77,12 @@ public enum FileReading {
                 segmenter.reset()
             }
             afterChunk(Double(taken) / sampleRate, segments)
+            if !segmenter.heardSpeech, yieldAtPause() {
+                yielded = true
+                break reading
+            }
         }
         keep(try decoder.finish())
-        return Outcome(segments: segments, seconds: Double(taken) / sampleRate, end: end)
+        return Outcome(segments: segments, seconds: Double(taken) / sampleRate, end: end, yielded: yielded)
     }
 }

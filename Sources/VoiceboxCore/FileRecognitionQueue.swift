@@ -154,6 +154,24 @@ struct FileRecognitionQueue: Sendable {
         return true
     }
 
+    /// The streams that should give their decoders back at their next pause: while a stream
+    /// waits that the decoder limits keep from starting (not its own caller's share), every
+    /// stream of another caller that holds a decoder. Empty when no stream waits so.
+    var streamsAskedToYield: Set<UInt64> {
+        let blockedCallers = Set(waiting.flatMap { caller, ids in
+            ids.contains { id in
+                streams[id] != nil && !startedStreams.contains(id)
+                    && startedStreams.count >= streamDecoderLimit
+                    && startedStreams.filter { streams[$0] == caller }.count < streamDecodersPerCaller
+            } ? [caller] : []
+        })
+        guard !blockedCallers.isEmpty else { return [] }
+        return startedStreams.filter { id in
+            guard let holder = streams[id] else { return false }
+            return blockedCallers.contains { $0 != holder }
+        }
+    }
+
     private mutating func promote() -> UInt64? {
         guard runningCallers.count < runningLimit else { return nil }
         // The first in turn among the callers that decode least now, of those with a file or

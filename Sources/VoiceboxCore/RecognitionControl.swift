@@ -21,6 +21,8 @@ final class RecognitionControl: Sendable {
         var parking: StreamParking?
         /// A call has the audio: the microphone is to be corked, also one that opens later.
         var heldByCall = false
+        /// Another caller's stream waits for the decoder this stream holds.
+        var decoderWanted = false
     }
 
     private let state = Locked(State())
@@ -78,6 +80,13 @@ final class RecognitionControl: Sendable {
     }
 
     var isHeldByCall: Bool { state.withLock { $0.heldByCall } }
+
+    /// Set by the service while another caller's stream waits for a decoder that this stream
+    /// holds: the stream gives it back at its next pause (see `RecognitionSession.read(stream:)`).
+    var decoderWanted: Bool {
+        get { state.withLock { $0.decoderWanted } }
+        set { state.withLock { $0.decoderWanted = newValue } }
+    }
 
     func detach() {
         state.withLock { $0.microphone = nil }

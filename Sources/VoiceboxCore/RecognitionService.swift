@@ -31,7 +31,16 @@ public actor RecognitionService {
     }
 
     private let parts: RecognitionSession.Parts
-    private var fileTurns: FileRecognitionQueue
+    private var fileTurns: FileRecognitionQueue {
+        // Whichever way the queue moved, the streams that hold a decoder another caller's stream
+        // waits for are told so (and the others that they no longer need to yield).
+        didSet {
+            let asked = fileTurns.streamsAskedToYield
+            for (id, entry) in entries where entry.control.parking != nil {
+                entry.control.decoderWanted = asked.contains(id)
+            }
+        }
+    }
     /// Waiting files' tasks, resumed when their turn comes or they are withdrawn.
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var entries: [UInt64: Entry] = [:]

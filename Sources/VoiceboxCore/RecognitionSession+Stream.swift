@@ -39,15 +39,17 @@ extension RecognitionSession {
         var heard = StreamHeard(live: options.endsAtSilence ? LiveAudio(decoder: decoder!, options: options) : nil)
         var fault: VoiceboxError?
         do throws(VoiceboxError) {
-            // Rounds: each decodes until the stream ends or its writer stays silent (the stream is
-            // parked by then, its turn given back). While it is silent the decoder goes back to
-            // the pool too: a file's way, the utterance ends there; listening for the end of
-            // speech, only before any speech, which it would cut. The stream waits for its writer
-            // holding only its place in the queue.
-            while true {
+            // Rounds: each decodes until the stream ends, its writer stays silent (the stream is
+            // parked by then, its turn given back) or another caller's stream wants its decoder
+            // (`control.decoderWanted`) at a pause. While the writer is silent the decoder goes
+            // back to the pool too: a file's way, the utterance ends there; listening for the end
+            // of speech, only before any speech, which it would cut. The stream waits for its
+            // writer holding only its place in the queue.
+            rounds: while true {
                 if decoder == nil {
                     let fresh = try await makeDecoder()
                     decoder = fresh
+                    heard.decoderTaken = .now
                     // A fresh decoder learns the background noise again.
                     heard.live?.warmUp = DetectorWarmUp(seconds: fresh.detectorWarmUp)
                 }
@@ -56,14 +58,40 @@ extension RecognitionSession {
                 } else {
                     try readToTheEnd(stream, decoder!, &heard)
                 }
-                guard heard.end == nil, stream.writerIdle, control.request == nil else { break }
+                guard heard.end == nil, control.request == nil else { break }
+                if heard.yielded {
+                    // Its decoder to the stream that waits for one; its next turn with a fresh one.
+                    heard.yielded = false
+                    decoder = nil
+                    await control.parking?.park()
+                    await control.parking?.release()
+                    guard await control.parking?.resume() ?? true else { break }
+                    continue
+                }
+                guard stream.writerIdle else { break }
                 if heard.live.map({ !$0.endpointer.heardSpeech }) ?? true {
                     decoder = nil
                     await control.parking?.release()
                 }
-                let more: Bool
-                do { more = try stream.waitForWriter() } catch { throw RecognitionFault.describe(error, options: options) }
-                guard more, await control.parking?.resume() ?? true else { break }
+                while true {
+                    // Holding its decoder (after speech, listening for its end), it looks every
+                    // second whether another caller's stream wants it: then the writer's silence
+                    // ends the utterance as silence would.
+                    let waited: WriterWait
+                    do { waited = try stream.waitForWriter(upTo: decoder == nil ? nil : .seconds(1)) } catch {
+                        throw RecognitionFault.describe(error, options: options)
+                    }
+                    switch waited {
+                    case .audio: break
+                    case .stopped: break rounds
+                    case .silent:
+                        guard control.decoderWanted else { continue }
+                        heard.end = .endpoint
+                        break rounds
+                    }
+                    break
+                }
+                guard await control.parking?.resume() ?? true else { break }
             }
             if let decoder, heard.live != nil { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
         } catch {
@@ -86,6 +114,8 @@ extension RecognitionSession {
     /// it gives its decoder back too (ending the utterance, as a pause in a file does).
     static let parkAfter = Duration.milliseconds(250)
     static let releaseAfter = Duration.seconds(2)
+    /// How long a stream keeps a decoder it took before it yields it to another caller's stream.
+    static let minimumHold = Duration.seconds(1)
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
     /// session's own queue, never Swift's shared pool) while the service actor does it.
@@ -131,9 +161,10 @@ extension RecognitionSession {
             }, afterChunk: { _, segments in
                 if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
                 reportPartial(decoder, after: earlier + segments)
-            })
+            }, yieldAtPause: { heard.shouldYield(control) })
             heard.segments += reading.segments.map { $0.shifted(by: offset) }
             heard.seconds += reading.seconds
+            heard.yielded = reading.yielded
             if reading.end == .maxDuration { heard.end = .maxDuration }
         } catch {
             throw RecognitionFault.describe(error, options: options)
@@ -156,6 +187,11 @@ extension RecognitionSession {
                 heard.end = decided
                 break
             }
+            // Before any speech nothing is cut: another caller's stream may have the decoder.
+            if !live.endpointer.heardSpeech, heard.shouldYield(control) {
+                heard.yielded = true
+                break
+            }
         }
         heard.seconds = live.elapsedSeconds
         if control.request == .cancel { throw RecognitionFault.cancelled }
@@ -174,6 +210,17 @@ struct StreamHeard {
     var roundStart = 0.0
     /// Set once the recognition has decided how it ends (end of speech, `max_seconds`).
     var end: RecognitionEnd?
+    /// The last round ended at a pause to give its decoder to another caller's stream.
+    var yielded = false
+    /// When the stream took the decoder it holds.
+    var decoderTaken = ContinuousClock.now
+
+    /// Whether to give the decoder to another caller's stream that waits for one (at a pause):
+    /// not before a turn's worth of holding it, so that two streams do not hand one decoder
+    /// back and forth at every chunk.
+    func shouldYield(_ control: RecognitionControl) -> Bool {
+        control.decoderWanted && ContinuousClock.now - decoderTaken >= RecognitionSession.minimumHold
+    }
 }
 
 /// A stream whose samples also go to a meter as they are read.

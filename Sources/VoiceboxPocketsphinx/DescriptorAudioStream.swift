@@ -139,14 +139,14 @@ final class DescriptorAudioStream: AudioStream {
         return min(idle - waitedSinceData, .seconds(Double(framesReceived) / Double(input.rate)) + idle - waited)
     }
 
-    func waitForWriter() throws -> Bool {
+    func waitForWriter(upTo patience: Duration?) throws -> WriterWait {
         writerIdle = false
-        guard !ended, stop == nil else { return true }
-        guard try waitForData(parks: false) else { return false }
+        guard !ended, stop == nil else { return .audio }
+        guard try waitForData(parks: false, patience: patience) else { return stop == nil ? .silent : .stopped }
         turnStarted = .now  // a decoder again: a whole turn
         waitedSinceDecoder = .zero
         framesAtDecoder = framesReceived
-        return true
+        return .audio
     }
 
     /// How far the writer has fallen behind real time since the reader took its decoder: time
@@ -163,7 +163,7 @@ final class DescriptorAudioStream: AudioStream {
     /// sends again, and one of `parking.releaseAfter` (or a writer that has fallen that far behind
     /// since the decoder was taken) comes back false with `writerIdle` set and the stream still
     /// parked, so that the reader can give the decoder itself back.
-    private func waitForData(parks: Bool) throws -> Bool {
+    private func waitForData(parks: Bool, patience: Duration? = nil) throws -> Bool {
         let parking = parks ? self.parking : nil
         var waitedNow = Duration.zero
         var parked = false
@@ -173,6 +173,7 @@ final class DescriptorAudioStream: AudioStream {
                 stop = .idle
                 return false
             }
+            if let patience, waitedNow >= patience { return false }
             if let parking, parked, waitedNow >= parking.releaseAfter || behindSinceDecoder >= parking.releaseAfter {
                 if pending.isEmpty {
                     writerIdle = true
@@ -184,6 +185,7 @@ final class DescriptorAudioStream: AudioStream {
                 return false
             }
             var slice = idleLeft
+            if let patience { slice = min(slice, max(.milliseconds(1), patience - waitedNow)) }
             if let parking {
                 let next = parked ? parking.releaseAfter - max(waitedNow, behindSinceDecoder) : parking.after - waitedNow
                 slice = min(slice, max(.milliseconds(1), next))

@@ -438,6 +438,100 @@ final class StreamRecognitionTests: XCTestCase {
         for connection in [caller, other] { await connection.close() }
     }
 
+    /// Two callers' steady streams hold all four stream decoders: one of them gives its decoder
+    /// to a third caller's stream at its next pause (after a turn's worth of holding it).
+    func testStreamsOfTwoCallersYieldADecoderToAThirdCallersStream() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s each
+        let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
+        var writers: [PipeWriter] = []
+        var known = service.startedRecognitions
+        var streams: [Task<DBusError?, Never>] = []
+        for caller in callers {
+            for _ in 0..<2 {
+                let writer = try PipeWriter(bytes)
+                writers.append(writer)
+                let fd = writer.readEnd
+                streams.append(Task {
+                    do {
+                        _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "stream_idle_seconds": .double(3600)])
+                        return nil
+                    } catch { return error as? DBusError }
+                })
+            }
+        }
+        for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
+        try await Task.sleep(for: .seconds(1))
+
+        let other = try BusConnection(address: stack.busAddress)
+        let speech = try PipeWriter(try recording())
+        let asked = ContinuousClock.now
+        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
+        let waited = ContinuousClock.now - asked
+        print("METRIC another caller's stream beside two callers' 4 steady streams: \(waited)")
+        XCTAssertEqual(streamed.text, expected)
+        // The next pause of a stream (goforward: every 2.8 s), a turn, the decode.
+        XCTAssertLessThan(waited, .seconds(faultBound(8)), "two callers' streams kept every stream decoder")
+        for caller in callers { try await ServiceHarness.call("CancelRecognition", on: caller) }
+        for stream in streams {
+            let error = await stream.value
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+        }
+        for writer in writers { writer.closeReadEnd() }
+        speech.closeReadEnd()
+        for connection in callers + [other] { await connection.close() }
+    }
+
+    /// Listening for the end of speech, four streams of two callers hear speech and then their
+    /// writers send nothing (idle bound an hour): wanted by a third caller's stream, their
+    /// silence ends their utterances as silence would, with what they heard.
+    func testSpeechThenASilentWriterEndsItsUtteranceWhenAnotherStreamWaits() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let quiet = [UInt8](repeating: 0, count: 48_000)  // 1.5 s, the detector's warm-up
+        let speech = Array(try recording().prefix(32_000 * 2))  // the first 2 s: "go forward ten"
+        let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
+        var writers: [PipeWriter] = []
+        var known = service.startedRecognitions
+        var streams: [Task<Recognized, any Error>] = []
+        for caller in callers {
+            for _ in 0..<2 {
+                let writer = try PipeWriter(quiet + speech, keepOpen: true)
+                writers.append(writer)
+                let fd = writer.readEnd
+                streams.append(Task {
+                    try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "silence_seconds": .double(1),
+                                                                    "stream_idle_seconds": .double(3600)])
+                })
+            }
+        }
+        for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
+        try await Task.sleep(for: .seconds(3))
+
+        let other = try BusConnection(address: stack.busAddress)
+        let whole = try PipeWriter(try recording())
+        let asked = ContinuousClock.now
+        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(whole.readEnd)])
+        let waited = ContinuousClock.now - asked
+        print("METRIC another caller's stream beside 4 stalled listening streams: \(waited)")
+        XCTAssertEqual(streamed.text, expected)
+        XCTAssertLessThan(waited, .seconds(faultBound(6)), "stalled streams kept every stream decoder")
+        for caller in callers { try await ServiceHarness.call("StopRecognition", on: caller) }
+        var ended = 0
+        for stream in streams {
+            let heard = try await stream.value
+            if heard.reason == "endpoint" {
+                ended += 1
+                XCTAssertTrue(heard.text.hasPrefix("go forward"), heard.text)
+            }
+        }
+        XCTAssertGreaterThan(ended, 0, "none gave its decoder up")
+        for writer in writers { writer.closeReadEnd() }
+        whole.closeReadEnd()
+        for connection in callers + [other] { await connection.close() }
+    }
+
     func testOddStreamsAreRefusedAndTheServiceGoesOn() async throws {
         let service = self.service!
         func refusal(_ options: [String: DBusValue]) async -> String {

@@ -45,4 +45,19 @@ final class FileReadingTests: XCTestCase {
             XCTAssertTrue($0 is CancellationError)
         }
     }
+
+    func testAYieldComesOnlyWhereNoUtteranceIsCut() throws {
+        // Speech, silence, speech: asked to yield from the first chunk, it stops at the first
+        // pause, after the first utterance, never inside one.
+        let file = FakeFile(samples: samples(true, 2048 * 2) + samples(false, 2048) + samples(true, 2048))
+        var asked = 0
+        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0), yieldAtPause: { asked += 1; return true })
+        XCTAssertTrue(outcome.yielded)
+        XCTAssertEqual(outcome.segments.map(\.text), ["w1 w2"])
+        XCTAssertEqual(outcome.seconds, 2048.0 * 3 / 16000)
+        XCTAssertEqual(asked, 1, "asked only at the pause")
+        let rest = try FileReading.read(file, through: FakeDecoder(warmUp: 0), yieldAtPause: { false })
+        XCTAssertFalse(rest.yielded)
+        XCTAssertEqual(rest.result.text, "w1", "the rest of the file, in a round of its own")
+    }
 }

@@ -183,4 +183,22 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertNil(queue.finished(5))
         XCTAssertEqual(queue.running, [])
     }
+
+    func testStreamsOfOtherCallersAreAskedToYieldWhileAStreamCannotTakeADecoder() {
+        var queue = FileRecognitionQueue(runningLimit: 4, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 2,
+                                         streamDecodersPerCaller: 1)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .run)
+        XCTAssertEqual(queue.streamsAskedToYield, [], "nobody waits")
+        XCTAssertEqual(queue.admit(3, caller: "a", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.streamsAskedToYield, [], "a's own share keeps a's stream waiting: nobody yields to it")
+        XCTAssertEqual(queue.admit(4, caller: "c", stream: true), .wait(ahead: 1))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "c waits for a decoder that a and b hold")
+        XCTAssertEqual(queue.admit(5, caller: "d"), .run, "files are not held up")
+        XCTAssertNil(queue.park(2))
+        XCTAssertEqual(queue.releaseDecoder(2), 4, "b yields: c's stream decodes")
+        XCTAssertEqual(queue.streamsAskedToYield, [], "b waits now only for its own share")
+        XCTAssertFalse(queue.resume(2, caller: "b"))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 4], "b waits for a decoder that a and c hold")
+    }
 }

@@ -206,11 +206,12 @@ final class FakeAudioStream: AudioStream {
     }
 
     /// The writer never sends again: only the idle bound or a wake ends the wait.
-    func waitForWriter() throws -> Bool {
+    func waitForWriter(upTo patience: Duration?) throws -> WriterWait {
         writerIdle = false
-        guard stop == nil, stalls, samples.isEmpty else { return true }
-        wait(until: (stalledSince ?? .now) + .seconds(idleSeconds))
-        return false
+        guard stop == nil, stalls, samples.isEmpty else { return .audio }
+        let idleEnd = (stalledSince ?? .now) + .seconds(idleSeconds)
+        wait(until: patience.map { min(idleEnd, .now + $0) } ?? idleEnd)
+        return stop == nil ? .silent : .stopped
     }
 
     private func wait(until deadline: ContinuousClock.Instant) {
