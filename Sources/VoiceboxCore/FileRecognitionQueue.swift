@@ -73,9 +73,10 @@ struct FileRecognitionQueue: Sendable {
     }
 
     var waitingCount: Int { waiting.values.reduce(0) { $0 + $1.count } }
-    /// Streams that gave their decoder back while they wait for their writer, and their callers:
-    /// they count as waiting, so that parking never lets a caller hold more recognitions (and
-    /// their decoders' memory) than the queue's limits allow.
+    /// Streams parked while they wait for their writer, and their callers: they count as waiting
+    /// for their caller's share and, for other streams, in all, so that parking never lets a
+    /// caller hold more recognitions than the queue's limits allow. A file is not refused for
+    /// them: silent streams, however many callers send them, never make another caller's file Busy.
     private var parked: [UInt64: String] = [:]
 
     func isWaiting(_ id: UInt64) -> Bool { waiting.values.contains { $0.contains(id) } }
@@ -83,7 +84,7 @@ struct FileRecognitionQueue: Sendable {
     mutating func admit(_ id: UInt64, caller: String, stream: Bool = false) -> Admission {
         let mineParked = parked.values.filter { $0 == caller }.count
         if mineParked >= waitingPerCaller { return .full(perCaller: true) }
-        if parked.count >= waitingLimit { return .full(perCaller: false) }
+        if stream, parked.count >= waitingLimit { return .full(perCaller: false) }
         let startable = !stream || streamCanTakeDecoder(caller: caller)
         if runningCallers.count < runningLimit && !someoneCanStart && startable {
             if stream { streams[id] = caller }
@@ -93,7 +94,7 @@ struct FileRecognitionQueue: Sendable {
         let mine = waiting[caller, default: []]
         guard mine.count + mineParked < waitingPerCaller else { return .full(perCaller: true) }
         let total = waitingCount
-        guard total + parked.count < waitingLimit else { return .full(perCaller: false) }
+        guard total + (stream ? parked.count : 0) < waitingLimit else { return .full(perCaller: false) }
         if stream { streams[id] = caller }
         if mine.isEmpty { turn.append(caller) }
         waiting[caller] = mine + [id]

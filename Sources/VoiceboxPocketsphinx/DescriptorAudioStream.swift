@@ -45,11 +45,14 @@ final class DescriptorAudioStream: AudioStream {
     var parking: AudioStreamParking?
     private(set) var stop: AudioStreamStop?
     private(set) var writerIdle = false
+    /// Where a regular file is read: from the caller's offset at the call, which is left alone.
+    private var fileOffset: off_t = 0
 
     init(_ input: StreamInput) throws {
         self.input = input
         kind = try Self.check(input.descriptor)
         duration = kind == .file ? Self.remainingSeconds(input) : nil
+        if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
         unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
                                direct: input.encoding == .s16le && input.channels == 1 && input.rate == AudioFileReader.sampleRate)
         resampler = input.rate == AudioFileReader.sampleRate ? nil : try Resampler(from: input.rate, to: AudioFileReader.sampleRate)
@@ -235,7 +238,9 @@ final class DescriptorAudioStream: AudioStream {
         let got = buffer.withUnsafeMutableBytes { raw -> Int in
             switch kind {
             case .socket: recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
-            case .pipe, .file: Glibc.read(descriptor, raw.baseAddress, raw.count)
+            case .pipe: Glibc.read(descriptor, raw.baseAddress, raw.count)
+            // At an offset of our own: the caller's offset stays where it was, as with `fd`.
+            case .file: pread(descriptor, raw.baseAddress, raw.count, fileOffset)
             }
         }
         // A writer that went away by resetting its connection ended the stream as a close does,
@@ -255,6 +260,7 @@ final class DescriptorAudioStream: AudioStream {
             return
         }
         waitedSinceData = .zero
+        if kind == .file { fileOffset += off_t(got) }
         let unpacked = try unpacker.unpack(buffer[0..<got])
         framesReceived = unpacker.framesUnpacked
         switch unpacked {

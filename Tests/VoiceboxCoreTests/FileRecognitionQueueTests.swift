@@ -50,18 +50,25 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.running, [])
     }
 
-    func testParkedStreamsCountAgainstTheLimits() {
+    func testParkedStreamsCountAgainstTheLimitsForStreamsButNeverMakeAFileWait() {
         var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 3, waitingPerCaller: 2)
-        XCTAssertEqual(queue.admit(1, caller: "a"), .run)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
         XCTAssertNil(queue.park(1))
-        XCTAssertEqual(queue.admit(2, caller: "a"), .run, "its decoder is free")
+        XCTAssertEqual(queue.admit(2, caller: "a", stream: true), .run, "its decoder is free")
         XCTAssertNil(queue.park(2))
         XCTAssertEqual(queue.admit(3, caller: "a"), .full(perCaller: true), "two parked: the caller's share")
         XCTAssertEqual(queue.admit(4, caller: "b"), .run)
-        XCTAssertEqual(queue.admit(5, caller: "c"), .wait(ahead: 0))
-        XCTAssertEqual(queue.admit(6, caller: "d"), .full(perCaller: false), "two parked and one waiting: the queue's limit")
+        XCTAssertEqual(queue.admit(5, caller: "c", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(6, caller: "d", stream: true), .full(perCaller: false),
+                       "two parked and one waiting: the queue's limit, for a stream")
+        XCTAssertEqual(queue.admit(7, caller: "d"), .wait(ahead: 1), "a file is not refused for parked streams")
+        XCTAssertEqual(queue.admit(8, caller: "e"), .wait(ahead: 2))
+        XCTAssertEqual(queue.admit(9, caller: "f"), .full(perCaller: false), "three waiting: the queue's limit")
         XCTAssertNil(queue.finished(1), "a parked stream that ends frees its place")
-        XCTAssertEqual(queue.admit(6, caller: "d"), .wait(ahead: 1))
+        XCTAssertEqual(queue.finished(7), nil, "withdrawn before it ran")
+        XCTAssertEqual(queue.admit(6, caller: "d", stream: true), .full(perCaller: false), "two waiting, one parked")
+        XCTAssertNil(queue.finished(2))
+        XCTAssertEqual(queue.admit(6, caller: "d", stream: true), .wait(ahead: 2))
     }
 
     func testANewcomerWaitsWhileOthersWaitEvenIfADecoderIsFree() {

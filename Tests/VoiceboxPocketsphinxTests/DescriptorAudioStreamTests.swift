@@ -150,6 +150,22 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertNil(try DescriptorAudioStream(StreamInput(descriptor: pipeSending([]))).duration, "a pipe does not say")
     }
 
+    func testARegularFileIsReadFromTheCallersOffsetWhichStaysWhereItWas() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("ramp.raw").path
+        let samples = (0..<4_000).map { Int16($0) }
+        try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: path))
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        XCTAssertEqual(lseek(fd, 2_000, SEEK_SET), 2_000)
+        let stream = try DescriptorAudioStream(StreamInput(descriptor: fd))
+        XCTAssertEqual(try XCTUnwrap(stream.duration), 3_000.0 / 16_000, accuracy: 1e-9)
+        var read: [Int16] = []
+        while case let chunk = try stream.read(maxSamples: 512), !chunk.isEmpty { read += chunk }
+        XCTAssertEqual(read, Array(samples[1_000...]))
+        XCTAssertEqual(lseek(fd, 0, SEEK_CUR), 2_000, "the caller's offset moved")
+    }
+
     func testAStreamSocketIsReadToItsEnd() async throws {
         try TestData.requireModel()
         var pair: [Int32] = [-1, -1]
