@@ -339,6 +339,50 @@ final class StreamRecognitionTests: XCTestCase {
         for caller in callers + [other] { await caller.close() }
     }
 
+    /// `count` streams of `bytes` from each caller, a Recognize running for each; a task's value is
+    /// the call's error (nil: it answered).
+    private func startStreams(_ bytes: [UInt8], count: Int, on callers: [BusConnection], keepOpen: Bool = false,
+                              options: [String: DBusValue] = [:]) throws -> (writers: [PipeWriter], calls: [Task<DBusError?, Never>]) {
+        var writers: [PipeWriter] = []
+        var calls: [Task<DBusError?, Never>] = []
+        for caller in callers {
+            for _ in 0..<count {
+                let writer = try PipeWriter(bytes, keepOpen: keepOpen)
+                writers.append(writer)
+                let fd = writer.readEnd
+                calls.append(Task {
+                    do {
+                        _ = try await ServiceHarness.recognize(on: caller, options.merging(["stream": .unixFD(fd)]) { $1 })
+                        return nil
+                    } catch { return error as? DBusError }
+                })
+            }
+        }
+        return (writers, calls)
+    }
+
+    /// Another caller's stream of goforward.raw: the words must be right; returns how long it took.
+    private func timeAStream(on other: BusConnection) async throws -> Duration {
+        let speech = try PipeWriter(try recording())
+        defer { speech.closeReadEnd() }
+        let asked = ContinuousClock.now
+        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
+        XCTAssertEqual(streamed.text, expected)
+        return ContinuousClock.now - asked
+    }
+
+    /// Cancels the callers' recognitions; each call must fail with Cancelled. Closes everything.
+    private func cancel(_ started: (writers: [PipeWriter], calls: [Task<DBusError?, Never>]), of callers: [BusConnection],
+                        closing others: [BusConnection]) async throws {
+        for caller in callers { try await ServiceHarness.call("CancelRecognition", on: caller) }
+        for call in started.calls {
+            let error = await call.value
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+        }
+        for writer in started.writers { writer.closeReadEnd() }
+        for connection in callers + others { await connection.close() }
+    }
+
     /// Silent streams (writers that send nothing, keeping the pipe open, idle bound an hour), six
     /// from one caller on one connection: each gives its decoder back once its writer has been
     /// silent for 2 s, so all of them begin, memory grows by at most the limit's decoders, and
@@ -350,19 +394,7 @@ final class StreamRecognitionTests: XCTestCase {
         let memoryBefore = residentBytes(pid) ?? 0
         let caller = try BusConnection(address: stack.busAddress)
         var known = service.startedRecognitions  // before any stream can begin
-        var writers: [PipeWriter] = []
-        var streams: [Task<DBusError?, Never>] = []
-        for _ in 0..<6 {
-            let writer = try PipeWriter([], keepOpen: true)
-            writers.append(writer)
-            let fd = writer.readEnd
-            streams.append(Task {
-                do {
-                    _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "stream_idle_seconds": .double(3600)])
-                    return nil
-                } catch { return error as? DBusError }
-            })
-        }
+        let started = try startStreams([], count: 6, on: [caller], keepOpen: true, options: ["stream_idle_seconds": .double(3600)])
         var peak = 0
         for _ in 0..<6 {
             known.append(try await service.waitForNewRecognition(besides: known))
@@ -375,25 +407,14 @@ final class StreamRecognitionTests: XCTestCase {
         if !underSanitizer { XCTAssertLessThan(peak, 450 << 20, "VmRSS grew by \(peak >> 20) MiB") }
 
         let other = try BusConnection(address: stack.busAddress)
-        let speech = try PipeWriter(try recording())
-        var asked = ContinuousClock.now
-        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
-        let streamWaited = ContinuousClock.now - asked
+        let streamWaited = try await timeAStream(on: other)
         print("METRIC another caller's stream beside 6 silent ones: \(streamWaited)")
-        XCTAssertEqual(streamed.text, expected)
         XCTAssertLessThan(streamWaited, .seconds(faultBound(4.5)), "the silent streams kept the stream decoders")
-        asked = ContinuousClock.now
+        let asked = ContinuousClock.now
         let answered = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(answered.text, expected)
         XCTAssertLessThan(ContinuousClock.now - asked, .seconds(faultBound(4.5)), "the silent streams held up another caller")
-        try await ServiceHarness.call("CancelRecognition", on: caller)
-        for stream in streams {
-            let error = await stream.value
-            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
-        }
-        for writer in writers { writer.closeReadEnd() }
-        speech.closeReadEnd()
-        for connection in [caller, other] { await connection.close() }
+        try await cancel(started, of: [caller], closing: [other])
     }
 
     /// Four streams of one caller that always have audio: two hold a decoder (a caller's share),
@@ -403,39 +424,18 @@ final class StreamRecognitionTests: XCTestCase {
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s each
         let caller = try BusConnection(address: stack.busAddress)
-        let writers = try (0..<4).map { _ in try PipeWriter(bytes) }
         var known = service.startedRecognitions
-        var streams: [Task<DBusError?, Never>] = []
-        for writer in writers {
-            let fd = writer.readEnd
-            streams.append(Task {
-                do {
-                    _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd)])
-                    return nil
-                } catch { return error as? DBusError }
-            })
-        }
+        let started = try startStreams(bytes, count: 4, on: [caller])
         for _ in 0..<2 { known.append(try await service.waitForNewRecognition(besides: known)) }
         try await Task.sleep(for: .seconds(2))
         XCTAssertEqual(service.startedRecognitions.count, known.count, "a third stream of one caller began")
 
         let other = try BusConnection(address: stack.busAddress)
-        let speech = try PipeWriter(try recording())
-        let asked = ContinuousClock.now
-        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
-        let waited = ContinuousClock.now - asked
+        let waited = try await timeAStream(on: other)
         print("METRIC another caller's stream beside one caller's 4 steady streams: \(waited)")
-        XCTAssertEqual(streamed.text, expected)
         // A turn (1 s), a model load for the new decoder, the decode.
         XCTAssertLessThan(waited, .seconds(faultBound(6)), "one caller's streams kept every stream decoder")
-        try await ServiceHarness.call("CancelRecognition", on: caller)
-        for stream in streams {
-            let error = await stream.value
-            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
-        }
-        for writer in writers { writer.closeReadEnd() }
-        speech.closeReadEnd()
-        for connection in [caller, other] { await connection.close() }
+        try await cancel(started, of: [caller], closing: [other])
     }
 
     /// Two callers' steady streams hold all four stream decoders: one of them gives its decoder
@@ -445,42 +445,17 @@ final class StreamRecognitionTests: XCTestCase {
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s each
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
-        var writers: [PipeWriter] = []
         var known = service.startedRecognitions
-        var streams: [Task<DBusError?, Never>] = []
-        for caller in callers {
-            for _ in 0..<2 {
-                let writer = try PipeWriter(bytes)
-                writers.append(writer)
-                let fd = writer.readEnd
-                streams.append(Task {
-                    do {
-                        _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "stream_idle_seconds": .double(3600)])
-                        return nil
-                    } catch { return error as? DBusError }
-                })
-            }
-        }
+        let started = try startStreams(bytes, count: 2, on: callers, options: ["stream_idle_seconds": .double(3600)])
         for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
         try await Task.sleep(for: .seconds(1))
 
         let other = try BusConnection(address: stack.busAddress)
-        let speech = try PipeWriter(try recording())
-        let asked = ContinuousClock.now
-        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(speech.readEnd)])
-        let waited = ContinuousClock.now - asked
+        let waited = try await timeAStream(on: other)
         print("METRIC another caller's stream beside two callers' 4 steady streams: \(waited)")
-        XCTAssertEqual(streamed.text, expected)
         // The next pause of a stream (goforward: every 2.8 s), a turn, the decode.
         XCTAssertLessThan(waited, .seconds(faultBound(8)), "two callers' streams kept every stream decoder")
-        for caller in callers { try await ServiceHarness.call("CancelRecognition", on: caller) }
-        for stream in streams {
-            let error = await stream.value
-            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
-        }
-        for writer in writers { writer.closeReadEnd() }
-        speech.closeReadEnd()
-        for connection in callers + [other] { await connection.close() }
+        try await cancel(started, of: callers, closing: [other])
     }
 
     /// Listening for the end of speech, four streams of two callers hear speech and then their
@@ -510,12 +485,8 @@ final class StreamRecognitionTests: XCTestCase {
         try await Task.sleep(for: .seconds(3))
 
         let other = try BusConnection(address: stack.busAddress)
-        let whole = try PipeWriter(try recording())
-        let asked = ContinuousClock.now
-        let streamed = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(whole.readEnd)])
-        let waited = ContinuousClock.now - asked
+        let waited = try await timeAStream(on: other)
         print("METRIC another caller's stream beside 4 stalled listening streams: \(waited)")
-        XCTAssertEqual(streamed.text, expected)
         XCTAssertLessThan(waited, .seconds(faultBound(6)), "stalled streams kept every stream decoder")
         for caller in callers { try await ServiceHarness.call("StopRecognition", on: caller) }
         var ended = 0
@@ -528,7 +499,6 @@ final class StreamRecognitionTests: XCTestCase {
         }
         XCTAssertGreaterThan(ended, 0, "none gave its decoder up")
         for writer in writers { writer.closeReadEnd() }
-        whole.closeReadEnd()
         for connection in callers + [other] { await connection.close() }
     }
 
