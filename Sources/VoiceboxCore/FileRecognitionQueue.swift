@@ -109,6 +109,7 @@ struct FileRecognitionQueue: Sendable {
         streams[id] = nil
         startedStreams.remove(id)  // a stream that ends frees its decoder: a waiting one may start
         if runningCallers.removeValue(forKey: id) == nil { withdraw(id) }
+        reserveDecoders()
         return promote()
     }
 
@@ -125,7 +126,20 @@ struct FileRecognitionQueue: Sendable {
     /// waits for a decoder may take one. Returns that stream, if one now decodes.
     mutating func releaseDecoder(_ id: UInt64) -> UInt64? {
         guard parked[id] != nil, startedStreams.remove(id) != nil else { return nil }
+        reserveDecoders()
         return promote()
+    }
+
+    /// Gives the decoder places that are free to waiting streams that need one, in turn order:
+    /// a place a stream gave back goes to the stream it was given back for, even before a core
+    /// frees for it, never back to the stream that gave it (which waits for one again).
+    private mutating func reserveDecoders() {
+        for caller in turn {
+            for id in waiting[caller] ?? [] where streams[id] != nil && !startedStreams.contains(id) {
+                guard startedStreams.count < streamDecoderLimit else { return }
+                if streamCanTakeDecoder(caller: caller) { startedStreams.insert(id) }
+            }
+        }
     }
 
     /// A parked stream has audio again: it decodes now if a decoder is free and nobody waits,

@@ -69,7 +69,8 @@ extension RecognitionSession {
     /// One chunk of live audio (the microphone's, or a stream that ends at the end of speech)
     /// through the decoder: dithered, the detector's warm-up kept from counting, the level and
     /// the partial text reported. Returns how the recognition ends, or nil to go on.
-    func take(_ chunk: [Int16], into decoder: any SpeechDecoder, _ live: inout LiveAudio) throws(VoiceboxError) -> RecognitionEnd? {
+    func take(_ chunk: [Int16], into decoder: any SpeechDecoder, _ live: inout LiveAudio,
+              after earlier: [RecognitionResult] = []) throws(VoiceboxError) -> RecognitionEnd? {
         live.meter.add(chunk)
         var samples = chunk
         live.dither.apply(&samples)
@@ -78,7 +79,7 @@ extension RecognitionSession {
         let (inSpeech, discard) = live.warmUp.feed(inSpeech: reported, seconds: seconds)
         if discard { try drop(decoder) }
         if live.levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, live.meter.read())) }
-        reportPartial(decoder)
+        reportPartial(decoder, after: earlier)
         switch live.endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
         case .continue: return nil
         case .endpoint: return .endpoint

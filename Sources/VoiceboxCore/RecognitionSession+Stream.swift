@@ -41,17 +41,22 @@ extension RecognitionSession {
         do throws(VoiceboxError) {
             // Rounds: each decodes until the stream ends, its writer stays silent (the stream is
             // parked by then, its turn given back) or another caller's stream wants its decoder
-            // (`control.decoderWanted`) at a pause. While the writer is silent the decoder goes
-            // back to the pool too: a file's way, the utterance ends there; listening for the end
-            // of speech, only before any speech, which it would cut. The stream waits for its
-            // writer holding only its place in the queue.
+            // (`control.decoderWanted`) at a pause in the audio, where the utterance ends. While
+            // the writer is silent the decoder goes back to the pool too: a file's way, the
+            // utterance ends there; listening for the end of speech, only before any speech, which
+            // it would cut. The stream waits for its writer holding only its place in the queue.
             rounds: while true {
                 if decoder == nil {
                     let fresh = try await makeDecoder()
                     decoder = fresh
                     heard.decoderTaken = .now
-                    // A fresh decoder learns the background noise again.
-                    heard.live?.warmUp = DetectorWarmUp(seconds: fresh.detectorWarmUp)
+                    heard.roundStart = heard.seconds
+                    heard.utteranceSeconds = 0
+                    // A fresh decoder learns the background noise again; what it calls speech
+                    // meanwhile is speech indeed when it takes over in the middle of it.
+                    if let live = heard.live {
+                        heard.live?.warmUp = DetectorWarmUp(seconds: live.endpointer.heardSpeech ? 0 : fresh.detectorWarmUp)
+                    }
                 }
                 if heard.live != nil {
                     try listen(to: stream, decoder!, &heard)
@@ -178,17 +183,29 @@ extension RecognitionSession {
         guard var live = heard.live else { return }
         defer { heard.live = live }
         live.endpointer.maxSeconds = streamLimit
-        if !live.endpointer.heardSpeech { heard.roundStart = live.elapsedSeconds }
         while control.request == nil {
             let chunk: [Int16]
             do { chunk = try stream.read(maxSamples: Self.liveChunk) } catch { throw RecognitionFault.describe(error, options: options) }
             if chunk.isEmpty { break }
-            if let decided = try take(chunk, into: decoder, &live) {
+            if let decided = try take(chunk, into: decoder, &live, after: heard.segments) {
                 heard.end = decided
                 break
             }
-            // Before any speech nothing is cut: another caller's stream may have the decoder.
-            if !live.endpointer.heardSpeech, heard.shouldYield(control) {
+            // As a file's: no utterance grows past 30 s (the decoder's memory, and the search
+            // that ends it, grow with it); a cut is also where the decoder may go to another.
+            heard.utteranceSeconds += Double(chunk.count) / Self.sampleRate
+            if heard.utteranceSeconds >= FileReading.maxSegmentSeconds {
+                heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
+                heard.utteranceSeconds = 0
+                if heard.shouldYield(control) {
+                    heard.yielded = true
+                    break
+                }
+            }
+            // Before any speech or in a pause, another caller's stream may have the decoder: what
+            // was said so far is kept, and a fresh decoder hears the rest.
+            if heard.shouldYield(control), !live.endpointer.heardSpeech || live.endpointer.trailingSilenceSeconds > 0 {
+                if live.endpointer.heardSpeech { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
                 heard.yielded = true
                 break
             }
@@ -205,9 +222,11 @@ struct StreamHeard {
     var live: LiveAudio?
     /// Utterances finished, word times from the stream's start.
     var segments: [RecognitionResult] = []
-    /// Seconds of audio read, and where the current decoder's audio began.
+    /// Seconds of audio read, where the current decoder's audio began, and how long its
+    /// current utterance is (listening: cut at `FileReading.maxSegmentSeconds`).
     var seconds = 0.0
     var roundStart = 0.0
+    var utteranceSeconds = 0.0
     /// Set once the recognition has decided how it ends (end of speech, `max_seconds`).
     var end: RecognitionEnd?
     /// The last round ended at a pause to give its decoder to another caller's stream.

@@ -458,6 +458,45 @@ final class StreamRecognitionTests: XCTestCase {
         try await cancel(started, of: callers, closing: [other])
     }
 
+    /// Listening for the end of speech (silence_seconds 10), streams of two callers hear speech
+    /// with short pauses and no end: one gives its decoder to a third caller's stream in a pause,
+    /// keeping what it heard.
+    func testListeningStreamsOfTwoCallersYieldADecoderInAPause() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s, a pause every 2.8 s
+        let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
+        var known = service.startedRecognitions
+        var writers: [PipeWriter] = []
+        var streams: [Task<Recognized, any Error>] = []
+        for caller in callers {
+            for _ in 0..<2 {
+                let writer = try PipeWriter(bytes)
+                writers.append(writer)
+                let fd = writer.readEnd
+                streams.append(Task {
+                    try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "silence_seconds": .double(10),
+                                                                    "stream_idle_seconds": .double(3600)])
+                })
+            }
+        }
+        for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
+        try await Task.sleep(for: .seconds(2))
+
+        let other = try BusConnection(address: stack.busAddress)
+        let waited = try await timeAStream(on: other)
+        print("METRIC another caller's stream beside two callers' 4 listening streams of speech: \(waited)")
+        XCTAssertLessThan(waited, .seconds(faultBound(8)), "listening streams kept every stream decoder")
+        for caller in callers { try await ServiceHarness.call("StopRecognition", on: caller) }
+        for stream in streams {
+            let heard = try await stream.value
+            XCTAssertEqual(heard.reason, "stopped")
+            XCTAssertTrue(heard.text.hasPrefix("go forward ten meters go forward"), heard.text)
+        }
+        for writer in writers { writer.closeReadEnd() }
+        for connection in callers + [other] { await connection.close() }
+    }
+
     /// Listening for the end of speech, four streams of two callers hear speech and then their
     /// writers send nothing (idle bound an hour): wanted by a third caller's stream, their
     /// silence ends their utterances as silence would, with what they heard.

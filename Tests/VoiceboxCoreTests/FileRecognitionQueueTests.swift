@@ -208,4 +208,22 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertFalse(queue.resume(2, caller: "b"))
         XCTAssertEqual(queue.streamsAskedToYield, [1, 4], "b waits for a decoder that a and c hold")
     }
+
+    func testADecoderGivenBackGoesToTheStreamItWasGivenBackFor() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 2)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.park(1), 2, "a's turn ends: b takes the core and the second decoder")
+        XCTAssertFalse(queue.resume(1, caller: "a"), "a keeps its decoder and waits for the core")
+        XCTAssertEqual(queue.admit(3, caller: "c", stream: true), .wait(ahead: 1))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "c waits for a decoder a and b hold")
+        XCTAssertEqual(queue.park(2), 1, "b yields at a pause: a has the core")
+        XCTAssertNil(queue.releaseDecoder(2), "b's decoder is c's now, but the core is a's")
+        XCTAssertEqual(queue.streamsAskedToYield, [], "c has its decoder place")
+        XCTAssertFalse(queue.resume(2, caller: "b"), "b waits for a decoder again")
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 3], "now b waits for one")
+        XCTAssertEqual(queue.park(1), 3, "c decodes before b, who gave the place back")
+        XCTAssertFalse(queue.resume(1, caller: "a"))
+        XCTAssertEqual(queue.park(3), 1, "a's turn again; b, without a decoder, cannot start")
+    }
 }
