@@ -19,6 +19,9 @@ struct DetectorWarmUp: Sendable, Equatable {
         self.seconds = seconds
     }
 
+    /// Whether the warm-up is over: what the detector says counts from here on.
+    var isOver: Bool { elapsed >= seconds }
+
     /// Feeds one chunk's detector report. Returns whether it counts as speech, and whether the
     /// decoder should drop what it has heard so far (a false start has just ended).
     mutating func feed(inSpeech: Bool, seconds chunk: Double) -> (inSpeech: Bool, discard: Bool) {

@@ -202,10 +202,13 @@ extension RecognitionSession {
                     break
                 }
             }
-            // Before any speech or in a pause, another caller's stream may have the decoder: what
-            // was said so far is kept, and a fresh decoder hears the rest.
-            if heard.shouldYield(control), !live.endpointer.heardSpeech || live.endpointer.trailingSilenceSeconds > 0 {
-                if live.endpointer.heardSpeech { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
+            // In a pause after speech, another caller's stream may have the decoder: what was said
+            // so far is kept, and a fresh decoder hears the rest. Never before any speech, nor in
+            // the detector's warm-up: a fresh decoder would warm up again, and speech said within
+            // a warm-up is not heard (the red team lost whole utterances so).
+            if heard.shouldYield(control), live.warmUp.isOver, live.endpointer.heardSpeech,
+               live.endpointer.trailingSilenceSeconds > 0 {
+                heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
                 heard.yielded = true
                 break
             }

@@ -226,6 +226,7 @@ final class StreamRecognitionTests: XCTestCase {
         let service = self.service!
         let pid = service.daemon.pid
         let before = await settledDescriptorCount(pid, atMost: 0, settle: .milliseconds(300)) ?? 0
+        let opened = openDescriptors(pid)
         // A minute of audio, sent in real time: the writer is still sending when the cancel comes.
         let long = try [UInt8]((0..<20).map { _ in try recording() }.joined())
         let writer = try PipeWriter(long, piece: 640, pause: .milliseconds(20))
@@ -245,7 +246,7 @@ final class StreamRecognitionTests: XCTestCase {
         let writerSaw = await writer.result(timeout: .seconds(3))
         XCTAssertEqual(writerSaw, .brokenPipe, "the writer kept writing into a pipe nobody reads")
         let after = await settledDescriptorCount(pid, atMost: before)
-        XCTAssertEqual(after, before, "a descriptor stayed open")
+        XCTAssertEqual(after, before, "a descriptor stayed open: \(descriptorsAdded(opened, openDescriptors(pid)))")
     }
 
     // MARK: Many at once, and bad input
