@@ -71,6 +71,9 @@ public protocol AudioStream: AudioFile {
     /// (`.audio`: `read` goes on), until it stalls past the idle bound or `wake()` comes
     /// (`.stopped`; `stop` says which), or for no more than `patience` (`.silent`).
     func waitForWriter(upTo patience: Duration?) throws -> WriterWait
+    /// The reader has a core and a decoder (again): its turn, and how far the writer falls
+    /// behind real time while it holds the decoder, count from now.
+    func startTurn()
 }
 
 public enum WriterWait: Sendable, Equatable {

@@ -52,12 +52,23 @@ extension RecognitionSession {
                     heard.decoderTaken = .now
                     heard.roundStart = heard.seconds
                     heard.utteranceSeconds = 0
-                    // A fresh decoder learns the background noise again; what it calls speech
-                    // meanwhile is speech indeed when it takes over in the middle of it.
                     if let live = heard.live {
-                        heard.live?.warmUp = DetectorWarmUp(seconds: live.endpointer.heardSpeech ? 0 : fresh.detectorWarmUp)
+                        // A fresh decoder learns the background noise again. Taking over after
+                        // speech (in a pause), it hears the last 1.5 s first and forgets them but
+                        // the noise, so that no warm-up hides the speech to come nor counts its
+                        // own false start as speech; its clock starts with them.
+                        if live.endpointer.heardSpeech, !heard.recent.isEmpty {
+                            _ = try decode(fresh, heard.recent)
+                            try drop(fresh)
+                            heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
+                            heard.live?.warmUp = DetectorWarmUp(seconds: 0)
+                        } else {
+                            heard.live?.warmUp = DetectorWarmUp(seconds: fresh.detectorWarmUp)
+                        }
                     }
                 }
+                // A whole turn from now, with a core and a decoder.
+                stream.startTurn()
                 if heard.live != nil {
                     try listen(to: stream, decoder!, &heard)
                 } else {
@@ -191,15 +202,23 @@ extension RecognitionSession {
                 heard.end = decided
                 break
             }
-            // As a file's: no utterance grows past 30 s (the decoder's memory, and the search
-            // that ends it, grow with it); a cut is also where the decoder may go to another.
+            heard.keepRecent(chunk)
+            // No utterance of the decoder grows past 30 s (its memory, and the search that ends
+            // it, grow with it): past that it is cut at the next pause after speech, as a file's
+            // are, or at 60 s of unbroken speech; noise before any speech is dropped.
             heard.utteranceSeconds += Double(chunk.count) / Self.sampleRate
             if heard.utteranceSeconds >= FileReading.maxSegmentSeconds {
-                heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
-                heard.utteranceSeconds = 0
-                if heard.shouldYield(control) {
-                    heard.yielded = true
-                    break
+                if !live.endpointer.heardSpeech {
+                    try drop(decoder)
+                    heard.utteranceSeconds = 0
+                } else if live.endpointer.trailingSilenceSeconds > 0 || heard.utteranceSeconds >= 2 * FileReading.maxSegmentSeconds {
+                    heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
+                    heard.utteranceSeconds = 0
+                    // A cut is also where another caller's stream may have the decoder.
+                    if heard.shouldYield(control) {
+                        heard.yielded = true
+                        break
+                    }
                 }
             }
             // In a pause after speech, another caller's stream may have the decoder: what was said
@@ -234,6 +253,14 @@ struct StreamHeard {
     var end: RecognitionEnd?
     /// The last round ended at a pause to give its decoder to another caller's stream.
     var yielded = false
+    /// Listening: the last `recentSamples` samples read, for a fresh decoder to hear first.
+    var recent: [Int16] = []
+    static let recentSamples = 24_000  // 1.5 s: pocketsphinx's warm-up
+
+    mutating func keepRecent(_ chunk: [Int16]) {
+        recent += chunk
+        if recent.count > Self.recentSamples { recent.removeFirst(recent.count - Self.recentSamples) }
+    }
     /// When the stream took the decoder it holds.
     var decoderTaken = ContinuousClock.now
 

@@ -37,7 +37,7 @@ final class DescriptorAudioStream: AudioStream {
     private var waited = Duration.zero
     private var waitedSinceData = Duration.zero
     private var framesReceived = 0
-    /// The same since the reader last took a decoder (`waitForWriter`): `behindSinceDecoder`.
+    /// The same since the reader last took a decoder (`startTurn`): `behindSinceDecoder`.
     private var waitedSinceDecoder = Duration.zero
     private var framesAtDecoder = 0
     /// When the stream last took its decoder (its turn, see `parking.turn`); nil before the first read.
@@ -146,10 +146,13 @@ final class DescriptorAudioStream: AudioStream {
         writerIdle = false
         guard !ended, stop == nil else { return .audio }
         guard try waitForData(parks: false, patience: patience) else { return stop == nil ? .silent : .stopped }
-        turnStarted = .now  // a decoder again: a whole turn
+        return .audio
+    }
+
+    func startTurn() {
+        turnStarted = .now
         waitedSinceDecoder = .zero
         framesAtDecoder = framesReceived
-        return .audio
     }
 
     /// How far the writer has fallen behind real time since the reader took its decoder: time

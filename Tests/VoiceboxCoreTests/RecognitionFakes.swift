@@ -214,6 +214,8 @@ final class FakeAudioStream: AudioStream {
         return stop == nil ? .silent : .stopped
     }
 
+    func startTurn() {}
+
     private func wait(until deadline: ContinuousClock.Instant) {
         while !woken.withLock({ $0 }), .now < deadline { usleep(1000) }
         if woken.withLock({ $0 }) {
