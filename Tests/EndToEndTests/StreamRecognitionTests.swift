@@ -492,6 +492,15 @@ final class StreamRecognitionTests: XCTestCase {
         let waited = try await timeAStream(on: other)
         print("METRIC another caller's stream beside two callers' 4 listening streams of speech: \(waited)")
         XCTAssertLessThan(waited, .seconds(faultBound(8)), "listening streams kept every stream decoder")
+        // A listening stream of the third caller, itself asked to yield while the others wait:
+        // not a word lost (the red team once got "" here, speech hidden in a fresh decoder's warm-up).
+        let quiet = [UInt8](repeating: 0, count: 16_000)
+        let phrase = try PipeWriter(quiet + (try recording()) + quiet + quiet + quiet + quiet + quiet + quiet,
+                                    piece: 3_200, pause: .milliseconds(100))  // in real time
+        let listened = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(phrase.readEnd), "silence_seconds": .double(2)])
+        phrase.closeReadEnd()
+        XCTAssertEqual(listened.text, expected)
+        XCTAssertEqual(listened.reason, "endpoint")
         for caller in callers { try await ServiceHarness.call("StopRecognition", on: caller) }
         for stream in streams {
             let heard = try await stream.value
