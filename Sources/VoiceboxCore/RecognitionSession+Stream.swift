@@ -48,24 +48,8 @@ extension RecognitionSession {
             rounds: while true {
                 if decoder == nil {
                     let fresh = try await makeDecoder()
+                    try startRound(with: fresh, &heard)
                     decoder = fresh
-                    heard.decoderTaken = .now
-                    heard.roundStart = heard.seconds
-                    heard.utteranceSeconds = 0
-                    if let live = heard.live {
-                        // A fresh decoder learns the background noise again. Taking over after
-                        // speech (in a pause), it hears the last 1.5 s first and forgets them but
-                        // the noise, so that no warm-up hides the speech to come nor counts its
-                        // own false start as speech; its clock starts with them.
-                        if live.endpointer.heardSpeech, !heard.recent.isEmpty {
-                            _ = try decode(fresh, heard.recent)
-                            try drop(fresh)
-                            heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
-                            heard.live?.warmUp = DetectorWarmUp(seconds: 0)
-                        } else {
-                            heard.live?.warmUp = DetectorWarmUp(seconds: fresh.detectorWarmUp)
-                        }
-                    }
                 }
                 // A whole turn from now, with a core and a decoder.
                 stream.startTurn()
@@ -124,6 +108,25 @@ extension RecognitionSession {
         }
         return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
                            end: end, language: language)
+    }
+
+    /// Starts a round with a fresh decoder: its clock and utterance start here. Listening, it
+    /// learns the background noise again. Taking over after speech (in a pause), it hears the
+    /// last 1.5 s first and forgets them but the noise, so that no warm-up hides the speech to
+    /// come nor counts its own false start as speech; its clock starts with them.
+    private func startRound(with fresh: any SpeechDecoder, _ heard: inout StreamHeard) throws(VoiceboxError) {
+        heard.decoderTaken = .now
+        heard.roundStart = heard.seconds
+        heard.utteranceSeconds = 0
+        guard let live = heard.live else { return }
+        if live.endpointer.heardSpeech, !heard.recent.isEmpty {
+            _ = try decode(fresh, heard.recent)
+            try drop(fresh)
+            heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
+            heard.live?.warmUp = DetectorWarmUp(seconds: 0)
+        } else {
+            heard.live?.warmUp = DetectorWarmUp(seconds: fresh.detectorWarmUp)
+        }
     }
 
     /// How long a read waits for the writer before the stream gives its turn back, and before
