@@ -21,8 +21,8 @@ public enum FileReading {
         public var seconds: Double
         /// `.endOfFile`, `.maxDuration` or `.stopped`.
         public var end: RecognitionEnd
-        /// Whether it ended early at a pause because `yieldAtPause` asked (`end` is `.endOfFile`
-        /// then, but there is more to read).
+        /// Whether it ended early because `yieldAtPause` or `yieldInSpeech` asked (`end` is
+        /// `.endOfFile` then, but there is more to read).
         public var yielded = false
 
         /// The segments as one result.
@@ -38,12 +38,15 @@ public enum FileReading {
     ///   - yieldAtPause: asked after every chunk where no speech has been heard since the last
     ///     utterance ended (a place where the reading can stop without cutting one): true ends it
     ///     there (`yielded`).
+    ///   - yieldInSpeech: asked after every chunk inside an utterance: true ends the utterance
+    ///     and the reading there (`yielded`); words at the cut may differ from an unbroken read.
     /// - Throws: what the file, the decoder or `shouldStop` throws.
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
                             maxSegmentSeconds: Double = maxSegmentSeconds,
                             shouldStop: () throws -> Bool = { false },
                             afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in },
-                            yieldAtPause: () -> Bool = { false })
+                            yieldAtPause: () -> Bool = { false },
+                            yieldInSpeech: () -> Bool = { false })
         throws -> Outcome {
         let limit = maxSeconds.map { Int(($0 * sampleRate).rounded()) }
         var segmenter = Endpointer(silenceSeconds: 0, maxSeconds: maxSegmentSeconds)
@@ -77,7 +80,7 @@ public enum FileReading {
                 segmenter.reset()
             }
             afterChunk(Double(taken) / sampleRate, segments)
-            if !segmenter.heardSpeech, yieldAtPause() {
+            if segmenter.heardSpeech ? yieldInSpeech() : yieldAtPause() {
                 yielded = true
                 break reading
             }

@@ -41,7 +41,19 @@ struct FileRecognitionQueue: Sendable {
     /// Streams admitted and not finished, with their callers, and those of them that hold a
     /// decoder (from a turn until they end or park releasing it).
     private var streams: [UInt64: String] = [:]
-    private var startedStreams: Set<UInt64> = []
+    private var startedStreams: Set<UInt64> = [] {
+        didSet {
+            for id in startedStreams.subtracting(oldValue) {
+                decoderOrder[id] = decodersTaken
+                decodersTaken += 1
+            }
+            for id in oldValue.subtracting(startedStreams) { decoderOrder[id] = nil }
+        }
+    }
+    /// In which order the streams that hold a decoder took it: the longest holder is asked first
+    /// to cut its utterance for a waiting stream.
+    private var decoderOrder: [UInt64: Int] = [:]
+    private var decodersTaken = 0
 
     init(runningLimit: Int, waitingLimit: Int, waitingPerCaller: Int, streamDecoderLimit: Int = .max,
          streamDecodersPerCaller: Int = .max) {
@@ -173,17 +185,41 @@ struct FileRecognitionQueue: Sendable {
     /// waits that the decoder limits keep from starting (not its own caller's share), every
     /// stream of another caller that holds a decoder. Empty when no stream waits so.
     var streamsAskedToYield: Set<UInt64> {
-        let blockedCallers = Set(waiting.flatMap { caller, ids in
-            ids.contains { id in
-                streams[id] != nil && !startedStreams.contains(id)
-                    && startedStreams.count >= streamDecoderLimit
-                    && startedStreams.filter { streams[$0] == caller }.count < streamDecodersPerCaller
-            } ? [caller] : []
-        })
+        let blockedCallers = Set(blockedStreams.map(\.caller))
         guard !blockedCallers.isEmpty else { return [] }
         return startedStreams.filter { id in
             guard let holder = streams[id] else { return false }
             return blockedCallers.contains { $0 != holder }
+        }
+    }
+
+    /// The streams that should give their decoders back even inside speech if no pause comes
+    /// soon (a stream of unbroken speech would otherwise keep it until its 30 s cut): one holder
+    /// per waiting stream, of another caller, from the caller that holds the most, the longest
+    /// holder first. A subset of `streamsAskedToYield`.
+    var streamsAskedToCut: Set<UInt64> {
+        var asked: Set<UInt64> = []
+        for blocked in blockedStreams {
+            let holders = startedStreams.filter { streams[$0] != blocked.caller && !asked.contains($0) }
+            let share = { (id: UInt64) in self.startedStreams.filter { self.streams[$0] == self.streams[id] }.count }
+            let longest = holders.max { first, second in
+                (share(first), -(decoderOrder[first] ?? 0)) < (share(second), -(decoderOrder[second] ?? 0))
+            }
+            guard let longest else { break }
+            asked.insert(longest)
+        }
+        return asked
+    }
+
+    /// Waiting streams that only the decoder limit keeps from starting (not their caller's
+    /// share), in turn order.
+    private var blockedStreams: [(id: UInt64, caller: String)] {
+        guard startedStreams.count >= streamDecoderLimit else { return [] }
+        return turn.flatMap { caller in
+            (waiting[caller] ?? []).filter { id in
+                streams[id] != nil && !startedStreams.contains(id)
+                    && startedStreams.filter { streams[$0] == caller }.count < streamDecodersPerCaller
+            }.map { (id: $0, caller: caller) }
         }
     }
 

@@ -23,6 +23,8 @@ final class RecognitionControl: Sendable {
         var heldByCall = false
         /// Another caller's stream waits for the decoder this stream holds.
         var decoderWanted = false
+        /// Since when this stream is the one asked to give it back even inside speech.
+        var cutWantedSince: ContinuousClock.Instant?
     }
 
     private let state = Locked(State())
@@ -83,9 +85,19 @@ final class RecognitionControl: Sendable {
 
     /// Set by the service while another caller's stream waits for a decoder that this stream
     /// holds: the stream gives it back at its next pause (see `RecognitionSession.read(stream:)`).
-    var decoderWanted: Bool {
-        get { state.withLock { $0.decoderWanted } }
-        set { state.withLock { $0.decoderWanted = newValue } }
+    var decoderWanted: Bool { state.withLock { $0.decoderWanted } }
+
+    /// Since when the service asks this stream to give its decoder back even inside speech, if no
+    /// pause comes first (it is the holder chosen for a waiting stream); nil while it does not.
+    var cutWantedSince: ContinuousClock.Instant? { state.withLock { $0.cutWantedSince } }
+
+    /// Set by the service whenever its queue moves: whether a waiting stream wants this stream's
+    /// decoder at its next pause, and whether inside speech too (its time kept from the first ask).
+    func wantDecoder(atPause: Bool, inSpeech: Bool) {
+        state.withLock { state in
+            state.decoderWanted = atPause || inSpeech
+            state.cutWantedSince = inSpeech ? state.cutWantedSince ?? .now : nil
+        }
     }
 
     func detach() {

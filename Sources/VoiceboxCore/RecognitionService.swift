@@ -33,11 +33,13 @@ public actor RecognitionService {
     private let parts: RecognitionSession.Parts
     private var fileTurns: FileRecognitionQueue {
         // Whichever way the queue moved, the streams that hold a decoder another caller's stream
-        // waits for are told so (and the others that they no longer need to yield).
+        // waits for are told so, the one chosen per waiting stream that it must give it back even
+        // inside speech (and the others that they no longer need to yield).
         didSet {
             let asked = fileTurns.streamsAskedToYield
+            let cut = fileTurns.streamsAskedToCut
             for (id, entry) in entries where entry.control.parking != nil {
-                entry.control.decoderWanted = asked.contains(id)
+                entry.control.wantDecoder(atPause: asked.contains(id), inSpeech: cut.contains(id))
             }
         }
     }

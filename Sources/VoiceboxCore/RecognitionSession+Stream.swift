@@ -41,7 +41,8 @@ extension RecognitionSession {
         do throws(VoiceboxError) {
             // Rounds: each decodes until the stream ends, its writer stays silent (the stream is
             // parked by then, its turn given back) or another caller's stream wants its decoder
-            // (`control.decoderWanted`) at a pause in the audio, where the utterance ends. While
+            // (`control.decoderWanted`) at a pause in the audio, where the utterance ends (or, asked
+            // so for `cutAfter` without a pause, inside speech: `mustCut`). While
             // the writer is silent the decoder goes back to the pool too: a file's way, the
             // utterance ends there; listening for the end of speech, only before any speech, which
             // it would cut. The stream waits for its writer holding only its place in the queue.
@@ -111,15 +112,15 @@ extension RecognitionSession {
     }
 
     /// Starts a round with a fresh decoder: its clock and utterance start here. Listening, it
-    /// learns the background noise again. Taking over after speech (in a pause), it hears the
-    /// last 1.5 s first and forgets them but the noise, so that no warm-up hides the speech to
-    /// come nor counts its own false start as speech; its clock starts with them.
+    /// learns the background noise again. Taking over after speech, or after 1.5 s of audio, it
+    /// hears the last 1.5 s first and forgets them but the noise, so that no warm-up hides the
+    /// speech to come nor counts its own false start as speech; its clock starts with them.
     private func startRound(with fresh: any SpeechDecoder, _ heard: inout StreamHeard) throws(VoiceboxError) {
         heard.decoderTaken = .now
         heard.roundStart = heard.seconds
         heard.utteranceSeconds = 0
         guard let live = heard.live else { return }
-        if live.endpointer.heardSpeech, !heard.recent.isEmpty {
+        if !heard.recent.isEmpty, live.endpointer.heardSpeech || heard.recent.count == StreamHeard.recentSamples {
             _ = try decode(fresh, heard.recent)
             try drop(fresh)
             heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
@@ -133,8 +134,12 @@ extension RecognitionSession {
     /// it gives its decoder back too (ending the utterance, as a pause in a file does).
     static let parkAfter = Duration.milliseconds(250)
     static let releaseAfter = Duration.seconds(2)
-    /// How long a stream keeps a decoder it took before it yields it to another caller's stream.
+    /// How long a stream keeps a decoder it took before it yields it to another caller's stream
+    /// at a pause; and before it cuts an utterance for it, when no pause came within
+    /// `cutAfter` of being asked.
     static let minimumHold = Duration.seconds(1)
+    static let minimumHoldInSpeech = Duration.seconds(5)
+    static let cutAfter = Duration.seconds(2)
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
     /// session's own queue, never Swift's shared pool) while the service actor does it.
@@ -180,7 +185,7 @@ extension RecognitionSession {
             }, afterChunk: { _, segments in
                 if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
                 reportPartial(decoder, after: earlier + segments)
-            }, yieldAtPause: { heard.shouldYield(control) })
+            }, yieldAtPause: { heard.shouldYield(control) }, yieldInSpeech: { heard.mustCut(control) })
             heard.segments += reading.segments.map { $0.shifted(by: offset) }
             heard.seconds += reading.seconds
             heard.yielded = reading.yielded
@@ -234,6 +239,15 @@ extension RecognitionSession {
                 heard.yielded = true
                 break
             }
+            // No pause came soon enough (unbroken speech, or noise before any): the utterance is
+            // cut here, and the fresh decoder hears the last 1.5 s first.
+            if heard.mustCut(control), live.warmUp.isOver {
+                if live.endpointer.heardSpeech {
+                    heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
+                }
+                heard.yielded = true
+                break
+            }
         }
         heard.seconds = live.elapsedSeconds
         if control.request == .cancel { throw RecognitionFault.cancelled }
@@ -272,6 +286,15 @@ struct StreamHeard {
     /// back and forth at every chunk.
     func shouldYield(_ control: RecognitionControl) -> Bool {
         control.decoderWanted && ContinuousClock.now - decoderTaken >= RecognitionSession.minimumHold
+    }
+
+    /// Whether to give it even inside speech (or noise): asked so for `cutAfter` with no pause,
+    /// and held for `minimumHoldInSpeech`, so that under contention the decoders go round every
+    /// few seconds rather than every 30 s of unbroken speech.
+    func mustCut(_ control: RecognitionControl) -> Bool {
+        guard let since = control.cutWantedSince else { return false }
+        let now = ContinuousClock.now
+        return now - since >= RecognitionSession.cutAfter && now - decoderTaken >= RecognitionSession.minimumHoldInSpeech
     }
 }
 

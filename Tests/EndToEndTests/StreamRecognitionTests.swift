@@ -555,6 +555,60 @@ final class StreamRecognitionTests: XCTestCase {
         for connection in callers + [other] { await connection.close() }
     }
 
+    /// Unbroken speech: goforward's 2 s of speech over and over, no pause, in real time.
+    private func babble(seconds: Int) throws -> [UInt8] {
+        let speech = Array(try recording()[14_400..<78_400])  // 0.45-2.45 s: "go forward ten meters"
+        return [UInt8]((0..<seconds / 2).map { _ in speech }.joined())
+    }
+
+    /// Four streams of two callers hear unbroken speech in real time (no pause for 30 s, so none
+    /// comes to yield at): asked for a while with no pause, the longest holder cuts its utterance
+    /// and gives its decoder to a third caller's stream; what each heard is kept.
+    func testStreamsOfUnbrokenSpeechCutAnUtteranceForAThirdCallersStream() async throws {
+        try await timeAStreamBesideBabble(options: [:], label: "streams")
+    }
+
+    /// The same, listening for the end of speech (silence_seconds), which never comes.
+    func testListeningStreamsOfUnbrokenSpeechCutAnUtteranceForAThirdCallersStream() async throws {
+        try await timeAStreamBesideBabble(options: ["silence_seconds": .double(10)], label: "listening streams")
+    }
+
+    private func timeAStreamBesideBabble(options: [String: DBusValue], label: String) async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let bytes = try babble(seconds: 120)
+        let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
+        var known = service.startedRecognitions
+        var writers: [PipeWriter] = []
+        var streams: [Task<Recognized, any Error>] = []
+        for caller in callers {
+            for _ in 0..<2 {
+                let writer = try PipeWriter(bytes, piece: 3_200, pause: .milliseconds(100))  // real time
+                writers.append(writer)
+                let fd = writer.readEnd
+                let streamOptions = options.merging(["stream": .unixFD(fd), "stream_idle_seconds": .double(3600)]) { $1 }
+                streams.append(Task { try await ServiceHarness.recognize(on: caller, streamOptions) })
+            }
+        }
+        for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
+        try await Task.sleep(for: .seconds(6))  // every holder past its minimum hold in speech (5 s)
+
+        let other = try BusConnection(address: stack.busAddress)
+        let waited = try await timeAStream(on: other)
+        print("METRIC another caller's stream beside two callers' 4 \(label) of unbroken speech: \(waited)")
+        // Asked, 2 s for a pause that does not come, the cut, a model load, the decode.
+        XCTAssertLessThan(waited, .seconds(faultBound(8)), "streams of unbroken speech kept every stream decoder")
+        for caller in callers { try await ServiceHarness.call("StopRecognition", on: caller) }
+        for stream in streams {
+            let heard = try await stream.value
+            XCTAssertEqual(heard.reason, "stopped")
+            XCTAssertTrue(heard.text.hasPrefix("go forward ten meters"), heard.text)
+            XCTAssertGreaterThan(heard.text.components(separatedBy: "forward").count, 3, "words lost: \(heard.text)")
+        }
+        for writer in writers { writer.closeReadEnd() }
+        for connection in callers + [other] { await connection.close() }
+    }
+
     func testOddStreamsAreRefusedAndTheServiceGoesOn() async throws {
         let service = self.service!
         func refusal(_ options: [String: DBusValue]) async -> String {

@@ -60,4 +60,19 @@ final class FileReadingTests: XCTestCase {
         XCTAssertFalse(rest.yielded)
         XCTAssertEqual(rest.result.text, "w1", "the rest of the file, in a round of its own")
     }
+
+    func testAYieldInSpeechCutsTheUtteranceWhereItIsAsked() throws {
+        // Unbroken speech: asked to yield inside speech at the second chunk, it ends there with
+        // what the decoder heard so far; the rest is read in a round of its own.
+        let file = FakeFile(samples: samples(true, 2048 * 4))
+        var asked = 0
+        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0), yieldAtPause: { XCTFail("no pause"); return true },
+                                           yieldInSpeech: { asked += 1; return asked == 2 })
+        XCTAssertTrue(outcome.yielded)
+        XCTAssertEqual(outcome.segments.map(\.text), ["w1 w2"])
+        XCTAssertEqual(outcome.seconds, 2048.0 * 2 / 16000)
+        let rest = try FileReading.read(file, through: FakeDecoder(warmUp: 0))
+        XCTAssertFalse(rest.yielded)
+        XCTAssertEqual(rest.result.text, "w1 w2")
+    }
 }

@@ -226,4 +226,26 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertFalse(queue.resume(1, caller: "a"))
         XCTAssertEqual(queue.park(3), 1, "a's turn again; b, without a decoder, cannot start")
     }
+
+    func testOneHolderPerWaitingStreamIsAskedToCutTheCallerHoldingMostAndLongestFirst() {
+        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 3)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .run)
+        XCTAssertEqual(queue.admit(3, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(4, caller: "b", stream: true), .run)
+        XCTAssertEqual(queue.streamsAskedToCut, [], "nobody waits")
+        XCTAssertEqual(queue.admit(5, caller: "c", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2, 3, 4], "any of them may yield at a pause")
+        XCTAssertEqual(queue.streamsAskedToCut, [1], "only the longest holder cuts inside speech for one waiting stream")
+        XCTAssertNil(queue.park(2))
+        XCTAssertEqual(queue.releaseDecoder(2), 5, "b yielded at a pause first: c decodes")
+        XCTAssertEqual(queue.streamsAskedToCut, [], "so a need not cut")
+        XCTAssertFalse(queue.resume(2, caller: "b"))
+        XCTAssertEqual(queue.streamsAskedToCut, [1], "b waits now: a holds two, b one")
+        XCTAssertEqual(queue.admit(6, caller: "c", stream: true), .wait(ahead: 1))
+        XCTAssertEqual(queue.streamsAskedToCut, [1, 3], "two waiting streams: a's two holders, the longest first")
+        XCTAssertEqual(queue.admit(7, caller: "a", stream: true), .wait(ahead: 2))
+        XCTAssertEqual(queue.streamsAskedToCut, [1, 3, 4], "a's own stream is waited for by another's holder, never a's")
+    }
 }
