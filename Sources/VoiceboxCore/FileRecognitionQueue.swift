@@ -92,6 +92,7 @@ struct FileRecognitionQueue: Sendable {
     private var parked: [UInt64: String] = [:]
 
     func isWaiting(_ id: UInt64) -> Bool { waiting.values.contains { $0.contains(id) } }
+    var waitingIDs: Set<UInt64> { Set(waiting.values.joined()) }
 
     mutating func admit(_ id: UInt64, caller: String, stream: Bool = false) -> Admission {
         let mineParked = parked.values.filter { $0 == caller }.count

@@ -19,6 +19,7 @@ final class RecognitionControl: Sendable {
         var microphone: (any CaptureStream)?
         var stream: AudioStreamWaker?
         var parking: StreamParking?
+        var lanes: FileLanes?
         /// A call has the audio: the microphone is to be corked, also one that opens later.
         var heldByCall = false
         /// Another caller's stream waits for the decoder this stream holds.
@@ -81,6 +82,12 @@ final class RecognitionControl: Sendable {
         set { state.withLock { $0.parking = newValue } }
     }
 
+    /// How a long file takes more cores (set by the service at admission).
+    var lanes: FileLanes? {
+        get { state.withLock { $0.lanes } }
+        set { state.withLock { $0.lanes = newValue } }
+    }
+
     var isHeldByCall: Bool { state.withLock { $0.heldByCall } }
 
     /// Set by the service while another caller's stream waits for a decoder that this stream
@@ -112,4 +119,21 @@ struct StreamParking: Sendable {
     let park: @Sendable () async -> Void
     let release: @Sendable () async -> Void
     let resume: @Sendable () async -> Bool
+}
+
+/// How a long file decodes on more cores than its own turn's: each further part takes a turn of
+/// its own in the fair queue, as one more file of the same caller would, and gives it back when
+/// that part is decoded, so that another caller's file waits at most about one part.
+struct FileLanes: Sendable {
+    /// How many parts may decode at once besides the recognition's own (the cores but one).
+    let extra: Int
+    /// Waits for a turn for one more part; nil when the recognition was stopped or cancelled, or
+    /// the queue is full (the recognition then goes on with the turns it has).
+    let take: @Sendable () async -> UInt64?
+    let giveBack: @Sendable (UInt64) async -> Void
+    /// No more turns are wanted: a `take` that waits gives nil at once, and later ones too.
+    let close: @Sendable () async -> Void
+    /// Whether another file or stream waits for a turn (not a part of a long file): a part that
+    /// holds a turn of its own then gives it back at its next pause.
+    let othersWait: @Sendable () -> Bool
 }

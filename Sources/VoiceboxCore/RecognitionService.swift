@@ -1,3 +1,5 @@
+import VoiceboxLock
+
 /// Recognizing: the behaviour behind Recognize, StopRecognition, CancelRecognition and
 /// EndRecognition, over a
 /// RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
@@ -41,11 +43,20 @@ public actor RecognitionService {
             for (id, entry) in entries where entry.control.parking != nil {
                 entry.control.wantDecoder(atPause: asked.contains(id), inSpeech: cut.contains(id))
             }
+            let othersWait = !fileTurns.waitingIDs.subtracting(lanes.values.joined()).isEmpty
+            recognitionsWait.withLock { $0 = othersWait }
         }
     }
     /// Waiting files' tasks, resumed when their turn comes or they are withdrawn.
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var entries: [UInt64: Entry] = [:]
+    /// The extra turns each long file's parts hold or wait for (`FileLanes`).
+    private var lanes: [UInt64: Set<UInt64>] = [:]
+    /// Long files that want no more turns for parts (all their parts are taken).
+    private var closedLanes: Set<UInt64> = []
+    /// Whether a file or stream waits for a turn, not counting long files' parts: read by parts
+    /// as they decode, on their own queues.
+    private let recognitionsWait = Locked(false)
     private var nextID: UInt64 = 1
     /// Callers with recognitions in flight, so their leaving cancels them.
     private var callers: CallerTracker
@@ -118,6 +129,13 @@ public actor RecognitionService {
                                             release: { [weak self] in await self?.releaseDecoder(id) },
                                             resume: { [weak self] in await self?.resume(id, caller: caller) ?? false })
         }
+        if !isStream, !options.isMicrophone {
+            control.lanes = FileLanes(extra: fileTurns.runningLimit - 1,
+                                      take: { [weak self] in await self?.takeLane(for: id, caller: caller) },
+                                      giveBack: { [weak self] in await self?.giveBack(lane: $0, of: id) },
+                                      close: { [weak self] in await self?.closeLanes(of: id) },
+                                      othersWait: { [recognitionsWait] in recognitionsWait.withLock { $0 } })
+        }
         let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
             if waits { await self?.turn(id) }
@@ -146,7 +164,7 @@ public actor RecognitionService {
     public func endRecognition(_ id: UInt64, cancel: Bool) async {
         guard let entry = entries[id] else { return }
         let microphone = entry.control.request(cancel ? .cancel : .stop)
-        if fileTurns.withdraw(id) { waiters.removeValue(forKey: id)?.resume() }
+        withdraw(id)
         await microphone?.close()
     }
 
@@ -154,8 +172,51 @@ public actor RecognitionService {
     private func request(_ request: RecognitionControl.Request, from caller: String) async {
         let mine = entries.filter { $0.value.caller == caller }
         let microphones = mine.compactMap { $0.value.control.request(request) }
-        for id in mine.keys where fileTurns.withdraw(id) { waiters.removeValue(forKey: id)?.resume() }
+        for id in mine.keys { withdraw(id) }
         for microphone in microphones { await microphone.close() }
+    }
+
+    /// Takes a waiting recognition out of the queue, and its parts' waiting turns.
+    private func withdraw(_ id: UInt64) {
+        if fileTurns.withdraw(id) { waiters.removeValue(forKey: id)?.resume() }
+        closeLanes(of: id)
+    }
+
+    /// A turn for one more part of long file `id`: admitted as one more file of its caller.
+    private func takeLane(for id: UInt64, caller: String) async -> UInt64? {
+        guard let entry = entries[id], entry.control.request == nil, !closedLanes.contains(id) else { return nil }
+        let lane = nextID
+        nextID += 1
+        lanes[id, default: []].insert(lane)  // first: a part's turn is never counted as another's wait
+        switch fileTurns.admit(lane, caller: caller) {
+        case .run:
+            return lane
+        case .wait:
+            await withCheckedContinuation { waiters[lane] = $0 }
+            guard fileTurns.isRunning(lane) else {
+                lanes[id]?.remove(lane)
+                return nil
+            }
+            return lane
+        case .full:
+            lanes[id]?.remove(lane)
+            return nil
+        }
+    }
+
+    /// No more turns for `id`'s parts: those that wait are withdrawn (their `take` gives nil).
+    private func closeLanes(of id: UInt64) {
+        closedLanes.insert(id)
+        for lane in lanes[id] ?? [] where fileTurns.withdraw(lane) {
+            lanes[id]?.remove(lane)
+            waiters.removeValue(forKey: lane)?.resume()
+        }
+    }
+
+    private func giveBack(lane: UInt64, of id: UInt64) {
+        guard lanes[id]?.remove(lane) != nil else { return }
+        if lanes[id]?.isEmpty == true { lanes[id] = nil }
+        if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
     }
 
     /// Waits until file `id` gets a decoder, or is withdrawn (its session then ends at once, as
@@ -183,6 +244,12 @@ public actor RecognitionService {
 
     private func ended(_ id: UInt64) {
         guard let entry = entries.removeValue(forKey: id) else { return }
+        // Its parts' turns, should any be left (a part's task gives its own back as it ends).
+        closeLanes(of: id)
+        closedLanes.remove(id)
+        for lane in lanes.removeValue(forKey: id) ?? [] {
+            if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
+        }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
         if entry.microphone { parts.bus.publish(.listeningID(0)) }
         if entry.dictation { parts.bus.publish(.dictationID(0)) }

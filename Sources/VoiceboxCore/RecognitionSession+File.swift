@@ -21,6 +21,7 @@ extension RecognitionSession {
         let decoder = try await makeDecoder()
         if let early = try endedBeforeStart() { return early }
         begin()
+        if readsInParts(file) { return try await readInParts(file, through: decoder) }
 
         let total = [file.duration, limit].compactMap { $0 }.min()
         var progress = RateLimiter(perSecond: 10)

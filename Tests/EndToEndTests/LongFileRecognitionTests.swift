@@ -1,0 +1,155 @@
+import Foundation
+import TestSupport
+import VoiceboxBus
+import XCTest
+
+/// A long recording read as a file is cut at pauses into parts decoded on every core at once:
+/// the same words as one pass (the same audio as a stream, which is read in one pass), sooner,
+/// with progress over the whole file, and another caller's short file is not held up behind it.
+final class LongFileRecognitionTests: XCTestCase {
+    private var stack: Stack!
+    private var service: ServiceHarness!
+    private var directory: URL!
+
+    override func setUp() async throws {
+        stack = try Stack.require()
+        try Recordings.require()
+        directory = try makeTemporaryDirectory(self)
+        service = try await ServiceHarness(stack: stack)
+    }
+
+    override func tearDown() async throws {
+        await service?.stop()
+        service = nil
+    }
+
+    /// About 110 s of real speech with pauses: librivox's five recordings and three others, with
+    /// 0.4 s of silence after each, three times over; as raw samples and as a WAV file.
+    private func longRecording() throws -> (raw: String, wav: String) {
+        let librivox = try FileManager.default.contentsOfDirectory(atPath: Recordings.path("librivox"))
+            .filter { $0.hasSuffix(".wav") }.sorted()
+        var pieces: [Data] = []
+        for name in librivox {
+            let target = directory.appendingPathComponent(name + ".raw").path
+            let result = try runProgram(["sox", Recordings.path("librivox/" + name), "-t", "raw", "-r", "16000", "-e", "signed",
+                                         "-b", "16", "-c", "1", target])
+            guard result.status == 0 else { throw ProgramError(description: "sox failed: \(result.output)") }
+            pieces.append(try Data(contentsOf: URL(fileURLWithPath: target)))
+        }
+        for name in ["goforward.raw", "numbers.raw", "something.raw"] {
+            pieces.append(try Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))
+        }
+        let pause = Data(count: 12_800)  // 0.4 s
+        var long = Data()
+        for _ in 0..<3 {
+            for piece in pieces { long += piece + pause }
+        }
+        let raw = directory.appendingPathComponent("long.raw").path
+        try long.write(to: URL(fileURLWithPath: raw))
+        let wav = directory.appendingPathComponent("long.wav").path
+        try Recordings.sox(raw: raw, to: wav)
+        return (raw, wav)
+    }
+
+    /// What is said in `longRecording`: the recordings' transcripts, in the same order.
+    private func transcript() throws -> String {
+        let librivox = try String(contentsOfFile: Recordings.path("librivox/transcription"), encoding: .utf8)
+            .split(separator: "\n").map { line in
+                line.split(separator: " ").filter { !$0.hasPrefix("<") && !$0.hasPrefix("(") }.joined(separator: " ")
+            }
+        let once = (librivox + ["go forward ten meters", "thirty three forty six ninety two", "go somewhere and do something"])
+            .joined(separator: " ")
+        return [once, once, once].joined(separator: " ")
+    }
+
+    /// Words that differ between two transcripts: the edit distance over words.
+    private func wordsDiffering(_ first: String, _ second: String) -> Int {
+        let a = first.split(separator: " "), b = second.split(separator: " ")
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let kept = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = kept
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
+
+    func testALongFileDecodesInPartsOnEveryCoreWithTheSameWords() async throws {
+        let service = self.service!
+        let (raw, wav) = try longRecording()
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded
+
+        // One pass: the same audio as a stream, read as a file is, on one decoder.
+        let stream = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
+        var started = ContinuousClock.now
+        let onePass = try await service.recognize(["stream": .unixFD(stream.fileDescriptor)], timeout: .seconds(300))
+        let onePassTime = ContinuousClock.now - started
+        try stream.close()
+
+        started = ContinuousClock.now
+        let inParts = try await service.recognize(["file": .string(wav)], timeout: .seconds(300))
+        let inPartsTime = ContinuousClock.now - started
+        XCTAssertEqual(inParts.reason, "end_of_file")
+        XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)
+        let differing = wordsDiffering(onePass.text, inParts.text)
+        let words = onePass.text.split(separator: " ").count
+        print("METRIC long file (\(Int(inParts.duration)) s): one pass \(onePassTime), in parts \(inPartsTime), "
+              + "ratio \(String(format: "%.2f", seconds(inPartsTime) / seconds(onePassTime))); "
+              + "\(differing) of \(words) words differ")
+        XCTAssertGreaterThan(words, 200)
+        // Each part's decoder starts afresh (its cepstral mean too), so words near a cut may
+        // differ (the issue's target is 1 %; this recording's one pass itself varies that much
+        // between its repeats): what the user perceives is that the parts are no less right.
+        let reference = try transcript()
+        let onePassErrors = wordsDiffering(reference, onePass.text), inPartsErrors = wordsDiffering(reference, inParts.text)
+        let referenceWords = reference.split(separator: " ").count
+        print("METRIC long file word errors against the transcript: one pass \(onePassErrors), in parts \(inPartsErrors) "
+              + "of \(referenceWords)")
+        XCTAssertLessThanOrEqual(inPartsErrors, onePassErrors + referenceWords / 100, "parts: \(inParts.text)")
+        XCTAssertLessThanOrEqual(Double(differing), Double(words) * 0.05, "parts: \(inParts.text)\none pass: \(onePass.text)")
+        // Word times run over the whole file, in order.
+        let times = inParts.words.map(\.start)
+        XCTAssertEqual(times, times.sorted())
+        XCTAssertGreaterThan(times.last ?? 0, inParts.duration - 10)
+        if ProcessInfo.processInfo.activeProcessorCount >= 2, !underSanitizer {
+            XCTAssertLessThan(seconds(inPartsTime), seconds(onePassTime) * 0.8, "the parts did not decode at once")
+        }
+        // Progress covers the whole file: rising, to 1.
+        let progress = service.recognitionSignals(of: inParts.id).filter { $0.member == "RecognitionProgress" }
+            .compactMap { $0.arguments.dropFirst().first?.double }
+        XCTAssertGreaterThan(progress.count, 3)
+        XCTAssertEqual(progress, progress.sorted())
+        XCTAssertEqual(progress.last, 1)
+    }
+
+    /// While a long file decodes in parts on both cores, another caller's short file waits at
+    /// most about one part; and a stop ends every part at once with what was heard from the start.
+    func testAnotherCallersFileIsNotHeldUpBehindALongFilesParts() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let (_, wav) = try longRecording()
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        var known = service.startedRecognitions
+        let long = Task { try await service.recognize(["file": .string(wav)], timeout: .seconds(300)) }
+        known.append(try await service.waitForNewRecognition(besides: known))
+        try await Task.sleep(for: .seconds(2))  // its parts on every core
+
+        let other = try BusConnection(address: stack.busAddress)
+        let asked = ContinuousClock.now
+        let short = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
+        let waited = ContinuousClock.now - asked
+        print("METRIC another caller's file beside a long file's parts: \(waited)")
+        XCTAssertEqual(short.text, "go forward ten meters")
+        XCTAssertLessThan(waited, .seconds(faultBound(10)), "a long file's parts held up another caller's file")
+
+        try await ServiceHarness.call("StopRecognition", on: service.client)
+        let stopped = try await long.value
+        XCTAssertEqual(stopped.reason, "stopped")
+        XCTAssertLessThan(stopped.duration, 100)
+        XCTAssertTrue(stopped.text.hasPrefix("and"), stopped.text)
+        await other.close()
+    }
+}
