@@ -97,7 +97,11 @@ struct FileRecognitionQueue: Sendable {
     mutating func admit(_ id: UInt64, caller: String, stream: Bool = false) -> Admission {
         let mineParked = parked.values.filter { $0 == caller }.count
         if mineParked >= waitingPerCaller { return .full(perCaller: true) }
-        if stream, parked.count >= waitingLimit { return .full(perCaller: false) }
+        // Other callers' parked streams never refuse a caller's stream while it has none parked
+        // itself: however many connections one process fills the limit from, another caller
+        // still gets its stream (so parked streams are bounded by 64 plus one per connection).
+        let othersParkedCount = mineParked == 0 ? 0 : parked.count
+        if stream, othersParkedCount >= waitingLimit { return .full(perCaller: false) }
         let startable = !stream || streamCanTakeDecoder(caller: caller)
         if runningCallers.count < runningLimit && !someoneCanStart && startable {
             if stream { streams[id] = caller }
@@ -107,7 +111,7 @@ struct FileRecognitionQueue: Sendable {
         let mine = waiting[caller, default: []]
         guard mine.count + mineParked < waitingPerCaller else { return .full(perCaller: true) }
         let total = waitingCount
-        guard total + (stream ? parked.count : 0) < waitingLimit else { return .full(perCaller: false) }
+        guard total + (stream ? othersParkedCount : 0) < waitingLimit else { return .full(perCaller: false) }
         if stream { streams[id] = caller }
         if mine.isEmpty { turn.append(caller) }
         waiting[caller] = mine + [id]

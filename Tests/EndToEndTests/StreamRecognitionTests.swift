@@ -422,6 +422,49 @@ final class StreamRecognitionTests: XCTestCase {
         try await cancel(started, of: [caller], closing: [other])
     }
 
+    /// 64 silent streams (the queue's limit for parked streams), 16 from each of four
+    /// connections of this one process, writers open and sending nothing: another caller's
+    /// stream is still admitted and answered (the red team once got Busy here for an hour).
+    func testParkedStreamsOfManyConnectionsNeverRefuseAnotherCallersStream() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let callers = try (0..<4).map { _ in try BusConnection(address: stack.busAddress) }
+        var writeEnds: [Int32] = []
+        var calls: [Task<DBusError?, Never>] = []
+        var known = service.startedRecognitions
+        for caller in callers {
+            for _ in 0..<16 {
+                var ends: [Int32] = [-1, -1]
+                XCTAssertEqual(pipe(&ends), 0)
+                writeEnds.append(ends[1])
+                let readEnd = ends[0]
+                calls.append(Task {
+                    defer { close(readEnd) }
+                    do {
+                        _ = try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(readEnd),
+                                                                            "stream_idle_seconds": .double(3600)],
+                                                               timeout: .seconds(300))
+                        return nil
+                    } catch { return error as? DBusError }
+                })
+            }
+        }
+        for _ in 0..<64 { known.append(try await service.waitForNewRecognition(besides: known, timeout: .seconds(60))) }
+        try await Task.sleep(for: .seconds(3))  // every one of them parked, its decoder given back
+
+        let other = try BusConnection(address: stack.busAddress)
+        let waited = try await timeAStream(on: other)
+        print("METRIC another caller's stream beside 64 parked streams of 4 connections: \(waited)")
+        XCTAssertLessThan(waited, .seconds(faultBound(6)))
+        for caller in callers { try await ServiceHarness.call("CancelRecognition", on: caller) }
+        for call in calls {
+            let error = await call.value
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+        }
+        for end in writeEnds { close(end) }
+        for connection in callers + [other] { await connection.close() }
+    }
+
     /// Four streams of one caller that always have audio: two hold a decoder (a caller's share),
     /// the others wait, and another caller's stream starts at once.
     func testOneCallersSteadyStreamsLeaveADecoderForAnotherCaller() async throws {

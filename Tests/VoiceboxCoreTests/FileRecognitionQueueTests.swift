@@ -58,17 +58,31 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertNil(queue.park(2))
         XCTAssertEqual(queue.admit(3, caller: "a"), .full(perCaller: true), "two parked: the caller's share")
         XCTAssertEqual(queue.admit(4, caller: "b"), .run)
-        XCTAssertEqual(queue.admit(5, caller: "c", stream: true), .wait(ahead: 0))
-        XCTAssertEqual(queue.admit(6, caller: "d", stream: true), .full(perCaller: false),
-                       "two parked and one waiting: the queue's limit, for a stream")
+        XCTAssertEqual(queue.admit(5, caller: "a", stream: true), .full(perCaller: true), "a's share")
+        XCTAssertEqual(queue.admit(5, caller: "c", stream: true), .wait(ahead: 0),
+                       "c has none parked: others' parked streams do not refuse it")
         XCTAssertEqual(queue.admit(7, caller: "d"), .wait(ahead: 1), "a file is not refused for parked streams")
         XCTAssertEqual(queue.admit(8, caller: "e"), .wait(ahead: 2))
         XCTAssertEqual(queue.admit(9, caller: "f"), .full(perCaller: false), "three waiting: the queue's limit")
-        XCTAssertNil(queue.finished(1), "a parked stream that ends frees its place")
-        XCTAssertEqual(queue.finished(7), nil, "withdrawn before it ran")
-        XCTAssertEqual(queue.admit(6, caller: "d", stream: true), .full(perCaller: false), "two waiting, one parked")
+    }
+
+    func testParkedStreamsOfManyCallersNeverRefuseTheStreamOfACallerWithNoneParked() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 4, waitingPerCaller: 2)
+        var id: UInt64 = 0
+        for caller in ["a", "b"] {
+            for _ in 0..<2 {
+                id += 1
+                XCTAssertEqual(queue.admit(id, caller: caller, stream: true), .run)
+                XCTAssertNil(queue.park(id))
+            }
+        }
+        XCTAssertEqual(queue.admit(10, caller: "c", stream: true), .run, "four parked, the limit: c has none")
+        XCTAssertNil(queue.park(10))
+        XCTAssertEqual(queue.admit(11, caller: "c", stream: true), .full(perCaller: false), "c's second: the limit")
+        XCTAssertEqual(queue.admit(12, caller: "d", stream: true), .run, "d has none parked")
+        XCTAssertNil(queue.finished(1))
         XCTAssertNil(queue.finished(2))
-        XCTAssertEqual(queue.admit(6, caller: "d", stream: true), .wait(ahead: 2))
+        XCTAssertEqual(queue.admit(11, caller: "c", stream: true), .run, "below the limit again")
     }
 
     func testANewcomerWaitsWhileOthersWaitEvenIfADecoderIsFree() {
