@@ -8,36 +8,48 @@ enum FileParts {
     /// cepstral mean), and words near it may differ from one pass: 30 s parts changed 7 % of the
     /// words of the test's recording, 60 s parts 3 %.
     static let partSeconds = 60.0
-    /// A cut is looked for in the last `searchSeconds` of each part.
-    static let searchSeconds = 8.0
+    /// A cut is looked for within `searchSeconds` of where equal parts would meet, either side.
+    static let searchSeconds = 4.0
     /// The quietness of a place is the energy of this much audio around it.
     static let windowSeconds = 0.3
     static let sampleRate = 16_000.0
 
-    /// The parts of `samples`, in order, covering all of them.
-    static func ranges(of samples: [Int16], partSeconds: Double = partSeconds) -> [Range<Int>] {
-        let part = Int(partSeconds * sampleRate)
-        let search = Int(min(searchSeconds, partSeconds / 2) * sampleRate)
+    /// Parts are never shorter than this (more cuts, more words that may change), so many
+    /// cores do not cut a short file into slivers.
+    static let minimumPartSeconds = 30.0
+
+    /// How many parts a recording of `seconds` is cut into for `lanes` cores: parts of at most
+    /// about `partSeconds`, and a multiple of the lanes, so that every core gets as much to do.
+    static func partCount(seconds: Double, lanes: Int) -> Int {
+        let lanes = max(1, lanes)
+        let even = lanes * max(1, Int((seconds / (Double(lanes) * partSeconds)).rounded(.up)))
+        return max(1, min(even, Int(seconds / minimumPartSeconds)))
+    }
+
+    /// `samples` in `count` parts of about equal length, in order, covering all of them: each
+    /// cut at the quietest place within `searchSeconds` around where equal parts would meet.
+    static func ranges(of samples: [Int16], count: Int) -> [Range<Int>] {
         let frame = 160  // 10 ms
-        guard samples.count > part + part / 4 else { return [0..<samples.count] }
-        // Energy per 10 ms frame, then summed over the window: the quietest window's middle is the cut.
+        let window = max(1, Int(windowSeconds * sampleRate) / frame)
+        let part = samples.count / max(1, count)
+        let search = min(Int(searchSeconds * sampleRate), part / 2) / frame
+        guard count > 1, part / frame > window + 2 * search + 1 else { return [0..<samples.count] }
+        // Energy per 10 ms frame; a place's quietness is the sum over the window that starts there.
         let energies = stride(from: 0, to: samples.count, by: frame).map { start in
             samples[start..<min(start + frame, samples.count)].reduce(0.0) { $0 + Double($1) * Double($1) }
         }
-        let window = max(1, Int(windowSeconds * sampleRate) / frame)
         var ranges: [Range<Int>] = []
         var start = 0
-        while samples.count - start > part + part / 4 {
-            let firstFrame = (start + part - search) / frame
-            let lastFrame = (start + part) / frame - window
-            var best = firstFrame
-            var bestEnergy = Double.infinity
-            var sum = energies[firstFrame..<firstFrame + window].reduce(0, +)
-            for index in firstFrame...lastFrame {
-                if index > firstFrame { sum += energies[index + window - 1] - energies[index - 1] }
+        for index in 1..<count {
+            let middle = index * part / frame
+            let first = middle - search - window / 2, last = middle + search - window / 2
+            var sum = energies[first..<first + window].reduce(0, +)
+            var best = first, bestEnergy = sum
+            for place in first + 1...last {
+                sum += energies[place + window - 1] - energies[place - 1]
                 if sum < bestEnergy {
                     bestEnergy = sum
-                    best = index
+                    best = place
                 }
             }
             let cut = (best + window / 2) * frame

@@ -1,6 +1,7 @@
 import VoiceboxLock
 
-/// A long file on every core: cut at pauses into parts of about a minute (`FileParts`), which
+/// A long file on every core: cut at pauses into parts of at most about a minute, as many for
+/// each core (`FileParts`), which
 /// this session and up to a core's worth of helpers decode at once, each helper on a turn of
 /// its own in the fair queue (`FileLanes`). A helper gives its turn back at its next pause when
 /// another recognition waits, and the rest of its part goes back to the list. The parts'
@@ -23,7 +24,8 @@ extension RecognitionSession {
     func readInParts(_ file: any AudioFile, through decoder: any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
         guard let lanes = control.lanes else { preconditionFailure("readsInParts checked the lanes") }
         let samples = try readWhole(file)
-        let ranges = FileParts.ranges(of: samples)
+        let ranges = FileParts.ranges(of: samples, count: FileParts.partCount(seconds: Double(samples.count) / Self.sampleRate,
+                                                                             lanes: lanes.extra + 1))
         let work = PartsWork(ranges)
         let total = Double(samples.count) / Self.sampleRate
         let control = control

@@ -69,7 +69,7 @@ public enum Daemon {
                                         verifier: { model in try await ModelProbe.verify(model) })
         let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(),
                                              streams: DescriptorAudioStreams(), bus: object, session: session,
-                                             maxFileRecognitions: ProcessInfo.processInfo.activeProcessorCount)
+                                             maxFileRecognitions: Self.usableCores)
         await recognition.run()  // its properties are there before a caller can find the name
         await session.add(service)
         await session.add(recognition)
@@ -122,6 +122,20 @@ public enum Daemon {
         synthesizer.shutdown()
         mixer.shutdown()
         return status
+    }
+
+    /// The cores this process may run on: its affinity (taskset, systemd's CPUAffinity=), which
+    /// Foundation's activeProcessorCount does not look at. Files decode one per core.
+    static var usableCores: Int {
+        let online = ProcessInfo.processInfo.activeProcessorCount
+        // "Cpus_allowed:\t00000000,00000003": a hexadecimal mask (sched_getaffinity needs
+        // _GNU_SOURCE, which Glibc's module map does not give).
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return online }
+        let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { count, digit in
+            count + (digit.hexDigitValue ?? 0).nonzeroBitCount
+        }
+        return max(1, min(allowed, online))
     }
 
     static func log(_ message: String) {
