@@ -366,6 +366,25 @@ final class StreamRecognitionTests: XCTestCase {
         return (writers, calls)
     }
 
+    /// Two streams of `bytes` from each caller (idle bound an hour; in real time if asked), a
+    /// Recognize running for each; a task's value is what it heard.
+    private func streamTwoEach(_ bytes: [UInt8], from callers: [BusConnection], options: [String: DBusValue],
+                               realTime: Bool = false, keepOpen: Bool = false)
+        throws -> (writers: [PipeWriter], streams: [Task<Recognized, any Error>]) {
+        var writers: [PipeWriter] = []
+        var streams: [Task<Recognized, any Error>] = []
+        for caller in callers {
+            for _ in 0..<2 {
+                let writer = realTime ? try PipeWriter(bytes, piece: 3_200, pause: .milliseconds(100), keepOpen: keepOpen)
+                    : try PipeWriter(bytes, keepOpen: keepOpen)
+                writers.append(writer)
+                let streamOptions = options.merging(["stream": .unixFD(writer.readEnd), "stream_idle_seconds": .double(3600)]) { $1 }
+                streams.append(Task { try await ServiceHarness.recognize(on: caller, streamOptions) })
+            }
+        }
+        return (writers, streams)
+    }
+
     /// Another caller's stream of goforward.raw: the words must be right; returns how long it took.
     private func timeAStream(on other: BusConnection) async throws -> Duration {
         let speech = try PipeWriter(try recording())
@@ -515,19 +534,7 @@ final class StreamRecognitionTests: XCTestCase {
         let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s, a pause every 2.8 s
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
         var known = service.startedRecognitions
-        var writers: [PipeWriter] = []
-        var streams: [Task<Recognized, any Error>] = []
-        for caller in callers {
-            for _ in 0..<2 {
-                let writer = try PipeWriter(bytes)
-                writers.append(writer)
-                let fd = writer.readEnd
-                streams.append(Task {
-                    try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "silence_seconds": .double(10),
-                                                                    "stream_idle_seconds": .double(3600)])
-                })
-            }
-        }
+        let (writers, streams) = try streamTwoEach(bytes, from: callers, options: ["silence_seconds": .double(10)])
         for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
         try await Task.sleep(for: .seconds(2))
 
@@ -563,20 +570,9 @@ final class StreamRecognitionTests: XCTestCase {
         let quiet = [UInt8](repeating: 0, count: 48_000)  // 1.5 s, the detector's warm-up
         let speech = Array(try recording().prefix(32_000 * 2))  // the first 2 s: "go forward ten"
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
-        var writers: [PipeWriter] = []
         var known = service.startedRecognitions
-        var streams: [Task<Recognized, any Error>] = []
-        for caller in callers {
-            for _ in 0..<2 {
-                let writer = try PipeWriter(quiet + speech, keepOpen: true)
-                writers.append(writer)
-                let fd = writer.readEnd
-                streams.append(Task {
-                    try await ServiceHarness.recognize(on: caller, ["stream": .unixFD(fd), "silence_seconds": .double(1),
-                                                                    "stream_idle_seconds": .double(3600)])
-                })
-            }
-        }
+        let (writers, streams) = try streamTwoEach(quiet + speech, from: callers, options: ["silence_seconds": .double(1)],
+                                                   keepOpen: true)
         for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
         try await Task.sleep(for: .seconds(3))
 
@@ -622,17 +618,7 @@ final class StreamRecognitionTests: XCTestCase {
         let bytes = try babble(seconds: 120)
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
         var known = service.startedRecognitions
-        var writers: [PipeWriter] = []
-        var streams: [Task<Recognized, any Error>] = []
-        for caller in callers {
-            for _ in 0..<2 {
-                let writer = try PipeWriter(bytes, piece: 3_200, pause: .milliseconds(100))  // real time
-                writers.append(writer)
-                let fd = writer.readEnd
-                let streamOptions = options.merging(["stream": .unixFD(fd), "stream_idle_seconds": .double(3600)]) { $1 }
-                streams.append(Task { try await ServiceHarness.recognize(on: caller, streamOptions) })
-            }
-        }
+        let (writers, streams) = try streamTwoEach(bytes, from: callers, options: options, realTime: true)
         for _ in 0..<4 { known.append(try await service.waitForNewRecognition(besides: known)) }
         try await Task.sleep(for: .seconds(6))  // every holder past its minimum hold in speech (5 s)
 
