@@ -12,7 +12,7 @@ enum FileParts {
     static let searchSeconds = 4.0
     /// The quietness of a place is the energy of this much audio around it.
     static let windowSeconds = 0.3
-    static let sampleRate = 16_000.0
+    private static let sampleRate = FileReading.sampleRate
 
     /// Parts are never shorter than this (more cuts, more words that may change), so many
     /// cores do not cut a short file into slivers.

@@ -203,10 +203,10 @@ struct FileRecognitionQueue: Sendable {
     /// per waiting stream, of another caller, from the caller that holds the most, the longest
     /// holder first. A subset of `streamsAskedToYield`.
     var streamsAskedToCut: Set<UInt64> {
+        let share = { (id: UInt64) in self.startedStreams.filter { self.streams[$0] == self.streams[id] }.count }
         var asked: Set<UInt64> = []
         for blocked in blockedStreams {
             let holders = startedStreams.filter { streams[$0] != blocked.caller && !asked.contains($0) }
-            let share = { (id: UInt64) in self.startedStreams.filter { self.streams[$0] == self.streams[id] }.count }
             let longest = holders.max { first, second in
                 (share(first), -(decoderOrder[first] ?? 0)) < (share(second), -(decoderOrder[second] ?? 0))
             }

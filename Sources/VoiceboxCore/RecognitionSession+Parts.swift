@@ -36,20 +36,18 @@ extension RecognitionSession {
             Task { () async throws -> Void in
                 var lane: PartLane?
                 while work.remaining, let turn = await lanes.take() {
-                    do {
-                        guard let part = work.next() else {
-                            await lanes.giveBack(turn)
-                            break
-                        }
-                        if lane == nil { lane = PartLane(decoder: try await engine.makeDecoder(configuration)) }
-                        let outcome = try await lane!.decode(samples, part, control: control, work: work,
-                                                             yieldAtPause: lanes.othersWait)
-                        work.finish(part, outcome)
-                    } catch {
-                        await lanes.giveBack(turn)
-                        throw error
+                    // The turn goes back however the part ends (no async defer).
+                    var failure: (any Error)?
+                    let part = work.next()
+                    if let part {
+                        do {
+                            if lane == nil { lane = PartLane(decoder: try await engine.makeDecoder(configuration)) }
+                            try await lane!.decode(part, of: samples, control: control, work: work, yieldAtPause: lanes.othersWait)
+                        } catch { failure = error }
                     }
                     await lanes.giveBack(turn)
+                    if let failure { throw failure }
+                    if part == nil { break }
                 }
             }
         }
@@ -58,14 +56,8 @@ extension RecognitionSession {
             var progress = RateLimiter(perSecond: 10)
             while let part = work.next() {
                 let start = Double(part.lowerBound) / Self.sampleRate
-                var read = 0.0
-                let reading: FileReading.Outcome
                 do {
-                    reading = try FileReading.read(SampleSlice(samples, part), through: decoder, shouldStop: {
-                        try work.shouldStop(control)
-                    }, afterChunk: { seconds, segments in
-                        work.add(seconds: seconds - read)
-                        read = seconds
+                    try work.decode(part, of: samples, through: decoder, control: control, afterChunk: { segments in
                         if total > 0, progress.allow(at: .now) {
                             parts.bus.emit(.recognitionProgress(id, min(1, work.secondsDecoded / total)))
                         }
@@ -77,7 +69,6 @@ extension RecognitionSession {
                 } catch {
                     throw RecognitionFault.describe(error, options: options)
                 }
-                work.finish(part, reading)
             }
         } catch {
             fault = error
@@ -125,14 +116,9 @@ private actor PartLane {
         self.decoder = decoder
     }
 
-    func decode(_ samples: [Int16], _ part: Range<Int>, control: RecognitionControl, work: PartsWork,
-                yieldAtPause: @Sendable () -> Bool) throws -> FileReading.Outcome {
-        var read = 0.0
-        return try FileReading.read(SampleSlice(samples, part), through: decoder, shouldStop: { try work.shouldStop(control) },
-                                    afterChunk: { seconds, _ in
-            work.add(seconds: seconds - read)
-            read = seconds
-        }, yieldAtPause: yieldAtPause)
+    func decode(_ part: Range<Int>, of samples: [Int16], control: RecognitionControl, work: PartsWork,
+                yieldAtPause: @Sendable () -> Bool) throws {
+        try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause)
     }
 }
 
@@ -166,10 +152,25 @@ private final class PartsWork: Sendable {
         }
     }
 
+    /// Decodes `part` through `decoder` (on the calling lane's queue), counting the audio it
+    /// decodes and stopping with every lane; records what it heard. `afterChunk` gets the part's
+    /// utterances finished so far.
+    func decode(_ part: Range<Int>, of samples: [Int16], through decoder: any SpeechDecoder, control: RecognitionControl,
+                yieldAtPause: () -> Bool = { false }, afterChunk: ([RecognitionResult]) -> Void = { _ in }) throws {
+        var read = 0.0
+        let outcome = try FileReading.read(SampleSlice(samples, part), through: decoder, shouldStop: { try shouldStop(control) },
+                                           afterChunk: { seconds, segments in
+            add(seconds: seconds - read)
+            read = seconds
+            afterChunk(segments)
+        }, yieldAtPause: yieldAtPause)
+        finish(part, outcome)
+    }
+
     /// A part decoded, or decoded up to a pause where it gave its turn back: its rest is the next
     /// part to decode.
-    func finish(_ part: Range<Int>, _ outcome: FileReading.Outcome) {
-        let read = Int((outcome.seconds * FileParts.sampleRate).rounded())
+    private func finish(_ part: Range<Int>, _ outcome: FileReading.Outcome) {
+        let read = Int((outcome.seconds * FileReading.sampleRate).rounded())
         state.withLock { state in
             state.decoded[part.lowerBound] = (read, outcome)
             if outcome.yielded, part.lowerBound + read < part.upperBound {
@@ -178,7 +179,7 @@ private final class PartsWork: Sendable {
         }
     }
 
-    func add(seconds: Double) { state.withLock { $0.secondsDecoded += seconds } }
+    private func add(seconds: Double) { state.withLock { $0.secondsDecoded += seconds } }
     func abandon() { state.withLock { $0.abandoned = true } }
     var secondsDecoded: Double { state.withLock { $0.secondsDecoded } }
 
@@ -204,7 +205,7 @@ private final class PartsWork: Sendable {
     func heard() -> (segments: [RecognitionResult], seconds: Double, complete: Bool) {
         let heard = heard(upTo: .max)
         let complete = heard.reached >= total && !heard.stopped
-        return (heard.segments, Double(heard.reached) / FileParts.sampleRate, complete)
+        return (heard.segments, Double(heard.reached) / FileReading.sampleRate, complete)
     }
 
     private func heard(upTo end: Int) -> (segments: [RecognitionResult], reached: Int, stopped: Bool) {
@@ -212,7 +213,7 @@ private final class PartsWork: Sendable {
             var segments: [RecognitionResult] = []
             var reached = 0
             while reached < end, let (read, outcome) = state.decoded[reached] {
-                segments += outcome.segments.map { $0.shifted(by: Double(reached) / FileParts.sampleRate) }
+                segments += outcome.segments.map { $0.shifted(by: Double(reached) / FileReading.sampleRate) }
                 if outcome.end == .stopped { return (segments, reached + read, true) }
                 guard read > 0 else { break }
                 reached += read
@@ -234,7 +235,7 @@ private final class SampleSlice: AudioFile {
         end = range.upperBound
     }
 
-    var duration: Double? { Double(end - position) / FileParts.sampleRate }
+    var duration: Double? { Double(end - position) / FileReading.sampleRate }
 
     func read(maxSamples: Int) throws -> [Int16] {
         let count = min(maxSamples, end - position)

@@ -232,16 +232,11 @@ extension RecognitionSession {
             // In a pause after speech, another caller's stream may have the decoder: what was said
             // so far is kept, and a fresh decoder hears the rest. Never before any speech, nor in
             // the detector's warm-up: a fresh decoder would warm up again, and speech said within
-            // a warm-up is not heard (the red team lost whole utterances so).
-            if heard.shouldYield(control), live.warmUp.isOver, live.endpointer.heardSpeech,
-               live.endpointer.trailingSilenceSeconds > 0 {
-                heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
-                heard.yielded = true
-                break
-            }
-            // No pause came soon enough (unbroken speech, or noise before any): the utterance is
-            // cut here, and the fresh decoder hears the last 1.5 s first.
-            if heard.mustCut(control), live.warmUp.isOver {
+            // a warm-up is not heard (the red team lost whole utterances so). When no pause came
+            // soon enough (unbroken speech, or noise before any), it is cut here all the same, and
+            // the fresh decoder hears the last 1.5 s first.
+            let inPauseAfterSpeech = live.endpointer.heardSpeech && live.endpointer.trailingSilenceSeconds > 0
+            if live.warmUp.isOver, inPauseAfterSpeech && heard.shouldYield(control) || heard.mustCut(control) {
                 if live.endpointer.heardSpeech {
                     heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
                 }

@@ -11,7 +11,12 @@ public enum Recordings {
 
     /// cards.transcription: "<s> ten of clubs  </s> (001)" → ["001": "ten of clubs"].
     public static func cardsTranscription() throws -> [String: String] {
-        let text = try String(contentsOfFile: path("cards/cards.transcription"), encoding: .utf8)
+        try transcription("cards/cards.transcription")
+    }
+
+    /// A transcription file of the test data, "<s> words </s> (id)" per line: words by id.
+    public static func transcription(_ name: String) throws -> [String: String] {
+        let text = try String(contentsOfFile: path(name), encoding: .utf8)
         var result: [String: String] = [:]
         for line in text.split(separator: "\n") {
             let words = line.split(separator: " ").map(String.init)
