@@ -24,12 +24,15 @@ extension SpeechdCore {
             let started = startable.flatMap { Self.startAgain($0, address: configuration.address) }
             let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn)
             // Found before the connection counts as up, so a server that dies right after it (even
-            // before the first Speak is answered) is already known and can be started again.
+            // before the first Speak is answered) is already known and can be started again. Not
+            // found is no news: a killed server's listening socket outlives its connections for a
+            // moment, so a connection can be taken and then reset with nobody left to find, and the
+            // server known before must stay known, or it is never started again (seen in CI).
             let noteServer = configuration.autospawn && (try? result.get()) != nil
             let server = noteServer ? SpeechdServerProcess.find(address: configuration.address) : nil
             self.queue.async {
                 if let started { self.log("speech: \(started)") }
-                if noteServer { self.knownServer = server }
+                if let server { self.knownServer = server }
                 self.opened(result, generation: attemptGeneration)
             }
         }
@@ -128,8 +131,11 @@ extension SpeechdCore {
                     phase = .recovering(recovery)
                     return reconnectForRecovery()
                 }
-                // A server just restarted may take a moment to listen: a few more tries, 2.5 s in all.
-                if recovery.restarted, recovery.connectRetries < Self.connectRetriesAfterRestart {
+                // A server just restarted may take a moment to listen, and one that just died may
+                // still take a connection it never answers (autospawn then starts it again at the
+                // next try): a few more tries, 2.5 s in all.
+                let startable = recovery.restarted || (configuration.autospawn && knownServer != nil)
+                if startable, recovery.connectRetries < Self.connectRetriesAfterRestart {
                     recovery.connectRetries += 1
                     phase = .recovering(recovery)
                     retry?.cancel()

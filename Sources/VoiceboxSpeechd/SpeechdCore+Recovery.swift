@@ -39,7 +39,8 @@ extension SpeechdCore {
         var connectRetries = 0
     }
 
-    /// Connection attempts after a restart before giving up: 0.25, 0.5, 0.75 and 1 s apart.
+    /// Connection attempts after a restart (or, autospawning, after the server went away) before
+    /// giving up: 0.25, 0.5, 0.75 and 1 s apart.
     static let connectRetriesAfterRestart = 4
 
     static let initialRestartBackoff = 1.0

@@ -44,7 +44,8 @@ struct SpeechdServerProcess: Sendable {
         let target = "socket:[\(inode)]"
         for pid in processes() where pid != getpid() && ownedByUs(pid) {
             guard descriptorTargets(pid).contains(target) else { continue }
-            guard let arguments = nulSeparated("/proc/\(pid)/cmdline"), !arguments.isEmpty else { return nil }
+            // (A process exiting has no command line left but may still hold the socket: not it.)
+            guard let arguments = nulSeparated("/proc/\(pid)/cmdline"), !arguments.isEmpty else { continue }
             let environment = nulSeparated("/proc/\(pid)/environ") ?? []
             let executable = link("/proc/\(pid)/exe").flatMap { $0.hasSuffix(" (deleted)") ? nil : $0 }
             return SpeechdServerProcess(pid: pid, arguments: arguments, environment: environment, executable: executable,

@@ -29,8 +29,8 @@ final class SpeechdRecoveryTests: XCTestCase {
     }
 
     private func connected(_ server: PrivateSpeechd, recovery: SpeechDispatcherSynthesizer.Recovery = .restart,
-                           probeTimeout: Double? = nil) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
-        var configuration = SpeechDispatcherSynthesizer.Configuration(address: server.address, autospawn: false,
+                           probeTimeout: Double? = nil, autospawn: Bool = false) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
+        var configuration = SpeechDispatcherSynthesizer.Configuration(address: server.address, autospawn: autospawn,
                                                                       clientName: "voicebox-tests", recovery: recovery,
                                                                       log: { print("synthesizer: " + $0) })
         configuration.probeTimeout = probeTimeout
@@ -189,6 +189,54 @@ final class SpeechdRecoveryTests: XCTestCase {
             let end = await recorder.end(of: id + 1, timeout: 10)
             XCTAssertEqual(end, .done)
         }
+    }
+
+    /// A killed server's listening socket can outlive its connections for a moment (seen in CI): the
+    /// first connection after the death is taken and then reset, and nobody is left to find behind
+    /// it. The server known from before is still started again with its own command line (autospawn),
+    /// and what was asked meanwhile is spoken, not failed. The test holds a duplicate of the listening
+    /// socket for 0.5 s, as the dying server's kernel does for a moment.
+    func testAServerWhoseSocketOutlivesItForAMomentIsStartedAgain() async throws {
+        let server = try started()
+        let (synthesizer, recorder) = try await connected(server, autospawn: true)
+        let oldPid = try XCTUnwrap(server.pid)
+        let held = try XCTUnwrap(Self.duplicateOfListeningSocket(server.socketPath, heldBy: oldPid))
+        XCTAssertEqual(kill(oldPid, SIGKILL), 0)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while SpeechdServerProcess.alive(oldPid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(100))  // the connection's end is seen, a new one is taken
+        try await synthesizer.speak(SynthesisRequest(id: 1, text: "Spoken by the server started again."))
+        try await Task.sleep(for: .milliseconds(500))
+        close(held)
+        let began = await recorder.wait(for: .started(1), timeout: 15)
+        XCTAssertTrue(began, "\(recorder.events)")
+        let end = await recorder.end(of: 1, timeout: 15)
+        XCTAssertEqual(end, .done, "\(recorder.events)")
+        let newPid = try XCTUnwrap(server.pid)
+        XCTAssertNotEqual(newPid, oldPid)
+        XCTAssertTrue(SpeechdServerProcess.alive(newPid))
+    }
+
+    /// The listening socket bound to `path` in process `pid`, duplicated into this one
+    /// (pidfd_getfd, Linux 5.6, glibc 2.36), or nil.
+    private static func duplicateOfListeningSocket(_ path: String, heldBy pid: pid_t) -> Int32? {
+        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8),
+              let line = table.split(separator: "\n").first(where: { $0.hasSuffix(" " + path) && $0.contains(" 00010000 ") }),
+              let inode = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(6).first else { return nil }
+        let fdDirectory = "/proc/\(pid)/fd"
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: fdDirectory),
+              let number = entries.first(where: {
+                  (try? FileManager.default.destinationOfSymbolicLink(atPath: fdDirectory + "/" + $0)) == "socket:[\(inode)]"
+              }).flatMap({ Int32($0) }) else { return nil }
+        typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
+        typealias PidfdGetfd = @convention(c) (Int32, Int32, UInt32) -> Int32
+        guard let open = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open"),
+              let getfd = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_getfd") else { return nil }
+        let pidfd = unsafeBitCast(open, to: PidfdOpen.self)(pid, 0)
+        guard pidfd >= 0 else { return nil }
+        defer { close(pidfd) }
+        let duplicate = unsafeBitCast(getfd, to: PidfdGetfd.self)(pidfd, number, 0)
+        return duplicate >= 0 ? duplicate : nil
     }
 
     /// Long speech without a mark gives no event for many seconds; the probe's voice list may not
