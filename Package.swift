@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "voiceboxd", targets: ["voiceboxd"]),
         .executable(name: "voicebox", targets: ["voicebox"]),
+        .executable(name: "voicebox-worker", targets: ["voicebox-worker"]),
     ],
     targets: [
         // C libraries from Debian, seen through module maps.
@@ -18,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CPocketsphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev", "libsphinxbase-dev"])]),
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSamplerate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
 
         // A lock ThreadSanitizer can see (a pthread mutex), used instead of Synchronization.Mutex.
         .target(name: "VoiceboxLock"),
@@ -28,15 +30,23 @@ let package = Package(
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore", "VoiceboxSpawn"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
-        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSndfile", "CSamplerate", "VoiceboxCore"]),
+        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSamplerate", "VoiceboxCore", "VoiceboxSndfile"]),
+        // Audio files as 16 kHz mono samples (libsndfile, libsamplerate): what a file worker runs.
+        .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "CSamplerate", "VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxLock", "VoiceboxSpawn"]),
+                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxLock", "VoiceboxSpawn",
+                                                  "VoiceboxWorkers"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
+        // The worker protocol (one file, shared by both sides), the service's side of it, and the worker.
+        .target(name: "VoiceboxWorkerProtocol"),
+        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn", "VoiceboxWorkerProtocol"]),
+        .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxSndfile",
+                                                                  "VoiceboxWorkerProtocol"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
         // The one way to start a child (clean signal state, chosen descriptors, working directory),
@@ -55,8 +65,10 @@ let package = Package(
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore", "VoiceboxLock"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
-        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxLock", "TestSupport"]),
+        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxSndfile", "VoiceboxLock",
+                                                                      "TestSupport"]),
         .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
+        .testTarget(name: "VoiceboxWorkersTests", dependencies: ["VoiceboxWorkers", "VoiceboxSndfile", "VoiceboxSpawn", "TestSupport"]),
         .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion", "VoiceboxBus"]),
         .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd", "VoiceboxSpawn",
                                                           "VoiceboxPulse", "VoiceboxLock", "TestSupport"]),

@@ -7,6 +7,7 @@ import VoiceboxInterface
 import VoiceboxPocketsphinx
 import VoiceboxPulse
 import VoiceboxSpeechd
+import VoiceboxWorkers
 
 /// Wires the real parts together and serves until SIGTERM, SIGINT or the loss of the bus.
 public enum Daemon {
@@ -67,7 +68,9 @@ public enum Daemon {
         // Each model is loaded by a throw-away process first: a damaged one crashes that, not us.
         let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog,
                                         verifier: { model in try await ModelProbe.verify(model) })
-        let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: SndfileAudioFiles(),
+        // A caller's file is decoded by a confined worker process: a hostile one crashes that, not us.
+        let files = WorkerAudioFiles(workerPath: WorkerAudioFiles.besideThisExecutable())
+        let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: files,
                                              streams: DescriptorAudioStreams(), bus: object, session: session,
                                              maxFileRecognitions: Self.usableCores)
         await recognition.run()  // its properties are there before a caller can find the name

@@ -1,4 +1,5 @@
 import VoiceboxCore
+import VoiceboxSndfile
 
 /// The service's `AudioFiles` through libsndfile and libsamplerate (see `AudioFileReader` for
 /// the formats, and for why FIFOs, devices and directories are refused without being opened).
@@ -17,4 +18,3 @@ public struct SndfileAudioFiles: AudioFiles {
     }
 }
 
-extension AudioFileReader: AudioFile {}

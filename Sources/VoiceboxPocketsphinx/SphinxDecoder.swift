@@ -1,6 +1,7 @@
 import CPocketsphinx
 import Glibc
 import VoiceboxCore
+import VoiceboxSndfile
 
 /// One loaded pocketsphinx decoder (`ps_decoder_t`): acoustic model, dictionary and, when asked
 /// for, the n-gram language model. pocketsphinx 0.8 cannot share a loaded model between

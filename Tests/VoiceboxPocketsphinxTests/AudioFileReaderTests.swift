@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
+import VoiceboxSndfile
 import VoiceboxCore
 
 final class AudioFileReaderTests: XCTestCase {

@@ -1,6 +1,7 @@
 import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
+import VoiceboxSndfile
 import VoiceboxCore
 
 /// The facts behind `detectorWarmUp` and `discard`: pocketsphinx's detector calls the first

@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
+import VoiceboxSndfile
 import VoiceboxCore
 
 /// The engine's housekeeping: the warm pool, the idle unload, the log, reuse.

@@ -2,6 +2,7 @@ import TestSupport
 import VoiceboxLock
 import XCTest
 @testable import VoiceboxPocketsphinx
+import VoiceboxSndfile
 import VoiceboxCore
 
 /// Real recordings through the real en-US model.

@@ -1,6 +1,5 @@
 import CSamplerate
 import CSndfile
-import Foundation  // replacingOccurrences
 import Glibc
 import VoiceboxCore
 
@@ -10,7 +9,7 @@ import VoiceboxCore
 ///
 /// Files named `*.raw` have no header: they are read as `RawAudioFormat` (by default
 /// pocketsphinx's 16 kHz mono signed 16-bit little-endian).
-public final class AudioFileReader {
+public final class AudioFileReader: AudioFile {
     public static let sampleRate = 16_000
 
     public let path: String
@@ -35,17 +34,17 @@ public final class AudioFileReader {
     private var atEnd = false
 
     /// `name`: how messages call the file (the path by default).
-    public init(path: String, name: String? = nil, raw: RawAudioFormat = .pocketsphinx) throws {
-        self.path = name ?? path
-        let fd: Int32
-        do {
-            fd = try Self.openRegularFile(path)
-        } catch let error as RecognitionError {
-            guard let name, case .unreadableAudio(let message) = error else { throw error }
-            throw RecognitionError.unreadableAudio(message.replacingOccurrences(of: path, with: name))
-        }
+    public convenience init(path: String, name: String? = nil, raw: RawAudioFormat = .pocketsphinx) throws {
+        let fd = try RegularFile.open(path, name: name)
+        try self.init(descriptor: fd, name: name ?? path, raw: path.lowercased().hasSuffix(".raw") ? raw : nil)
+    }
+
+    /// Reads an open file, which it owns from here on (closed when it is done or fails). `raw`: read
+    /// it as headerless PCM of that layout.
+    public init(descriptor fd: Int32, name: String, raw: RawAudioFormat?) throws {
+        path = name
         var info = SF_INFO()
-        if path.lowercased().hasSuffix(".raw") {
+        if let raw {
             info.format = Int32(SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE)
             info.samplerate = Int32(raw.sampleRate)
             info.channels = Int32(raw.channels)
@@ -145,52 +144,6 @@ public final class AudioFileReader {
             index -= 3
         }
         return (number < 0 ? "-" : "") + String(digits)
-    }
-
-    /// Opens `path` for reading if it is a regular file. stat first, so a FIFO or a device is
-    /// refused without being opened (opening a FIFO blocks until a writer comes); then opened
-    /// non-blocking and checked again, in case the path changed in between.
-    private static func openRegularFile(_ path: String) throws -> Int32 {
-        var before = stat()
-        guard stat(path, &before) == 0 else { throw unreadable(path, errno) }
-        try requireRegularFile(path, before)
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw unreadable(path, errno) }
-        var after = stat()
-        guard fstat(fd, &after) == 0 else {
-            let error = errno
-            close(fd)
-            throw unreadable(path, error)
-        }
-        do {
-            try requireRegularFile(path, after)
-            guard after.st_dev == before.st_dev, after.st_ino == before.st_ino else {
-                throw RecognitionError.unreadableAudio("\(path): the file changed while it was opened")
-            }
-            guard after.st_size > 0 else { throw RecognitionError.unreadableAudio("\(path): the file is empty") }
-        } catch {
-            close(fd)
-            throw error
-        }
-        return fd
-    }
-
-    private static func requireRegularFile(_ path: String, _ status: stat) throws {
-        let kind: String
-        switch status.st_mode & S_IFMT {
-        case S_IFREG: return
-        case S_IFDIR: kind = "a directory"
-        case S_IFIFO: kind = "a FIFO"
-        case S_IFCHR: kind = "a character device"
-        case S_IFBLK: kind = "a block device"
-        case S_IFSOCK: kind = "a socket"
-        default: kind = "not a regular file"
-        }
-        throw RecognitionError.unreadableAudio("\(path): is \(kind), not an audio file")
-    }
-
-    private static func unreadable(_ path: String, _ error: Int32) -> RecognitionError {
-        .unreadableAudio("\(path): \(String(cString: strerror(error)))")
     }
 }
 

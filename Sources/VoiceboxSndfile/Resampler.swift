@@ -2,11 +2,11 @@ import CSamplerate
 import VoiceboxCore
 
 /// Streams mono float samples from one rate to another through libsamplerate.
-final class Resampler {
+public final class Resampler {
     private let state: OpaquePointer
-    let ratio: Double
+    public let ratio: Double
 
-    init(from sourceRate: Int, to targetRate: Int) throws {
+    public init(from sourceRate: Int, to targetRate: Int) throws {
         var error: Int32 = 0
         // SINC_FASTEST still passes 80% of the band with 97 dB of rejection: plenty for speech,
         // and several times faster than the better sinc converters.
@@ -20,7 +20,7 @@ final class Resampler {
     deinit { src_delete(state) }
 
     /// Converts `input`; with `end` it also drains what the filter still holds.
-    func process(_ input: [Float], end: Bool) throws -> [Float] {
+    public func process(_ input: [Float], end: Bool) throws -> [Float] {
         var output: [Float] = []
         var consumed = 0
         var scratch = [Float](repeating: 0, count: Int((Double(input.count) * ratio).rounded(.up)) + 256)

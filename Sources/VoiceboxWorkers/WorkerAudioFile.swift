@@ -1,0 +1,132 @@
+import Glibc
+import VoiceboxCore
+import VoiceboxSpawn
+import VoiceboxWorkerProtocol
+
+/// One audio file read by a `voicebox-worker` (see `WorkerProtocol`): the worker decodes the file's
+/// format and rate; this side only reads 16 kHz samples from its pipe, each wait bounded. A worker
+/// that crashes, is killed or stops answering fails this file alone, naming how it ended.
+final class WorkerAudioFile: AudioFile {
+    let duration: Double?
+    private let name: String
+    private let child: Child
+    private let output: Int32
+    private var reader: MessageReader
+    private var pending: [Int16] = []
+    private var finished = false
+    /// The worker's pid (for tests that kill it).
+    var workerID: pid_t { child.pid }
+
+    /// Starts a worker on `fd` (ours; closed here, the worker has its own copy) and waits for its
+    /// header.
+    init(descriptor fd: Int32, name: String, raw: Bool, workerPath: String, launcher: WorkerLauncher) throws {
+        defer { close(fd) }
+        self.name = name
+        var spec = ChildSpec(workerPath, [WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
+                                 + (raw ? ["--raw", "16000:1"] : []),
+                             environment: ["SWIFT_BACKTRACE=enable=no"])
+        spec.standardInput = .descriptor(fd)
+        spec.standardOutput = .pipe
+        spec.standardError = .inherit
+        spec.workingDirectory = "/"
+        let started: Spawn.Started
+        do {
+            started = try launcher.start(spec)
+        } catch {
+            throw RecognitionError.engineFailure("cannot start the audio file reader: \(error)")
+        }
+        var reader = MessageReader(descriptor: started.output ?? -1)
+        do {
+            duration = try Self.header(from: &reader, child: started.child, name: name)
+        } catch {
+            let told = if case RecognitionError.unreadableAudio = error { true } else { false }
+            Self.dismiss(started.child, output: started.output ?? -1, finished: told)
+            throw error
+        }
+        child = started.child
+        output = started.output ?? -1
+        self.reader = reader
+    }
+
+    private static func header(from reader: inout MessageReader, child: Child, name: String) throws -> Double? {
+        let (tag, payload) = try next(from: &reader, child: child, name: name)
+        switch tag {
+        case .header:
+            guard let length = WorkerProtocol.duration(fromHeader: payload) else { throw violation(name, "a malformed header") }
+            return length
+        case .failure:
+            throw RecognitionError.unreadableAudio(String(decoding: payload, as: UTF8.self))
+        case .samples, .end:
+            throw violation(name, "samples before the header")
+        }
+    }
+
+    deinit {
+        Self.dismiss(child, output: output, finished: finished)
+    }
+
+    /// The next samples, about `maxSamples` of them; [] at the end of the file.
+    func read(maxSamples: Int) throws -> [Int16] {
+        while pending.count < maxSamples, !finished {
+            let (tag, payload) = try Self.next(from: &reader, child: child, name: name)
+            switch tag {
+            case .samples:
+                guard let samples = WorkerProtocol.samples(fromPayload: payload) else { throw Self.violation(name, "an odd number of bytes") }
+                pending += samples
+            case .end:
+                finished = true
+            case .failure:
+                finished = true
+                throw RecognitionError.unreadableAudio(String(decoding: payload, as: UTF8.self))
+            case .header:
+                throw Self.violation(name, "a second header")
+            }
+        }
+        let count = min(max(1, maxSamples), pending.count)
+        defer { pending.removeFirst(count) }
+        return Array(pending[0..<count])
+    }
+
+    /// The next message, waiting at most `answerBound`; a worker that ended without a last message
+    /// is named with how it ended.
+    private static func next(from reader: inout MessageReader, child: Child, name: String) throws -> (WorkerProtocol.Tag, [UInt8]) {
+        switch reader.next(within: WorkerProtocol.answerBound) {
+        case .message(let tag, let payload):
+            return (tag, payload)
+        case .closed:
+            // It closed its output: it is ending, or has ended. A crash is over within milliseconds.
+            let ending = child.end(within: .seconds(2)).termination
+            throw RecognitionError.unreadableAudio("\(name): the audio file reader (\(WorkerProtocol.executableName)) "
+                                                   + "was \(describe(ending)) while reading it")
+        case .silent:
+            child.signal(SIGKILL)
+            throw RecognitionError.unreadableAudio("\(name): the audio file reader (\(WorkerProtocol.executableName)) "
+                                                   + "sent nothing for \(WorkerProtocol.answerBound.components.seconds) s and was stopped")
+        case .malformed(let why):
+            throw violation(name, why)
+        case .failed(let code):
+            throw RecognitionError.engineFailure("cannot read from the audio file reader: \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// "killed by SIGSEGV (Segmentation fault)"; an exit without its last message is a failure too.
+    private static func describe(_ termination: Termination) -> String {
+        switch termination {
+        case .signalled: termination.description
+        case .exited(let code): "ended (status \(code)) without finishing"
+        case .unknown: "ended without finishing"
+        }
+    }
+
+    private static func violation(_ name: String, _ what: String) -> RecognitionError {
+        .engineFailure("\(name): the audio file reader broke its protocol (\(what))")
+    }
+
+    /// Done with the worker: one that finished ends by itself; one still reading is killed (closing
+    /// the pipe alone would leave it until its next write). Reaped either way, within the bound.
+    private static func dismiss(_ child: Child, output: Int32, finished: Bool) {
+        if output >= 0 { close(output) }
+        if !finished { child.signal(SIGKILL) }
+        _ = child.end(within: WorkerProtocol.reapBound)
+    }
+}

@@ -1,0 +1,68 @@
+import Dispatch
+import Foundation  // Thread
+import VoiceboxLock
+import VoiceboxSpawn
+
+/// Starts workers, always from one thread of its own that lives as long as the launcher.
+///
+/// Why: a worker asks for SIGKILL when its parent dies (PR_SET_PDEATHSIG), and Linux sends it when
+/// the *thread* that started the worker ends, not the process (prctl(2)). Dispatch and the
+/// cooperative pool end idle threads, which would kill a worker still reading a long file.
+final class WorkerLauncher: Sendable {
+    private struct Request: Sendable {
+        let spec: ChildSpec
+        let result = Locked<Result<Spawn.Started, SpawnError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    private final class Queue: Sendable {
+        let requests = Locked<(pending: [Request], closed: Bool)>(([], false))
+        let wake = DispatchSemaphore(value: 0)
+    }
+
+    /// How long a start may wait for the launching thread (a posix_spawn takes about a millisecond).
+    static let startBound: DispatchTimeInterval = .seconds(5)
+    private let queue = Queue()
+
+    init() {
+        let queue = queue
+        let thread = Thread {
+            while true {
+                queue.wake.wait()
+                let (next, closed) = queue.requests.withLock { state in
+                    (state.pending.isEmpty ? nil : state.pending.removeFirst(), state.closed)
+                }
+                guard let request = next else {
+                    if closed { return }
+                    continue
+                }
+                let result = Result { () throws(SpawnError) in try Spawn.start(request.spec) }
+                request.result.withLock { $0 = result }
+                request.done.signal()
+            }
+        }
+        thread.name = "voicebox-worker-launcher"
+        thread.start()
+    }
+
+    deinit {
+        queue.requests.withLock { $0.closed = true }
+        queue.wake.signal()
+    }
+
+    /// Starts `spec` on the launching thread; waits at most `startBound` for it.
+    func start(_ spec: ChildSpec) throws -> Spawn.Started {
+        let request = Request(spec: spec)
+        queue.requests.withLock { $0.pending.append(request) }
+        queue.wake.signal()
+        guard request.done.wait(timeout: .now() + Self.startBound) == .success else {
+            // The start may still come; its Child kills and reaps the worker when dropped.
+            throw WorkerLaunchTimeout()
+        }
+        return try request.result.withLock { $0 }!.get()
+    }
+}
+
+struct WorkerLaunchTimeout: Error, CustomStringConvertible {
+    var description: String { "the worker launcher did not start it within 5 s" }
+}

@@ -1,0 +1,107 @@
+import Glibc
+import VoiceboxCore
+import VoiceboxSndfile
+import VoiceboxWorkerProtocol
+
+// voicebox-worker: the engine side of the worker protocol (see WorkerProtocol, which documents
+// how the service starts it and what it says). Started by voiceboxd, never by people.
+
+/// Writes all of `bytes` to standard output; a closed pipe ends the process (SIGPIPE): the service
+/// no longer wants the file.
+func send(_ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+        let wrote = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        if wrote < 0 {
+            if errno == EINTR { continue }
+            exit(1)
+        }
+        offset += wrote
+    }
+}
+
+func fail(_ message: String, status: Int32) -> Never {
+    let line = Array("voicebox-worker: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(status)
+}
+
+/// `--key value` pairs after the mode.
+func options(_ arguments: ArraySlice<String>) -> [String: String] {
+    var result: [String: String] = [:]
+    var rest = arguments
+    while let key = rest.popFirst() {
+        guard key.hasPrefix("--"), let value = rest.popFirst() else { fail("unexpected argument \(key)", status: 64) }
+        result[String(key.dropFirst(2))] = value
+    }
+    return result
+}
+
+/// Reads standard input as audio and sends it as 16 kHz samples.
+func readAudioFile(_ options: [String: String]) -> Never {
+    guard let parent = options["parent"].flatMap({ pid_t($0) }), let name = options["name"] else {
+        fail("audio-file needs --parent PID and --name NAME", status: 64)
+    }
+    var raw: RawAudioFormat?
+    if let layout = options["raw"] {
+        let parts = layout.split(separator: ":").compactMap { Int($0) }
+        guard parts.count == 2 else { fail("--raw RATE:CHANNELS", status: 64) }
+        raw = RawAudioFormat(sampleRate: parts[0], channels: parts[1])
+    }
+    if let why = Confinement.apply(parent: parent) {
+        send(WorkerProtocol.failure("\(name): the audio file reader cannot confine itself (\(why))"))
+        exit(1)
+    }
+    do {
+        let reader = try AudioFileReader(descriptor: 0, name: name, raw: raw)
+        send(WorkerProtocol.header(duration: reader.duration))
+        while true {
+            let samples = try reader.read(maxSamples: WorkerProtocol.samplesPerMessage)
+            if samples.isEmpty { break }
+            var start = 0
+            while start < samples.count {
+                let end = min(samples.count, start + WorkerProtocol.maximumPayload / 2)
+                send(WorkerProtocol.samples(samples[start..<end]))
+                start = end
+            }
+        }
+        send(WorkerProtocol.encode(.end))
+    } catch RecognitionError.unreadableAudio(let why) {
+        send(WorkerProtocol.failure(why))
+    } catch {
+        send(WorkerProtocol.failure("\(name): \(error)"))
+    }
+    exit(0)
+}
+
+/// For the tests of the confinement: confines itself as a worker does, then tries `what` (socket,
+/// exec, write). Prints what happened; a call the filter kills for never returns.
+func probeConfinement(_ what: String) -> Never {
+    if let why = Confinement.apply(parent: getppid()) { fail(why, status: 1) }
+    switch what {
+    case "socket":
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        print("socket: allowed (\(fd))")
+    case "exec":
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        execv("/bin/true", arguments)
+        print("exec: refused (\(String(cString: strerror(errno))))")
+    case "write":
+        let fd = open("/tmp/voicebox-worker-probe-\(getpid())", O_WRONLY | O_CREAT, 0o600)
+        print(fd >= 0 ? "write: allowed" : "write: refused (\(String(cString: strerror(errno))))")
+        if fd >= 0 { unlink("/tmp/voicebox-worker-probe-\(getpid())") }
+    case "read":
+        let fd = open("/etc/hostname", O_RDONLY)
+        print(fd >= 0 ? "read: allowed" : "read: refused (\(String(cString: strerror(errno))))")
+    default:
+        fail("probe-confinement socket|exec|write|read", status: 64)
+    }
+    exit(0)
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+switch arguments.first {
+case WorkerProtocol.audioFileMode: readAudioFile(options(arguments.dropFirst()))
+case "probe-confinement": probeConfinement(arguments.dropFirst().first ?? "")
+default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), probe-confinement)", status: 64)
+}
