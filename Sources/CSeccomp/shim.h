@@ -17,3 +17,19 @@ static inline int voicebox_prctl(int option, unsigned long argument) {
 static inline uint32_t voicebox_act_errno(uint16_t code) {
     return SCMP_ACT_ERRNO(code);
 }
+
+#include <linux/io_uring.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// syscall(2) and ptrace(2) are variadic: the calls the confinement probe tries, spelled out.
+static inline long voicebox_io_uring_setup(void) {
+    struct io_uring_params params;
+    memset(&params, 0, sizeof params);
+    return syscall(__NR_io_uring_setup, 4, &params);
+}
+
+static inline long voicebox_ptrace_attach(pid_t pid) {
+    return syscall(__NR_ptrace, 16 /* PTRACE_ATTACH */, pid, 0, 0);
+}

@@ -4,8 +4,8 @@ import Glibc
 ///
 /// voiceboxd does not run libsndfile or libsamplerate on a caller's file: a worker process does,
 /// `voicebox-worker`, started by the service for each file and confined before it reads a byte
-/// (no new privileges, a seccomp filter that kills it for a socket or an exec and refuses opening
-/// files for writing, killed when the service dies). A worker that crashes on a hostile or broken
+/// (killed when the service dies, no new privileges, and a seccomp allow-list: it opens no file,
+/// a socket, exec, io_uring or ptrace kills it, and it may signal only itself). A worker that crashes on a hostile or broken
 /// file ends that one recognition with `UnreadableFile` naming the signal; the service goes on.
 /// Adding an engine means adding a worker that speaks this protocol.
 ///
@@ -34,8 +34,8 @@ import Glibc
 ///
 /// ## Flow, bounds and ends
 /// The pipe is the flow control: the worker blocks on a full pipe while the service decodes. The
-/// service waits at most `answerBound` for each message (a worker that sends nothing that long is
-/// stopped, and the recognition fails); a worker that ends without `E` or `F` failed, and its
+/// service waits at most `headerBound` for the header and `answerBound` for each later message (a
+/// worker that sends nothing that long is killed, and the recognition fails with `UnreadableFile`); a worker that ends without `E` or `F` failed, and its
 /// end (the signal: SIGSEGV, SIGABRT, SIGKILL, SIGSYS for a forbidden call) names why. The service
 /// closes its end when it no longer wants the file (a stop, a cancel, a caller gone): the worker's
 /// next write fails and it exits; the service reaps it, killing it if it has not gone within
@@ -56,8 +56,13 @@ public enum WorkerProtocol {
     public static let maximumPayload = 1 << 20
     /// Samples per message the worker sends (a quarter of a second).
     public static let samplesPerMessage = 4_000
-    /// The longest the service waits for the worker's next message (its start included).
-    public static let answerBound: Duration = .seconds(10)
+    /// The longest the service waits for the worker's header: its start (exec, loading its
+    /// libraries) and the file's format.
+    public static let headerBound: Duration = .seconds(5)
+    /// The longest the service waits for any later message. A healthy worker sends a quarter of a
+    /// second of audio in milliseconds; one looping on a hostile file or stopped would otherwise hold
+    /// a decoding turn other callers wait for.
+    public static let answerBound: Duration = .seconds(3)
     /// The longest the service waits for a worker it is done with to end before killing it.
     public static let reapBound: Duration = .seconds(1)
 

@@ -49,7 +49,7 @@ final class WorkerAudioFile: AudioFile {
     }
 
     private static func header(from reader: inout MessageReader, child: Child, name: String) throws -> Double? {
-        let (tag, payload) = try next(from: &reader, child: child, name: name)
+        let (tag, payload) = try next(from: &reader, child: child, name: name, within: WorkerProtocol.headerBound)
         switch tag {
         case .header:
             guard let length = WorkerProtocol.duration(fromHeader: payload) else { throw violation(name, "a malformed header") }
@@ -87,10 +87,11 @@ final class WorkerAudioFile: AudioFile {
         return Array(pending[0..<count])
     }
 
-    /// The next message, waiting at most `answerBound`; a worker that ended without a last message
-    /// is named with how it ended.
-    private static func next(from reader: inout MessageReader, child: Child, name: String) throws -> (WorkerProtocol.Tag, [UInt8]) {
-        switch reader.next(within: WorkerProtocol.answerBound) {
+    /// The next message, waiting at most `bound`; a worker that ended without a last message is
+    /// named with how it ended.
+    private static func next(from reader: inout MessageReader, child: Child, name: String,
+                             within bound: Duration = WorkerProtocol.answerBound) throws -> (WorkerProtocol.Tag, [UInt8]) {
+        switch reader.next(within: bound) {
         case .message(let tag, let payload):
             return (tag, payload)
         case .closed:
@@ -101,7 +102,7 @@ final class WorkerAudioFile: AudioFile {
         case .silent:
             child.signal(SIGKILL)
             throw RecognitionError.unreadableAudio("\(name): the audio file reader (\(WorkerProtocol.executableName)) "
-                                                   + "sent nothing for \(WorkerProtocol.answerBound.components.seconds) s and was stopped")
+                                                   + "sent nothing for \(bound.components.seconds) s and was stopped")
         case .malformed(let why):
             throw violation(name, why)
         case .failed(let code):

@@ -1,4 +1,5 @@
 import Glibc
+import CSeccomp
 import VoiceboxCore
 import VoiceboxSndfile
 import VoiceboxWorkerProtocol
@@ -74,27 +75,33 @@ func readAudioFile(_ options: [String: String]) -> Never {
     exit(0)
 }
 
-/// For the tests of the confinement: confines itself as a worker does, then tries `what` (socket,
-/// exec, write). Prints what happened; a call the filter kills for never returns.
-func probeConfinement(_ what: String) -> Never {
-    if let why = Confinement.apply(parent: getppid()) { fail(why, status: 1) }
-    switch what {
-    case "socket":
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        print("socket: allowed (\(fd))")
-    case "exec":
+/// For the tests of the confinement: confines itself as a worker does, then tries `what` (on
+/// `path` where it takes one). Prints what happened; a call the filter kills for never returns.
+func probeConfinement(_ what: String, _ path: String?) -> Never {
+    let parent = getppid()
+    if let why = Confinement.apply(parent: parent) { fail(why, status: 1) }
+    func say(_ name: String, _ result: Int) {
+        print(result >= 0 ? "\(name): allowed" : "\(name): refused (\(String(cString: strerror(errno))))")
+    }
+    switch (what, path) {
+    case ("socket", _): say(what, Int(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)))
+    case ("exec", _):
         let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
-        execv("/bin/true", arguments)
-        print("exec: refused (\(String(cString: strerror(errno))))")
-    case "write":
-        let fd = open("/tmp/voicebox-worker-probe-\(getpid())", O_WRONLY | O_CREAT, 0o600)
-        print(fd >= 0 ? "write: allowed" : "write: refused (\(String(cString: strerror(errno))))")
-        if fd >= 0 { unlink("/tmp/voicebox-worker-probe-\(getpid())") }
-    case "read":
-        let fd = open("/etc/hostname", O_RDONLY)
-        print(fd >= 0 ? "read: allowed" : "read: refused (\(String(cString: strerror(errno))))")
-    default:
-        fail("probe-confinement socket|exec|write|read", status: 64)
+        say(what, Int(execv("/bin/true", arguments)))
+    case ("io_uring", _): say(what, voicebox_io_uring_setup())
+    case ("ptrace", _): say(what, voicebox_ptrace_attach(parent))
+    case ("kill", _): say(what, Int(kill(parent, 0)))
+    case ("fork", _):
+        let child = fork()
+        if child == 0 { _exit(0) }
+        say(what, Int(child))
+    case ("write", let path?): say(what, Int(open(path, O_WRONLY | O_CREAT, 0o600)))
+    case ("read", let path?): say(what, Int(open(path, O_RDONLY)))
+    case ("truncate", let path?): say(what, Int(truncate(path, 0)))
+    case ("unlink", let path?): say(what, Int(unlink(path)))
+    case ("rename", let path?): say(what, Int(rename(path, path + ".renamed")))
+    case ("abort", _): abort()  // its own SIGABRT is allowed
+    default: fail("probe-confinement socket|exec|io_uring|ptrace|kill|fork|abort, or write|read|truncate|unlink|rename PATH", status: 64)
     }
     exit(0)
 }
@@ -102,6 +109,6 @@ func probeConfinement(_ what: String) -> Never {
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case WorkerProtocol.audioFileMode: readAudioFile(options(arguments.dropFirst()))
-case "probe-confinement": probeConfinement(arguments.dropFirst().first ?? "")
+case "probe-confinement": probeConfinement(arguments.dropFirst().first ?? "", arguments.dropFirst(2).first)
 default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), probe-confinement)", status: 64)
 }

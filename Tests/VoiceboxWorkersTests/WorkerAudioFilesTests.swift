@@ -104,6 +104,29 @@ final class WorkerAudioFilesTests: XCTestCase {
         }
     }
 
+    /// A worker that stops sending (stopped here; looping on a hostile file alike) fails its file
+    /// after the answer bound, not later, and is gone once the file is.
+    func testAStuckWorkerFailsItsFileWithinTheBound() throws {
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
+        let scratch = try directory()
+        let long = scratch.appendingPathComponent("long.wav").path
+        let wav = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
+        try sox([wav, wav, wav, wav, wav, long])
+        var file: WorkerAudioFile? = try XCTUnwrap(try files.open(path: long) as? WorkerAudioFile)
+        let worker = try XCTUnwrap(file?.workerID)
+        XCTAssertEqual(kill(worker, SIGSTOP), 0)
+        let stopped = ContinuousClock.now
+        XCTAssertThrowsError(try all(XCTUnwrap(file))) { error in
+            guard case RecognitionError.unreadableAudio(let why) = error else { return XCTFail("\(error)") }
+            XCTAssert(why.contains("sent nothing for 3 s"), why)
+        }
+        let took = ContinuousClock.now - stopped
+        XCTAssertGreaterThan(took, .seconds(2.5))
+        XCTAssertLessThan(took, .seconds(4.5))
+        file = nil
+        XCTAssertEqual(kill(worker, 0), -1, "the worker was not reaped")
+    }
+
     /// A worker asks to be killed when its parent dies, and Linux means the parent *thread*: a file
     /// opened on a thread that ends at once (as idle pool threads do) is still read whole.
     func testAWorkerOutlivesTheThreadThatOpenedItsFile() throws {
@@ -123,22 +146,38 @@ final class WorkerAudioFilesTests: XCTestCase {
         XCTAssert(try all(file) == all(AudioFileReader(path: path)))
     }
 
-    /// A worker may read the descriptors it was given and compute; a socket or an exec kills it
-    /// (SIGSYS), and opening a file for writing is refused.
-    func testTheConfinementStopsSocketsAndExecAndRefusesWrites() throws {
-        for (what, expected) in [("socket", Termination.signalled(SIGSYS)), ("exec", .signalled(SIGSYS))] {
-            var spec = ChildSpec(workerPath, ["probe-confinement", what], environment: ["SWIFT_BACKTRACE=enable=no"])
+    /// A worker may use the descriptors it was given and compute. A socket, an exec, io_uring (which
+    /// would open and connect past the filter) or ptrace kills it (SIGSYS); opening any file fails,
+    /// for reading too; truncating, unlinking or renaming one, forking, or signalling another
+    /// process fails; its own abort still ends it with SIGABRT.
+    func testTheConfinementAllowsOnlyWhatAWorkerNeeds() throws {
+        let scratch = try directory()
+        let target = scratch.appendingPathComponent("target").path
+        try Data("kept\n".utf8).write(to: URL(fileURLWithPath: target))
+        func probe(_ arguments: [String]) throws -> (Termination, String) {
+            var spec = ChildSpec(workerPath, ["probe-confinement"] + arguments, environment: ["SWIFT_BACKTRACE=enable=no"])
             spec.standardOutput = .pipe
             let ending = try Spawn.run(spec, timeout: .seconds(10))
-            XCTAssertEqual(ending.termination, expected, "\(what): \(String(decoding: ending.output, as: UTF8.self))")
+            return (ending.termination, String(decoding: ending.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        for (what, says) in [("write", "write: refused (Permission denied)"), ("read", "read: allowed")] {
-            var spec = ChildSpec(workerPath, ["probe-confinement", what], environment: ["SWIFT_BACKTRACE=enable=no"])
-            spec.standardOutput = .pipe
-            let ending = try Spawn.run(spec, timeout: .seconds(10))
-            XCTAssertEqual(ending.termination, .exited(0), what)
-            XCTAssertEqual(String(decoding: ending.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), says)
+        for what in ["socket", "exec", "io_uring", "ptrace"] {
+            let (ended, said) = try probe([what])
+            XCTAssertEqual(ended, .signalled(SIGSYS), "\(what): \(said)")
         }
+        for (arguments, says) in [(["write", target], "write: refused (Permission denied)"),
+                                  (["read", target], "read: refused (Permission denied)"),
+                                  (["read", "/etc/passwd"], "read: refused (Permission denied)"),
+                                  (["truncate", target], "truncate: refused (Operation not permitted)"),
+                                  (["unlink", target], "unlink: refused (Operation not permitted)"),
+                                  (["rename", target], "rename: refused (Operation not permitted)"),
+                                  (["fork"], "fork: refused (Operation not permitted)"),
+                                  (["kill"], "kill: refused (Operation not permitted)")] {
+            let (ended, said) = try probe(arguments)
+            XCTAssertEqual(ended, .exited(0), "\(arguments)")
+            XCTAssertEqual(said, says)
+        }
+        XCTAssertEqual(try String(contentsOfFile: target, encoding: .utf8), "kept\n")
+        XCTAssertEqual(try probe(["abort"]).0, .signalled(SIGABRT))
     }
 }
 
