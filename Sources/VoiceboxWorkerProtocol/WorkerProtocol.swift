@@ -19,7 +19,8 @@ import Glibc
 ///   (the service died between the spawn and PR_SET_PDEATHSIG).
 /// - `--name`: how messages name the file. `--raw`: read it as headerless signed 16-bit
 ///   little-endian PCM at that rate and channel count (files named `*.raw`).
-/// - environment: `SWIFT_BACKTRACE=enable=no` only (a crash is an answer, not a report).
+/// - environment: `SWIFT_BACKTRACE=enable=no` (a crash is an answer, not a report), and for the
+///   tests' sanitizer builds TSAN_OPTIONS / ASAN_OPTIONS leaving crash signals alone; nothing else.
 ///
 /// ## Messages (worker → service)
 /// Each is a tag byte, a payload length (UInt32, little-endian, at most `maximumPayload`) and the

@@ -24,7 +24,7 @@ final class WorkerAudioFile: AudioFile {
         self.name = name
         var spec = ChildSpec(workerPath, [WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
                                  + (raw ? ["--raw", "16000:1"] : []),
-                             environment: ["SWIFT_BACKTRACE=enable=no"])
+                             environment: Self.environment)
         spec.standardInput = .descriptor(fd)
         spec.standardOutput = .pipe
         spec.standardError = .inherit
@@ -47,6 +47,13 @@ final class WorkerAudioFile: AudioFile {
         output = started.output ?? -1
         self.reader = reader
     }
+
+    /// A crash is an answer, not a report: no Swift backtracer (its handler would also make calls
+    /// the confinement refuses). In the tests' sanitizer builds, the sanitizer leaves SIGSEGV, SIGBUS
+    /// and SIGFPE alone too, so the caller is told the signal, not the sanitizer's own exit.
+    static let environment = ["SWIFT_BACKTRACE=enable=no",
+                              "TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0",
+                              "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:detect_leaks=0"]
 
     private static func header(from reader: inout MessageReader, child: Child, name: String) throws -> Double? {
         let (tag, payload) = try next(from: &reader, child: child, name: name, within: WorkerProtocol.headerBound)
