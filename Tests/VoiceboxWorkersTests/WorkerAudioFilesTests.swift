@@ -40,6 +40,16 @@ final class WorkerAudioFilesTests: XCTestCase {
         XCTAssertEqual(ending.termination, .exited(0), "sox \(arguments)")
     }
 
+    /// 35 s of real speech (one librivox recording five times): its worker is still reading when a
+    /// test has read the first samples.
+    private func longRecording() throws -> String {
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
+        let long = try directory().appendingPathComponent("long.wav").path
+        let wav = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
+        try sox([wav, wav, wav, wav, wav, long])
+        return long
+    }
+
     func testTheWorkerGivesTheSamplesTheReaderGivesInEveryFormat() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
         let scratch = try directory()
@@ -86,11 +96,7 @@ final class WorkerAudioFilesTests: XCTestCase {
     /// Killed mid-file by each signal a crash, an abort or the OOM killer sends: the next read fails
     /// with unreadableAudio naming it; the worker is reaped.
     func testAWorkerThatDiesMidFileFailsTheFileNamingTheSignal() throws {
-        try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
-        let scratch = try directory()
-        let long = scratch.appendingPathComponent("long.wav").path
-        let wav = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
-        try sox([wav, wav, wav, wav, wav, long])
+        let long = try longRecording()
         for signal in [SIGSEGV, SIGABRT, SIGKILL, SIGSYS] {
             let file = try XCTUnwrap(try files.open(path: long) as? WorkerAudioFile)
             XCTAssertFalse(try file.read(maxSamples: 4096).isEmpty)
@@ -107,11 +113,7 @@ final class WorkerAudioFilesTests: XCTestCase {
     /// A worker that stops sending (stopped here; looping on a hostile file alike) fails its file
     /// after the answer bound, not later, and is gone once the file is.
     func testAStuckWorkerFailsItsFileWithinTheBound() throws {
-        try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
-        let scratch = try directory()
-        let long = scratch.appendingPathComponent("long.wav").path
-        let wav = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
-        try sox([wav, wav, wav, wav, wav, long])
+        let long = try longRecording()
         var file: WorkerAudioFile? = try XCTUnwrap(try files.open(path: long) as? WorkerAudioFile)
         let worker = try XCTUnwrap(file?.workerID)
         XCTAssertEqual(kill(worker, SIGSTOP), 0)
