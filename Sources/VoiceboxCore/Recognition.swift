@@ -33,8 +33,8 @@ public struct Recognition: Sendable, Equatable {
     }
 }
 
-/// Audio files as the service reads them. libsndfile stands behind it in production
-/// (VoiceboxPocketsphinx's `AudioFileReader`); tests swap in a scripted one.
+/// Audio files as the service reads them. In production a confined worker process decodes them
+/// (VoiceboxWorkers' `WorkerAudioFiles`, libsndfile in `voicebox-worker`); tests swap in a scripted one.
 public protocol AudioFiles: Sendable {
     /// Opens a file for reading as 16 kHz mono. Throws `RecognitionError.unreadableAudio` for a
     /// missing, unreadable or non-regular file, or one that is not audio.

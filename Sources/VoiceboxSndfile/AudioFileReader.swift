@@ -33,10 +33,11 @@ public final class AudioFileReader: AudioFile {
     private var framesRead: Int64 = 0
     private var atEnd = false
 
-    /// `name`: how messages call the file (the path by default).
-    public convenience init(path: String, name: String? = nil, raw: RawAudioFormat = .pocketsphinx) throws {
-        let fd = try RegularFile.open(path, name: name)
-        try self.init(descriptor: fd, name: name ?? path, raw: path.lowercased().hasSuffix(".raw") ? raw : nil)
+    /// Opens `path` with the checks every audio file passes (`RegularFile`); `raw` is how a `*.raw`
+    /// file is read.
+    public convenience init(path: String, raw: RawAudioFormat = .pocketsphinx) throws {
+        let fd = try RegularFile.open(path)
+        try self.init(descriptor: fd, name: path, raw: path.lowercased().hasSuffix(".raw") ? raw : nil)
     }
 
     /// Reads an open file, which it owns from here on (closed when it is done or fails). `raw`: read

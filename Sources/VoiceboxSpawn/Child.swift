@@ -111,7 +111,8 @@ public final class Child: Sendable {
         return descriptor
     }
 
-    static func milliseconds(_ duration: Duration) -> Int32 {
+    /// A poll(2) timeout for `duration`: whole milliseconds rounded up, at most a day.
+    public static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, duration > .zero else { return 0 }
         return Int32(min(86_400_000, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))

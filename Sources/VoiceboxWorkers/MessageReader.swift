@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxSpawn
 import VoiceboxWorkerProtocol
 
 /// Reads `WorkerProtocol` messages from a worker's pipe, buffered, waiting in poll(2) at most the
@@ -19,6 +20,8 @@ struct MessageReader {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// What one read(2) fills, kept from read to read.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -49,13 +52,12 @@ struct MessageReader {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return .silent }
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, Self.milliseconds(left))
+            let ready = poll(&entry, 1, Child.milliseconds(left))
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .failed(errno)
             }
             if ready == 0 { return .silent }
-            var chunk = [UInt8](repeating: 0, count: 1 << 16)
             let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if got < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
@@ -64,10 +66,5 @@ struct MessageReader {
             if got == 0 { return .closed }
             buffer.append(contentsOf: chunk[0..<got])
         }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        return Int32(min(86_400_000, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
     }
 }
