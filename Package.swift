@@ -30,22 +30,26 @@ let package = Package(
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore", "VoiceboxSpawn"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
-        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "CSamplerate", "VoiceboxCore", "VoiceboxSndfile"]),
+        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
+        // Where the recognition models are (files only: the service lists them, a worker loads one).
+        .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
         // Audio files as 16 kHz mono samples (libsndfile, libsamplerate): what a file worker runs.
+        // Also callers' raw streams, resampled when they are not 16 kHz.
         .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "CSamplerate", "VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxPocketsphinx", "VoiceboxPulse", "VoiceboxLock", "VoiceboxSpawn",
-                                                  "VoiceboxWorkers"]),
+                                                  "VoiceboxModels", "VoiceboxSndfile", "VoiceboxPulse", "VoiceboxLock",
+                                                  "VoiceboxSpawn", "VoiceboxWorkers"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // The worker protocol (one file, shared by both sides), the service's side of it, and the worker.
         .target(name: "VoiceboxWorkerProtocol"),
-        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn", "VoiceboxWorkerProtocol"]),
-        .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxSndfile",
+        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxModels", "VoiceboxSpawn",
+                                                   "VoiceboxWorkerProtocol"]),
+        .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile",
                                                                   "VoiceboxWorkerProtocol"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
@@ -65,10 +69,10 @@ let package = Package(
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore", "VoiceboxLock"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
-        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxSndfile", "VoiceboxLock",
+        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile", "VoiceboxLock",
                                                                       "TestSupport"]),
         .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
-        .testTarget(name: "VoiceboxWorkersTests", dependencies: ["VoiceboxWorkers", "VoiceboxSndfile", "VoiceboxSpawn", "TestSupport"]),
+        .testTarget(name: "VoiceboxWorkersTests", dependencies: ["VoiceboxWorkers", "VoiceboxWorkerProtocol", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile", "VoiceboxSpawn", "TestSupport"]),
         .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion", "VoiceboxBus"]),
         .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd", "VoiceboxSpawn",
                                                           "VoiceboxPulse", "VoiceboxLock", "TestSupport"]),

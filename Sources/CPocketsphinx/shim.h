@@ -25,3 +25,11 @@ static inline void voicebox_sphinx_set_log(voicebox_sphinx_log_fn fn) {
     err_set_logfp(NULL); /* also silences cmd_ln's dump of every option */
     err_set_callback(voicebox_sphinx_log_trampoline, (void *)fn);
 }
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// memfd_create(2) is declared only under _GNU_SOURCE: the one call the keyphrase file needs, spelled out.
+static inline int voicebox_memfd_create(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+}

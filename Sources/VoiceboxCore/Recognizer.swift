@@ -1,6 +1,9 @@
 /// What the service needs from a speech recognizer. pocketsphinx stands behind it in production
 /// (module VoiceboxPocketsphinx); tests swap in a scripted one. No C types cross this line.
 
+/// Receives an engine's own messages, a line at a time (meant for a debug log).
+public typealias LogSink = @Sendable (String) -> Void
+
 /// What kind of speech to expect: it picks the search the engine runs.
 public enum RecognitionHint: String, Sendable, CaseIterable {
     /// Free speech through the language's statistical language model.
@@ -26,6 +29,10 @@ public struct RecognitionConfiguration: Sendable, Equatable {
     /// falsely). 1 suits single distinctive words; long phrases want 1e-20 or lower.
     public var keyphraseThreshold: Double
     public var hint: RecognitionHint
+
+    /// Whether the search is the language's statistical language model (dictation, search), the
+    /// only one that needs it loaded; grammars, keyphrases and confirmations do not.
+    public var usesLanguageModel: Bool { grammar == nil && keyphrases == nil && hint != .confirmation }
 
     public init(language: String = "en-US", grammar: String? = nil, keyphrases: [String]? = nil,
                 keyphraseThreshold: Double = 1, hint: RecognitionHint = .dictation) {

@@ -4,7 +4,8 @@ import Synchronization
 import VoiceboxBus
 import VoiceboxCore
 import VoiceboxInterface
-import VoiceboxPocketsphinx
+import VoiceboxModels
+import VoiceboxSndfile
 import VoiceboxPulse
 import VoiceboxSpeechd
 import VoiceboxWorkers
@@ -65,11 +66,12 @@ public enum Daemon {
         let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.
         let sphinxLog: LogSink? = options.debug ? { @Sendable message in Daemon.log("debug: pocketsphinx: " + message) } : nil
-        // Each model is loaded by a throw-away process first: a damaged one crashes that, not us.
-        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)), log: sphinxLog,
-                                        verifier: { model in try await ModelProbe.verify(model) })
-        // A caller's file is decoded by a confined worker process: a hostile one crashes that, not us.
-        let files = WorkerAudioFiles(workerPath: WorkerAudioFiles.besideThisExecutable())
+        // Decoding, and reading a caller's file, run in confined worker processes: a damaged model
+        // or a hostile file crashes one of those, not us.
+        let workerPath = WorkerAudioFiles.besideThisExecutable()
+        let engine = WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)),
+                                             log: sphinxLog)
+        let files = WorkerAudioFiles(workerPath: workerPath)
         let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: files,
                                              streams: DescriptorAudioStreams(), bus: object, session: session,
                                              maxFileRecognitions: Self.usableCores)

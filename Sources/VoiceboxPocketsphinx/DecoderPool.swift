@@ -1,4 +1,6 @@
 import Dispatch
+import VoiceboxCore
+import VoiceboxModels
 
 /// Keeps loaded decoders warm between recognitions and frees them after a quiet spell.
 /// A model loads in 0.1-0.6 s and holds 30-95 MB, so one idle decoder per kind is kept.
@@ -10,9 +12,6 @@ actor DecoderPool {
 
     private let idleTimeout: Duration
     private let log: LogSink?
-    private let verifier: ModelVerifier?
-    /// Fingerprints (`ModelCheck.fingerprint`) of the models the verifier passed.
-    private var verified: Set<String> = []
     private var idle: [Kind: SphinxDecoder] = [:]
     private var busy = 0
     /// Bumped whenever the pool is used, so a timer set before then does nothing.
@@ -23,10 +22,9 @@ actor DecoderPool {
     /// at a time: model loading writes a few of sphinxbase's process-wide tables.
     private static let loader = DispatchQueue(label: "voicebox.pocketsphinx.load", qos: .userInitiated)
 
-    init(idleTimeout: Duration, log: LogSink?, verifier: ModelVerifier? = nil) {
+    init(idleTimeout: Duration, log: LogSink?) {
         self.idleTimeout = idleTimeout
         self.log = log
-        self.verifier = verifier
     }
 
     /// A decoder for `kind`: a warm one, or a freshly loaded one.
@@ -62,13 +60,6 @@ actor DecoderPool {
     var idleCount: Int { idle.count }
 
     private func load(_ kind: Kind) async throws -> SphinxDecoder {
-        if let verifier {
-            let fingerprint = ModelCheck.fingerprint(kind.model)
-            if !verified.contains(fingerprint) {
-                try await verifier(kind.model)
-                verified.insert(fingerprint)
-            }
-        }
         let log = self.log
         return try await withCheckedThrowingContinuation { continuation in
             Self.loader.async {

@@ -1,4 +1,5 @@
 import VoiceboxCore
+import VoiceboxModels
 
 /// Speech recognition on this machine with CMU pocketsphinx 0.8 (see `RecognitionEngine`).
 ///
@@ -12,11 +13,9 @@ public final class PocketsphinxEngine: RecognitionEngine {
 
     /// - Parameter log: receives pocketsphinx's own messages (meant for a debug log); they never
     ///   go to stderr.
-    /// - Parameter verifier: checks each model before it is first loaded here (`ModelCheck`).
-    public init(catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = .seconds(300),
-                log: LogSink? = nil, verifier: ModelVerifier? = nil) {
+    public init(catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = .seconds(300), log: LogSink? = nil) {
         self.catalog = catalog
-        pool = DecoderPool(idleTimeout: idleUnloadAfter, log: log, verifier: verifier)
+        pool = DecoderPool(idleTimeout: idleUnloadAfter, log: log)
         _ = SphinxLog.shared  // take pocketsphinx's log over before anything can print
     }
 

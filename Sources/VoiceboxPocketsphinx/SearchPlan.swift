@@ -26,6 +26,7 @@ enum SearchPlan: Sendable, Equatable {
         }
     }
 
+    /// The same as `RecognitionConfiguration.usesLanguageModel`.
     var needsLanguageModel: Bool { self == .languageModel }
 
     static let confirmationGrammar = """

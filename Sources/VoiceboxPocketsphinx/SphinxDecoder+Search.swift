@@ -66,7 +66,7 @@ extension SphinxDecoder {
     /// (no space before the slash: pocketsphinx would keep it as part of the phrase).
     private func setKeyphrases(_ phrases: [String], threshold: Double) throws {
         let lines = phrases.map { "\($0)/\(threshold)/\n" }.joined()
-        let file = try TemporaryFile(contents: lines)
+        let file = try MemoryFile(contents: lines)
         let (status, errors) = call { ps in ps_set_kws(ps, Self.customSearch, file.path) }
         // A phrase with a word missing from the dictionary is logged and skipped.
         guard status == 0, errors.isEmpty else {

@@ -1,6 +1,7 @@
 import CPocketsphinx
 import Glibc
 import VoiceboxCore
+import VoiceboxModels
 import VoiceboxSndfile
 
 /// One loaded pocketsphinx decoder (`ps_decoder_t`): acoustic model, dictionary and, when asked
@@ -61,7 +62,6 @@ final class SphinxDecoder: @unchecked Sendable {
     deinit {
         let pointer = self.pointer
         _ = SphinxLog.shared.scope(sink: log) { ps_free(pointer) }
-        FreedMemory.returnToSystem()
     }
 
     /// Makes the decoder hear the next stream as a freshly loaded one would. pocketsphinx keeps

@@ -1,5 +1,6 @@
 import CPocketsphinx
 import Glibc
+import VoiceboxCore
 
 /// sphinxbase's log is one process-wide hook. This owns it: every message goes to the sink of
 /// the log scope open on the calling thread (pocketsphinx logs synchronously, on the thread that
@@ -107,7 +108,3 @@ struct LogLines {
         return text.isEmpty ? nil : Line(level: level, text: text)
     }
 }
-
-/// Where pocketsphinx's own messages go (each one line, prefixed with its level as sphinxbase
-/// prints it); meant for the service's debug log.
-public typealias LogSink = @Sendable (String) -> Void

@@ -1,13 +1,20 @@
 import Glibc
 
-/// # The worker protocol, version 1: the boundary between the service and an engine
+/// # The worker protocol, version 2: the boundary between the service and an engine
 ///
-/// voiceboxd does not run libsndfile or libsamplerate on a caller's file: a worker process does,
-/// `voicebox-worker`, started by the service for each file and confined before it reads a byte
-/// (killed when the service dies, no new privileges, and a seccomp allow-list: it opens no file,
-/// a socket, exec, io_uring or ptrace kills it, and it may signal only itself). A worker that crashes on a hostile or broken
-/// file ends that one recognition with `UnreadableFile` naming the signal; the service goes on.
-/// Adding an engine means adding a worker that speaks this protocol.
+/// voiceboxd never decodes: it does not run pocketsphinx on any audio, nor libsndfile or
+/// libsamplerate on a caller's file. Worker processes do, `voicebox-worker`, in two modes:
+/// `audio-file` (a caller's file to 16 kHz samples) and `decoder` (16 kHz samples to words).
+/// Each is confined before it reads a byte of a caller's audio (killed when the service dies, no
+/// new privileges, and a seccomp allow-list: a socket, exec, io_uring or ptrace kills it, it opens
+/// no file for writing, and it may signal only itself). A worker that crashes ends only its
+/// recognition, with `UnreadableFile` or `EngineUnavailable` naming the signal; the service goes on.
+/// Adding an engine means adding a worker mode that speaks this protocol.
+///
+/// Both modes frame their messages alike: a tag byte, a payload length (UInt32, little-endian, at
+/// most `maximumPayload`) and the payload.
+///
+/// # Mode `audio-file`
 ///
 /// ## Starting
 /// `voicebox-worker audio-file --parent PID --name NAME [--raw RATE:CHANNELS]`
@@ -41,16 +48,83 @@ import Glibc
 /// closes its end when it no longer wants the file (a stop, a cancel, a caller gone): the worker's
 /// next write fails and it exits; the service reaps it, killing it if it has not gone within
 /// `reapBound`.
+///
+/// # Mode `decoder`
+///
+/// ## Starting
+/// `voicebox-worker decoder --parent PID --language TAG --acoustic DIR --dictionary FILE
+/// [--language-model FILE] [--log all]`
+/// - descriptor 3: one end of a stream socket pair; the service holds the other. Requests come
+///   in, answers go out. (Not standard output: pocketsphinx prints a grammar it cannot parse
+///   there.)
+/// - standard output and error: diagnostics only. Environment and `--parent` as for `audio-file`.
+/// - It confines itself first (here opening files read-only is allowed: it reads its model), then
+///   loads the model: with `--language-model` the n-gram model for dictation, else only the
+///   acoustic model and dictionary (grammars, keyphrases, confirmations).
+/// - Then it sends `loaded`, or `failure` and exits 1. The service waits at most `loadBound`.
+/// - `log` messages may come at any time, before an answer: a level byte and a line. `e`: an
+///   error of the engine, as a reason a person can act on, sent at once (so a model that makes
+///   the engine exit or crash is named); `i`: any line of the engine's log as it is, only with
+///   `--log all` (the service's debug log).
+///
+/// ## Requests (service → worker), one at a time, each answered by exactly one answer
+/// (any number of `log` lines may come before it):
+/// - `C` configure: a new recognition. Payload: `Payload` fields language (string), grammar
+///   (string, "" for none), keyphrases (string, one a line, "" for none), keyphrase threshold
+///   (double), hint (string: dictation, search, confirmation). Ends the previous one.
+///   Answer: `ready` with the decoder's detector warm-up and speech-end delay (two doubles), or
+///   `failure`.
+/// - `A` audio: 16 kHz mono signed 16-bit little-endian samples. Answer: `voice`, one byte, 1 when
+///   the detector hears speech at the end of them; or `failure`.
+/// - `Q` partial: the best guess so far. Answer: `text` (UTF-8, empty for none).
+/// - `E` end: ends the utterance. Answer: `result`: text (string), confidence (double), a word
+///   count (UInt32) and per word: word (string), start, end, confidence (doubles, seconds since
+///   the recognition's first sample); or `failure`.
+/// - `D` discard: ends the utterance without a result. Answer: `ready` (as for `C`) or `failure`.
+/// A `failure` to a request is a payload of one kind byte (`g` a grammar the engine refuses, `a`
+/// an argument it refuses, `e` the engine failed) and the reason; the worker stays usable.
+///
+/// ## Bounds and ends
+/// The service waits at most `answerBound(forSamples:)` for an answer; a worker that does not
+/// answer within it is killed, one that ends is named by how it ended (the signal), and either
+/// way that recognition fails with `EngineUnavailable`. The service keeps idle workers warm, one
+/// process per recognition at a time, and kills them after its `--model-idle`. Closing the socket
+/// ends a worker (its next read sees the end and it exits 0).
 public enum WorkerProtocol {
-    public static let version = 1
+    public static let version = 2
     public static let executableName = "voicebox-worker"
     public static let audioFileMode = "audio-file"
+    public static let decoderMode = "decoder"
 
     public enum Tag: UInt8, Sendable {
+        // audio-file, worker → service
         case header = 0x48   // H
         case samples = 0x53  // S
-        case end = 0x45      // E
-        case failure = 0x46  // F
+        case end = 0x45      // E (also the decoder's "end the utterance" request)
+        case failure = 0x46  // F (both modes)
+        // decoder, service → worker
+        case configure = 0x43  // C
+        case audio = 0x41      // A
+        case partial = 0x51    // Q
+        case discard = 0x44    // D
+        // decoder, worker → service
+        case loaded = 0x4C   // L
+        case log = 0x57      // W
+        case ready = 0x59    // Y
+        case voice = 0x56    // V
+        case text = 0x54     // T
+        case result = 0x52   // R
+    }
+
+    /// The longest the service waits for a decoder worker to start and load its model (the n-gram
+    /// model takes 0.5 s on an idle core; this leaves room for a loaded machine).
+    public static let loadBound: Duration = .seconds(30)
+
+    /// The longest the service waits for a decoder's answer to a request carrying `samples`:
+    /// decoding takes a third to a half of the audio's duration on one free core; the bound leaves
+    /// room for every core being shared by four decoders, and for the sanitizers.
+    public static func answerBound(forSamples samples: Int) -> Duration {
+        .seconds(10) + .milliseconds(samples * 10_000 / 16_000)
     }
 
     /// A samples message holds at most this many bytes (and so does any other).
@@ -110,5 +184,53 @@ public enum WorkerProtocol {
         var samples = [Int16](repeating: 0, count: payload.count / 2)
         samples.withUnsafeMutableBytes { $0.copyBytes(from: payload) }
         return samples.map { Int16(littleEndian: $0) }
+    }
+
+    /// The fields of a payload, in order: little-endian integers and doubles, strings as a UInt32
+    /// length and UTF-8 bytes.
+    public struct Payload {
+        public private(set) var bytes: [UInt8] = []
+        private var offset = 0
+
+        public init() {}
+        public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        public mutating func append(_ value: UInt32) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        public mutating func append(_ value: Double) {
+            withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        public mutating func append(_ value: String) {
+            let utf8 = Array(value.utf8)
+            append(UInt32(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+
+        /// nil when the payload ends before the field.
+        public mutating func uint32() -> UInt32? {
+            guard bytes.count - offset >= 4 else { return nil }
+            var value: UInt32 = 0
+            for index in 0..<4 { value |= UInt32(bytes[offset + index]) << (8 * UInt32(index)) }
+            offset += 4
+            return value
+        }
+        public mutating func double() -> Double? {
+            guard bytes.count - offset >= 8 else { return nil }
+            var bits: UInt64 = 0
+            for index in 0..<8 { bits |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+            offset += 8
+            return Double(bitPattern: bits)
+        }
+        public mutating func string() -> String? {
+            guard let count = uint32().map(Int.init), bytes.count - offset >= count else { return nil }
+            defer { offset += count }
+            return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+        }
+    }
+
+    /// A decoder worker's `failure` payload: the kind byte and the reason.
+    public static func decoderFailure(kind: UInt8, _ reason: String) -> [UInt8] {
+        encode(.failure, [kind] + Array(reason.utf8.prefix(4096)))
     }
 }

@@ -65,6 +65,8 @@ final class WorkerAudioFile: AudioFile {
             throw RecognitionError.unreadableAudio(String(decoding: payload, as: UTF8.self))
         case .samples, .end:
             throw violation(name, "samples before the header")
+        default:
+            throw violation(name, "\(tag) in place of the header")
         }
     }
 
@@ -87,6 +89,8 @@ final class WorkerAudioFile: AudioFile {
                 throw RecognitionError.unreadableAudio(String(decoding: payload, as: UTF8.self))
             case .header:
                 throw Self.violation(name, "a second header")
+            default:
+                throw Self.violation(name, "\(tag) in an audio file's messages")
             }
         }
         let count = min(max(1, maxSamples), pending.count)

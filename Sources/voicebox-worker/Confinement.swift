@@ -25,8 +25,10 @@ enum Confinement {
                           "process_vm_readv", "process_vm_writev"]
     static let opening = ["open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at"]
 
-    /// nil once confined, else why it could not be.
-    static func apply(parent: pid_t) -> String? {
+    /// nil once confined, else why it could not be. `readsFiles`: a decoder worker, which reads
+    /// its model, may open files read-only and make files in memory (pocketsphinx takes several
+    /// keyphrases only from a file).
+    static func apply(parent: pid_t, readsFiles: Bool = false) -> String? {
         guard voicebox_prctl(PR_SET_PDEATHSIG, UInt(SIGKILL)) == 0 else { return "PR_SET_PDEATHSIG: \(lastError)" }
         // The parent may have died before the line above: then nobody would ever kill us.
         guard getppid() == parent else { exit(0) }
@@ -50,7 +52,10 @@ enum Confinement {
         var problem = add(allowed, UInt32(SCMP_ACT_ALLOW))
             ?? add(["kill", "tgkill"], UInt32(SCMP_ACT_ALLOW), [ownProcess])
             ?? add(killing, UInt32(SCMP_ACT_KILL_PROCESS))
-        if sanitized {
+        if readsFiles {
+            problem = problem ?? add(["memfd_create"], UInt32(SCMP_ACT_ALLOW))
+        }
+        if sanitized || readsFiles {
             // Read-only opens only (the rules are disjoint: no creating, truncating or writing).
             let refused = voicebox_act_errno(UInt16(EACCES))
             let reading = UInt64(O_ACCMODE | O_CREAT | O_TRUNC)

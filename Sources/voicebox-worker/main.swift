@@ -7,12 +7,12 @@ import VoiceboxWorkerProtocol
 // voicebox-worker: the engine side of the worker protocol (see WorkerProtocol, which documents
 // how the service starts it and what it says). Started by voiceboxd, never by people.
 
-/// Writes all of `bytes` to standard output; a closed pipe ends the process (SIGPIPE): the service
-/// no longer wants the file.
-func send(_ bytes: [UInt8]) {
+/// Writes all of `bytes` to standard output (or `descriptor`); a closed pipe or socket ends the
+/// process (SIGPIPE): the service no longer wants the work.
+func send(_ bytes: [UInt8], to descriptor: Int32 = 1) {
     var offset = 0
     while offset < bytes.count {
-        let wrote = bytes[offset...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+        let wrote = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         if wrote < 0 {
             if errno == EINTR { continue }
             exit(1)
@@ -77,9 +77,12 @@ func readAudioFile(_ options: [String: String]) -> Never {
 
 /// For the tests of the confinement: confines itself as a worker does, then tries `what` (on
 /// `path` where it takes one). Prints what happened; a call the filter kills for never returns.
-func probeConfinement(_ what: String, _ path: String?) -> Never {
+/// `decoder:WHAT` probes a decoder worker's confinement.
+func probeConfinement(_ probe: String, _ path: String?) -> Never {
     let parent = getppid()
-    if let why = Confinement.apply(parent: parent) { fail(why, status: 1) }
+    let decoder = probe.hasPrefix("decoder:")
+    let what = decoder ? String(probe.dropFirst("decoder:".count)) : probe
+    if let why = Confinement.apply(parent: parent, readsFiles: decoder) { fail(why, status: 1) }
     func say(_ name: String, _ result: Int) {
         print(result >= 0 ? "\(name): allowed" : "\(name): refused (\(String(cString: strerror(errno))))")
     }
@@ -101,7 +104,7 @@ func probeConfinement(_ what: String, _ path: String?) -> Never {
     case ("unlink", let path?): say(what, Int(unlink(path)))
     case ("rename", let path?): say(what, Int(rename(path, path + ".renamed")))
     case ("abort", _): abort()  // its own SIGABRT is allowed
-    default: fail("probe-confinement socket|exec|io_uring|ptrace|kill|fork|abort, or write|read|truncate|unlink|rename PATH", status: 64)
+    default: fail("probe-confinement [decoder:]socket|exec|io_uring|ptrace|kill|fork|abort, or [decoder:]write|read|truncate|unlink|rename PATH", status: 64)
     }
     exit(0)
 }
@@ -109,6 +112,7 @@ func probeConfinement(_ what: String, _ path: String?) -> Never {
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case WorkerProtocol.audioFileMode: readAudioFile(options(arguments.dropFirst()))
+case WorkerProtocol.decoderMode: Decoding.run(options(arguments.dropFirst()))
 case "probe-confinement": probeConfinement(arguments.dropFirst().first ?? "", arguments.dropFirst(2).first)
-default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), probe-confinement)", status: 64)
+default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), \(WorkerProtocol.decoderMode), probe-confinement)", status: 64)
 }

@@ -2,11 +2,6 @@ import Foundation
 import VoiceboxDaemon
 import VoiceboxCore
 
-// The throw-away process that tries a model before the service loads it (ModelProbe).
-if CommandLine.arguments.count > 1, CommandLine.arguments[1] == ModelProbe.flag {
-    exit(ModelProbe.check(Array(CommandLine.arguments.dropFirst(2))))
-}
-
 // Before any thread starts, so that every thread inherits the blocked signals: only the main
 // thread's sigwait below ever takes them.
 TerminationSignals.block()

@@ -34,8 +34,21 @@ final class FileWorkerTests: XCTestCase {
         return target
     }
 
-    /// voiceboxd's workers (its children running voicebox-worker).
+    /// voiceboxd's file workers (its children running `voicebox-worker audio-file`).
     static func workers(of daemon: pid_t) -> [pid_t] {
+        workers(of: daemon, mode: "audio-file")
+    }
+
+    /// voiceboxd's children running `voicebox-worker MODE`.
+    static func workers(of daemon: pid_t, mode: String) -> [pid_t] {
+        allWorkers(of: daemon).filter { pid in
+            guard let cmdline = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")) else { return false }
+            return cmdline.split(separator: 0).dropFirst().first.map { String(decoding: $0, as: UTF8.self) } == mode
+        }
+    }
+
+    /// voiceboxd's children running voicebox-worker, in any mode.
+    static func allWorkers(of daemon: pid_t) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap { pid_t($0) }.filter { pid in
             guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),

@@ -32,7 +32,13 @@ final class TrustTests: XCTestCase {
         XCTAssertEqual(reply.details["reason"], .string("end_of_file"))
         XCTAssertEqual(lseek(fd, 0, SEEK_CUR), 0, "the caller's own file offset is left alone")
         try await Task.sleep(for: .milliseconds(200))
-        XCTAssertLessThanOrEqual(try descriptorCount(service.daemon.pid), before + 2, "the passed descriptor is closed")
+        let pid = service.daemon.pid
+        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [])
+            .compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+        XCTAssertFalse(open.contains(wav), "the passed descriptor is closed: \(open)")
+        // Each warm decoder worker holds a socket and a pidfd of voiceboxd's.
+        let warm = DecoderWorkerTests.decoderWorkers(of: pid).count
+        XCTAssertLessThanOrEqual(try descriptorCount(pid), before + 2 + 2 * warm, "nothing else is left open: \(open)")
     }
 
     func testADescriptorThatIsNoRegularFileIsRefused() async throws {

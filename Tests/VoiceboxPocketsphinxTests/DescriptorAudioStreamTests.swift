@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 import TestSupport
 import XCTest
-@testable import VoiceboxPocketsphinx
+import VoiceboxPocketsphinx
+@testable import VoiceboxSndfile
 import VoiceboxCore
 import VoiceboxLock
 

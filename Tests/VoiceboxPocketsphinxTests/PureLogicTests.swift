@@ -1,6 +1,7 @@
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
+import VoiceboxModels
 
 /// The parts that need no model.
 final class WordFilterTests: XCTestCase {

@@ -2,6 +2,7 @@ import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
+import VoiceboxModels
 
 /// Grammars, keyphrases, the confirmation hint and languages, on the real model.
 final class SearchTests: XCTestCase {

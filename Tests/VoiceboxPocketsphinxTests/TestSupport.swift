@@ -3,6 +3,7 @@ import TestSupport
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
+import VoiceboxModels
 
 /// The engine the tests share, and their skip rule.
 enum TestData {

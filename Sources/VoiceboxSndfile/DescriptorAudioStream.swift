@@ -1,7 +1,7 @@
 import CSamplerate
 import Glibc
 import VoiceboxCore
-import VoiceboxSndfile
+
 
 /// Opens the caller's raw PCM streams (Recognize's option `stream`).
 public struct DescriptorAudioStreams: AudioStreams {

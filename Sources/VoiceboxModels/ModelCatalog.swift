@@ -31,7 +31,7 @@ public struct SpeechModel: Sendable, Hashable {
 /// The first root to have a language wins, and a user's model beats Debian's.
 /// pocketsphinx ends the process (exit) on some malformed model files, so the catalog skips
 /// acoustic models whose `mdef` does not start like one; a damaged file beyond that (one cut
-/// short) is found by the engine's verifier, which has a throw-away process load it first (`ModelCheck`).
+/// short) crashes or ends only the worker process that loads it (`WorkerProtocol`).
 public struct ModelCatalog: Sendable, Equatable {
     public var roots: [String]
     /// Used when no root has the language; nil when its files are missing.
@@ -112,7 +112,7 @@ public struct ModelCatalog: Sendable, Equatable {
 
     /// The files pocketsphinx needs, and an `mdef` that is binary ("BMDF", either byte order)
     /// or text ("0.3" after comment lines): pocketsphinx exits on any other.
-    static func isAcousticModel(_ directory: String) -> Bool {
+    public static func isAcousticModel(_ directory: String) -> Bool {
         let manager = FileManager.default
         guard ["mdef", "means", "variances", "transition_matrices"].allSatisfy({ manager.fileExists(atPath: directory + "/" + $0) }),
               let handle = FileHandle(forReadingAtPath: directory + "/mdef") else { return false }

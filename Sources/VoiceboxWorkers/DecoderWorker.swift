@@ -1,0 +1,169 @@
+import Glibc
+import VoiceboxCore
+import VoiceboxLock
+import VoiceboxModels
+import VoiceboxSpawn
+import VoiceboxWorkerProtocol
+
+/// One `voicebox-worker decoder` process with its model loaded (see `WorkerProtocol`): the
+/// service's end of its socket, and a bounded exchange of one request and one answer at a time.
+/// Used by one recognition at a time; the pool holds it in between.
+final class DecoderWorker: Sendable {
+    let kind: DecoderWorkerPool.Kind
+    private let child: Child
+    private let socket: Int32
+    private let log: LogSink?
+    /// The reader, and whether the worker broke (died, went silent, broke the protocol): a broken
+    /// one is never used again.
+    private let state: Locked<(reader: MessageReader, broken: Bool)>
+
+    var pid: pid_t { child.pid }
+    var isBroken: Bool { state.withLock { $0.broken } }
+    /// Whether the process has ended (killed while idle, by the OOM killer or a person); never blocks.
+    var hasEnded: Bool { child.termination != nil }
+
+    /// Returns once the process has ended, without holding a thread (its pidfd). Holds only the
+    /// process, not this worker, so dropping the worker still stops it.
+    func ending() -> @Sendable () async -> Void {
+        let child = self.child
+        return { _ = await child.exited() }
+    }
+
+    /// Starts a worker and waits, at most `WorkerProtocol.loadBound`, for its model to load. Blocks.
+    init(_ kind: DecoderWorkerPool.Kind, workerPath: String, launcher: WorkerLauncher, log: LogSink?) throws {
+        self.kind = kind
+        self.log = log
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw RecognitionError.engineFailure("cannot make a socket for the recognition worker: \(String(cString: strerror(errno)))")
+        }
+        var arguments = [WorkerProtocol.decoderMode, "--parent", "\(getpid())", "--language", kind.model.language,
+                         "--acoustic", kind.model.acousticModel, "--dictionary", kind.model.dictionary]
+        if kind.languageModel { arguments += ["--language-model", kind.model.languageModel] }
+        if log != nil { arguments += ["--log", "all"] }
+        var spec = ChildSpec(workerPath, arguments, environment: WorkerAudioFile.environment)
+        spec.descriptors = [3: pair[1]]
+        spec.standardOutput = .inherit  // pocketsphinx prints a grammar it cannot parse there
+        spec.standardError = .inherit
+        spec.workingDirectory = "/"
+        do {
+            child = try launcher.start(spec).child
+            close(pair[1])  // the worker has its own copy; ours would hide its end from us
+        } catch {
+            close(pair[0])
+            close(pair[1])
+            throw RecognitionError.engineFailure("cannot start the recognition worker: \(error)")
+        }
+        socket = pair[0]
+        state = Locked((MessageReader(descriptor: pair[0]), false))
+        let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
+        let (tag, payload) = try answer(within: WorkerProtocol.loadBound, loading: name)
+        switch tag {
+        case .loaded: return
+        case .failure: throw Self.error(fromFailure: payload)
+        default: throw broke("\(tag) before the model loaded")
+        }
+    }
+
+    deinit {
+        close(socket)
+        child.signal(SIGKILL)  // idle or done: nothing of it is worth a clean exit
+        _ = child.end(within: WorkerProtocol.reapBound)
+    }
+
+    /// Sends `tag` with `payload` and waits for the answer (log lines before it go to the log).
+    /// Throws `RecognitionError.engineFailure` naming how a worker that failed to answer ended.
+    func ask(_ tag: WorkerProtocol.Tag, _ payload: [UInt8] = [], bound: Duration) throws -> (WorkerProtocol.Tag, [UInt8]) {
+        guard !isBroken else { throw RecognitionError.engineFailure("the recognition worker broke earlier") }
+        let deadline = ContinuousClock.now + bound
+        try write(WorkerProtocol.encode(tag, payload), until: deadline)
+        return try answer(within: deadline - ContinuousClock.now, loading: nil)
+    }
+
+    private func write(_ bytes: [UInt8], until deadline: ContinuousClock.Instant) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent >= 0 {
+                offset += sent
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw fault("did not take a request in time and was stopped", kill: true) }
+                var entry = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&entry, 1, Child.milliseconds(left))
+            default:
+                // EPIPE, ECONNRESET: it has gone; its end says why.
+                throw fault(nil, kill: false)
+            }
+        }
+    }
+
+    private func answer(within bound: Duration, loading name: String?) throws -> (WorkerProtocol.Tag, [UInt8]) {
+        var lines: [String] = []
+        let deadline = ContinuousClock.now + bound
+        while true {
+            let outcome = state.withLock { $0.reader.next(within: max(.zero, deadline - ContinuousClock.now)) }
+            switch outcome {
+            case .message(.log, let payload):
+                let line = String(decoding: payload.dropFirst(), as: UTF8.self)
+                if payload.first == UInt8(ascii: "e") { lines.append(line) } else { log?(line) }
+            case .message(let tag, let payload):
+                return (tag, payload)
+            case .closed, .failed:
+                throw fault(nil, kill: false, loading: name, lines: lines)
+            case .silent:
+                throw fault("sent nothing for \(Self.seconds(bound)) s and was stopped", kill: true, loading: name, lines: lines)
+            case .malformed(let why):
+                throw broke(why)
+            }
+        }
+    }
+
+    /// Marks the worker broken and says how it ended: killed by a signal, exited, or stopped by us.
+    private func fault(_ stopped: String?, kill: Bool, loading name: String? = nil, lines: [String] = []) -> RecognitionError {
+        state.withLock { $0.broken = true }
+        if kill { child.signal(SIGKILL) }
+        let ending = child.end(within: .seconds(2)).termination
+        let first = lines.first.map { ": \($0)" } ?? ""
+        if let name {
+            if let stopped { return .engineFailure("\(name) did not load: the recognition worker \(stopped)") }
+            if case .signalled = ending { return .engineFailure("\(name) is damaged: pocketsphinx crashed loading it (\(ending))\(first)") }
+            return .engineFailure("\(name) does not load\(lines.first.map { ": \($0)" } ?? " (the recognition worker \(ending))")")
+        }
+        let how = stopped ?? "was \(Self.describe(ending))"
+        return .engineFailure("the recognition worker (\(WorkerProtocol.executableName), \(kind.model.language)) \(how)\(first)")
+    }
+
+    /// Marks the worker broken for good (a protocol violation) and stops it.
+    func broke(_ what: String) -> RecognitionError {
+        state.withLock { $0.broken = true }
+        child.signal(SIGKILL)
+        return .engineFailure("the recognition worker broke its protocol (\(what))")
+    }
+
+    /// "killed by SIGSEGV (Segmentation fault)"; an exit mid-recognition is a failure too.
+    private static func describe(_ termination: Termination) -> String {
+        switch termination {
+        case .signalled: termination.description
+        case .exited(let code): "ended (status \(code)) mid-recognition"
+        case .unknown: "ended mid-recognition"
+        }
+    }
+
+    static func error(fromFailure payload: [UInt8]) -> RecognitionError {
+        let reason = String(decoding: payload.dropFirst(), as: UTF8.self)
+        switch payload.first {
+        case UInt8(ascii: "g"): return .invalidGrammar(reason)
+        case UInt8(ascii: "a"): return .invalidArgument(reason)
+        default: return .engineFailure(reason)
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Int {
+        Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18).rounded())
+    }
+}

@@ -1,0 +1,142 @@
+import Dispatch
+import VoiceboxCore
+import VoiceboxModels
+
+/// Decoder workers kept warm per model and kind, so that no recognition waits for a start it
+/// could have avoided: when one is taken and none is left, a fresh one starts in the background.
+/// Up to two idle per kind (one given back and the fresh one), all stopped after `idleTimeout`
+/// without use. A model loads in 0.1-0.6 s and a worker holds 30-95 MB.
+actor DecoderWorkerPool {
+    struct Kind: Hashable, Sendable {
+        var model: SpeechModel
+        var languageModel: Bool
+    }
+
+    static let idlePerKind = 2
+
+    private let workerPath: String
+    private let launcher = WorkerLauncher()
+    private let idleTimeout: Duration
+    private let log: LogSink?
+    private var idle: [Kind: [DecoderWorker]] = [:]
+    private var starting: Set<Kind> = []
+    /// Workers whose end is watched (once each, however often they come back idle).
+    private var watched: Set<Int32> = []
+    private var busy = 0
+    /// Bumped whenever the pool is used, so a timer set before then does nothing.
+    private var generation = 0
+    private var expiry: Task<Void, Never>?
+
+    init(workerPath: String, idleTimeout: Duration, log: LogSink?) {
+        self.workerPath = workerPath
+        self.idleTimeout = idleTimeout
+        self.log = log
+    }
+
+    /// A worker for `kind`: a warm one, or one started now (waiting for its model to load).
+    func take(_ kind: Kind) async throws -> DecoderWorker {
+        touch()
+        busy += 1
+        while var warm = idle[kind], let worker = warm.popLast() {
+            idle[kind] = warm
+            guard !worker.hasEnded else { continue }  // died idle; its watch has not dropped it yet
+            replenish(kind)
+            return worker
+        }
+        do {
+            let worker = try await start(kind)
+            replenish(kind)
+            return worker
+        } catch {
+            busy -= 1
+            scheduleExpiry()
+            throw error
+        }
+    }
+
+    /// Takes a worker back once its recognition is over; a broken one, or one too many, is stopped.
+    func giveBack(_ worker: DecoderWorker) {
+        touch()
+        busy -= 1
+        if !worker.isBroken, idle[worker.kind, default: []].count < Self.idlePerKind {
+            keepIdle(worker)
+        }
+        scheduleExpiry()
+    }
+
+    /// Keeps `worker` idle, watched: one that dies idle is dropped (and reaped) at once.
+    private func keepIdle(_ worker: DecoderWorker) {
+        idle[worker.kind, default: []].append(worker)
+        guard watched.insert(worker.pid).inserted else { return }
+        let (ending, kind, pid) = (worker.ending(), worker.kind, worker.pid)
+        Task { [weak self] in
+            await ending()
+            await self?.dropEnded(kind, pid)
+        }
+    }
+
+    private func dropEnded(_ kind: Kind, _ pid: Int32) {
+        watched.remove(pid)
+        idle[kind]?.removeAll { $0.pid == pid }
+    }
+
+    /// Stops every idle worker now.
+    func stopIdle() {
+        touch()
+        idle = [:]
+    }
+
+    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
+    var idleWorkerIDs: [Int32] { idle.values.flatMap { $0.map(\.pid) } }
+
+    /// One worker started in the background when none of this kind is left idle or starting.
+    private func replenish(_ kind: Kind) {
+        guard idle[kind, default: []].isEmpty, !starting.contains(kind) else { return }
+        starting.insert(kind)
+        Task {
+            let worker = try? await start(kind)
+            finishReplenishing(kind, worker)
+        }
+    }
+
+    private func finishReplenishing(_ kind: Kind, _ worker: DecoderWorker?) {
+        starting.remove(kind)
+        if let worker, idle[kind, default: []].count < Self.idlePerKind { keepIdle(worker) }
+        scheduleExpiry()
+    }
+
+    /// Starts and loads on a thread of Dispatch's, off Swift's small cooperative pool (it blocks
+    /// for as long as the load takes).
+    private nonisolated func start(_ kind: Kind) async throws -> DecoderWorker {
+        let (workerPath, launcher, log) = (self.workerPath, self.launcher, self.log)
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, log: log) })
+            }
+        }
+    }
+
+    private func touch() {
+        generation &+= 1
+        expiry?.cancel()
+        expiry = nil
+    }
+
+    /// A timer, not a poll: one sleeping task while the pool is idle.
+    private func scheduleExpiry() {
+        guard busy == 0, !idle.isEmpty else { return }
+        let generation = self.generation
+        let timeout = idleTimeout
+        expiry = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            await self?.expire(generation)
+        }
+    }
+
+    private func expire(_ generation: Int) {
+        guard generation == self.generation, busy == 0 else { return }
+        idle = [:]
+        expiry = nil
+    }
+}

@@ -1,0 +1,59 @@
+import VoiceboxCore
+import VoiceboxModels
+import VoiceboxWorkerProtocol
+
+/// The service's `RecognitionEngine`: every decoder is a `voicebox-worker decoder` process (see
+/// `WorkerProtocol`), so this process never loads a model nor decodes, and a model or audio that
+/// crashes pocketsphinx ends one recognition, not the service.
+public final class WorkerRecognitionEngine: RecognitionEngine {
+    public let catalog: ModelCatalog
+    private let pool: DecoderWorkerPool
+
+    /// - Parameter idleUnloadAfter: idle workers are stopped after this long without use.
+    /// - Parameter log: receives the engine's error lines (meant for a debug log).
+    public init(workerPath: String, catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = .seconds(300),
+                log: LogSink? = nil) {
+        self.catalog = catalog
+        pool = DecoderWorkerPool(workerPath: workerPath, idleTimeout: idleUnloadAfter, log: log)
+    }
+
+    public var languages: [String] { catalog.models().map(\.language) }
+
+    public func makeDecoder(_ configuration: RecognitionConfiguration) async throws -> sending any SpeechDecoder {
+        do {
+            try configuration.checkSearch()
+        } catch {
+            throw error.recognitionError
+        }
+        guard let model = catalog.model(for: configuration.language) else {
+            throw RecognitionError.unsupportedLanguage(configuration.language)
+        }
+        let pool = self.pool
+        let kind = DecoderWorkerPool.Kind(model: model, languageModel: configuration.usesLanguageModel)
+        // A warm worker may have died while idle (the OOM killer): then one more, started afresh.
+        var retried = false
+        while true {
+            let worker = try await pool.take(kind)
+            do {
+                let timing = try WorkerSpeechDecoder.configure(worker, configuration)
+                return WorkerSpeechDecoder(worker: worker, timing: timing) { worker in
+                    Task { await pool.giveBack(worker) }
+                }
+            } catch {
+                await pool.giveBack(worker)
+                guard worker.isBroken, !retried else { throw error }
+                retried = true
+            }
+        }
+    }
+
+    /// Stops every idle worker now (the idle timer does this by itself).
+    public func unloadIdleModels() async {
+        await pool.stopIdle()
+    }
+
+    /// Workers held warm (for diagnostics and tests).
+    public var warmWorkerCount: Int {
+        get async { await pool.idleCount }
+    }
+}

@@ -1,0 +1,97 @@
+import VoiceboxCore
+import VoiceboxWorkerProtocol
+
+/// One recognition's decoder in a worker process: each call is one bounded request and answer
+/// (see `WorkerProtocol`). A worker that dies, or does not answer in time, fails the call with
+/// `RecognitionError.engineFailure` naming how it ended; it is never used again.
+final class WorkerSpeechDecoder: SpeechDecoder {
+    typealias Timing = (detectorWarmUp: Double, speechEndDelay: Double)
+
+    let detectorWarmUp: Double
+    let speechEndDelay: Double
+    private let worker: DecoderWorker
+    private let done: @Sendable (DecoderWorker) -> Void
+
+    init(worker: DecoderWorker, timing: Timing, done: @escaping @Sendable (DecoderWorker) -> Void) {
+        self.worker = worker
+        detectorWarmUp = timing.detectorWarmUp
+        speechEndDelay = timing.speechEndDelay
+        self.done = done
+    }
+
+    deinit { done(worker) }
+
+    /// Starts a recognition in `worker`; its answer says the decoder's timing.
+    static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) throws -> Timing {
+        var payload = WorkerProtocol.Payload()
+        payload.append(configuration.language)
+        payload.append(configuration.grammar ?? "")
+        payload.append((configuration.keyphrases ?? []).joined(separator: "\n"))
+        payload.append(configuration.keyphraseThreshold)
+        payload.append(configuration.hint.rawValue)
+        return try timing(worker.ask(.configure, payload.bytes, bound: WorkerProtocol.answerBound(forSamples: 0)), of: worker)
+    }
+
+    func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {
+        var speech = false
+        var start = 0
+        repeat {
+            let end = min(samples.count, start + WorkerProtocol.maximumPayload / 2)
+            let bytes = samples[start..<end].flatMap { sample in
+                withUnsafeBytes(of: sample.littleEndian) { Array($0) }
+            }
+            let (tag, payload) = try worker.ask(.audio, bytes, bound: WorkerProtocol.answerBound(forSamples: end - start))
+            switch tag {
+            case .voice where payload.count == 1: speech = payload[0] == 1
+            case .failure: throw DecoderWorker.error(fromFailure: payload)
+            default: throw worker.broke("\(tag) in answer to audio")
+            }
+            start = end
+        } while start < samples.count
+        return speech
+    }
+
+    func partial() -> String? {
+        guard let (tag, payload) = try? worker.ask(.partial, bound: WorkerProtocol.answerBound(forSamples: 0)),
+              tag == .text, !payload.isEmpty else { return nil }
+        return String(decoding: payload, as: UTF8.self)
+    }
+
+    func finish() throws -> RecognitionResult {
+        let (tag, bytes) = try worker.ask(.end, bound: WorkerProtocol.answerBound(forSamples: 0))
+        switch tag {
+        case .result:
+            var payload = WorkerProtocol.Payload(bytes)
+            guard let text = payload.string(), let confidence = payload.double(), let count = payload.uint32() else { break }
+            var words: [RecognizedWord] = []
+            for _ in 0..<count {
+                guard let word = payload.string(), let start = payload.double(), let end = payload.double(),
+                      let confidence = payload.double() else { throw worker.broke("a malformed result") }
+                words.append(RecognizedWord(word: word, start: start, end: end, confidence: confidence))
+            }
+            return RecognitionResult(text: text, confidence: confidence, words: words)
+        case .failure:
+            throw DecoderWorker.error(fromFailure: bytes)
+        default:
+            break
+        }
+        throw worker.broke("\(tag) in answer to end")
+    }
+
+    func discard() throws {
+        _ = try Self.timing(worker.ask(.discard, bound: WorkerProtocol.answerBound(forSamples: 0)), of: worker)
+    }
+
+    private static func timing(_ answer: (WorkerProtocol.Tag, [UInt8]), of worker: DecoderWorker) throws -> Timing {
+        switch answer.0 {
+        case .ready:
+            var payload = WorkerProtocol.Payload(answer.1)
+            guard let warmUp = payload.double(), let delay = payload.double() else { throw worker.broke("a malformed ready") }
+            return (warmUp, delay)
+        case .failure:
+            throw DecoderWorker.error(fromFailure: answer.1)
+        default:
+            throw worker.broke("\(answer.0) in answer to configure or discard")
+        }
+    }
+}
