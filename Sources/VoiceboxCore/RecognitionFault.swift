@@ -28,6 +28,8 @@ enum RecognitionFault {
     private static func describe(_ error: RecognitionError, options: RecognizeOptions) -> VoiceboxError {
         switch error {
         case .invalidGrammar(let why):
+            // The built-in yes/no grammar refused: the model's dictionary is at fault, not the caller.
+            guard options.grammar != nil else { return .engineUnavailable("the model cannot build its yes/no search: \(why)") }
             return .invalidArgument("option 'grammar' is not a usable JSGF grammar: \(why)")
         case .unsupportedLanguage(let language):
             return .init(.unsupportedLanguage, "no recognition model for '\(language)'; RecognitionLanguages lists the languages")

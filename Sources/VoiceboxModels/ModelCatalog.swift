@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import VoiceboxCore
 
 /// The files of one pocketsphinx model: an acoustic model directory, a language model and a
@@ -97,31 +98,42 @@ public struct ModelCatalog: Sendable, Equatable {
         }
         let paths = names.sorted().map { directory + "/" + $0 }
         guard let acoustic = paths.first(where: isAcousticModel),
-              let lm = paths.first(where: { [".lm.bin", ".lm.dmp", ".lm"].contains(where: $0.lowercased().hasSuffix) }),
-              let dict = paths.first(where: { $0.hasSuffix(".dict") || $0.hasSuffix(".dic") })
+              let lm = paths.first(where: { [".lm.bin", ".lm.dmp", ".lm"].contains(where: $0.lowercased().hasSuffix) && isRegularFile($0) }),
+              let dict = paths.first(where: { ($0.hasSuffix(".dict") || $0.hasSuffix(".dic")) && isRegularFile($0) })
         else { return nil }
         return SpeechModel(language: language, acousticModel: acoustic, languageModel: lm, dictionary: dict)
     }
 
     private static func isComplete(_ model: SpeechModel) -> Bool {
-        let manager = FileManager.default
-        return isAcousticModel(model.acousticModel)
-            && manager.fileExists(atPath: model.languageModel)
-            && manager.fileExists(atPath: model.dictionary)
+        isAcousticModel(model.acousticModel) && isRegularFile(model.languageModel) && isRegularFile(model.dictionary)
     }
 
-    /// The files pocketsphinx needs, and an `mdef` that is binary ("BMDF", either byte order)
-    /// or text ("0.3" after comment lines): pocketsphinx exits on any other.
+    /// The files pocketsphinx needs, each a regular file (a FIFO would hang whoever opens it), and
+    /// an `mdef` that is binary ("BMDF", either byte order) or text ("0.3" after comment lines):
+    /// pocketsphinx exits on any other. Read without blocking: the catalog is read on every Recognize.
     public static func isAcousticModel(_ directory: String) -> Bool {
-        let manager = FileManager.default
-        guard ["mdef", "means", "variances", "transition_matrices"].allSatisfy({ manager.fileExists(atPath: directory + "/" + $0) }),
-              let handle = FileHandle(forReadingAtPath: directory + "/mdef") else { return false }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 4096)) ?? Data()
+        guard ["mdef", "means", "variances", "transition_matrices"].allSatisfy({ isRegularFile(directory + "/" + $0) }) else {
+            return false
+        }
+        let fd = open(directory + "/mdef", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }  // swapped meanwhile
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return false }
+        let head = Data(bytes[0..<count])
         if head.starts(with: Data("BMDF".utf8)) || head.starts(with: Data("FDMB".utf8)) { return true }
         let firstLine = String(decoding: head, as: UTF8.self).split(whereSeparator: \.isNewline)
             .first { !$0.hasPrefix("#") && !$0.allSatisfy(\.isWhitespace) }
         return firstLine?.trimmingCharacters(in: .whitespaces) == "0.3"
+    }
+
+    /// A regular file (after symbolic links), by stat alone: nothing is opened.
+    static func isRegularFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 
     private static func nonEmpty(_ value: String?) -> String? {

@@ -59,7 +59,7 @@ import Glibc
 ///   there.)
 /// - standard output and error: diagnostics only. Environment and `--parent` as for `audio-file`.
 /// - It confines itself first (here opening files read-only is allowed: it reads its model), then
-///   loads the model: with `--language-model` the n-gram model for dictation, else only the
+///   loads the model, then limits its data to `decoderDataLimit`: with `--language-model` the n-gram model for dictation, else only the
 ///   acoustic model and dictionary (grammars, keyphrases, confirmations).
 /// - Then it sends `loaded`, or `failure` and exits 1. The service waits at most `loadBound`.
 /// - `log` messages may come at any time, before an answer: a level byte and a line. `e`: an
@@ -117,8 +117,14 @@ public enum WorkerProtocol {
     }
 
     /// The longest the service waits for a decoder worker to start and load its model (the n-gram
-    /// model takes 0.5 s on an idle core; this leaves room for a loaded machine).
-    public static let loadBound: Duration = .seconds(30)
+    /// model takes 0.5 s on an idle core; this leaves room for four loads on two loaded cores
+    /// under the sanitizers). A load holds the recognition's decoding turn meanwhile.
+    public static let loadBound: Duration = .seconds(15)
+
+    /// A decoder worker's data (heap and private mappings) is limited to this once its model is
+    /// loaded (RLIMIT_DATA): a grammar whose network explodes (rules that double each other) ends
+    /// that worker with an allocation failure instead of taking the machine's memory.
+    public static let decoderDataLimit = 1 << 30
 
     /// The longest the service waits for a decoder's answer to a request carrying `samples`:
     /// decoding takes a third to a half of the audio's duration on one free core; the bound leaves

@@ -15,10 +15,13 @@ final class DecoderWorker: Sendable {
     private let log: LogSink?
     /// The reader, and whether the worker broke (died, went silent, broke the protocol): a broken
     /// one is never used again.
-    private let state: Locked<(reader: MessageReader, broken: Bool)>
+    private let state: Locked<(reader: MessageReader, broken: Bool, stoppedByUs: Bool)>
 
     var pid: pid_t { child.pid }
     var isBroken: Bool { state.withLock { $0.broken } }
+    /// Broken because the process ended by itself (a crash, the OOM killer), not stopped by us for
+    /// silence or a protocol violation.
+    var diedByItself: Bool { state.withLock { $0.broken && !$0.stoppedByUs } }
     /// Whether the process has ended (killed while idle, by the OOM killer or a person); never blocks.
     var hasEnded: Bool { child.termination != nil }
 
@@ -55,7 +58,7 @@ final class DecoderWorker: Sendable {
             throw RecognitionError.engineFailure("cannot start the recognition worker: \(error)")
         }
         socket = pair[0]
-        state = Locked((MessageReader(descriptor: pair[0]), false))
+        state = Locked((MessageReader(descriptor: pair[0]), false, false))
         let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
         let (tag, payload) = try answer(within: WorkerProtocol.loadBound, loading: name)
         switch tag {
@@ -125,7 +128,10 @@ final class DecoderWorker: Sendable {
 
     /// Marks the worker broken and says how it ended: killed by a signal, exited, or stopped by us.
     private func fault(_ stopped: String?, kill: Bool, loading name: String? = nil, lines: [String] = []) -> RecognitionError {
-        state.withLock { $0.broken = true }
+        state.withLock { state in
+            state.broken = true
+            state.stoppedByUs = state.stoppedByUs || kill
+        }
         if kill { child.signal(SIGKILL) }
         let ending = child.end(within: .seconds(2)).termination
         let first = lines.first.map { ": \($0)" } ?? ""
@@ -140,7 +146,10 @@ final class DecoderWorker: Sendable {
 
     /// Marks the worker broken for good (a protocol violation) and stops it.
     func broke(_ what: String) -> RecognitionError {
-        state.withLock { $0.broken = true }
+        state.withLock { state in
+            state.broken = true
+            state.stoppedByUs = true
+        }
         child.signal(SIGKILL)
         return .engineFailure("the recognition worker broke its protocol (\(what))")
     }

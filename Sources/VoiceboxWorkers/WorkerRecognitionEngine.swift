@@ -1,3 +1,4 @@
+import Dispatch
 import VoiceboxCore
 import VoiceboxModels
 import VoiceboxWorkerProtocol
@@ -31,18 +32,31 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
         let pool = self.pool
         let kind = DecoderWorkerPool.Kind(model: model, languageModel: configuration.usesLanguageModel)
         // A warm worker may have died while idle (the OOM killer): then one more, started afresh.
+        // Not one we stopped for silence: a configuration that hangs one worker would hang the next.
         var retried = false
         while true {
             let worker = try await pool.take(kind)
             do {
-                let timing = try WorkerSpeechDecoder.configure(worker, configuration)
+                let timing = try await Self.configure(worker, configuration)
                 return WorkerSpeechDecoder(worker: worker, timing: timing) { worker in
                     Task { await pool.giveBack(worker) }
                 }
             } catch {
                 await pool.giveBack(worker)
-                guard worker.isBroken, !retried else { throw error }
+                guard worker.diedByItself, !retried else { throw error }
                 retried = true
+            }
+        }
+    }
+
+    /// The exchange blocks until the worker answers (bounded): on a thread of Dispatch's, never
+    /// on Swift's small cooperative pool, where two such waits would hold up every other task
+    /// of the service, speech included.
+    private static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) async throws
+        -> WorkerSpeechDecoder.Timing {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try WorkerSpeechDecoder.configure(worker, configuration) })
             }
         }
     }

@@ -29,6 +29,11 @@ enum Decoding {
             send(failure(error), to: channel)
             exit(1)
         }
+        var limit = rlimit(rlim_cur: rlim_t(WorkerProtocol.decoderDataLimit), rlim_max: rlim_t(WorkerProtocol.decoderDataLimit))
+        if setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit) != 0 {
+            send(WorkerProtocol.decoderFailure(kind: UInt8(ascii: "e"), "the recognition worker cannot limit its memory"), to: channel)
+            exit(1)
+        }
         send(WorkerProtocol.encode(.loaded), to: channel)
         var requests = RequestReader(descriptor: channel)
         var decoder: PocketsphinxDecoder?

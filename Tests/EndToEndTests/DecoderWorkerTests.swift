@@ -144,4 +144,66 @@ final class DecoderWorkerTests: XCTestCase {
             workers.allSatisfy { !FileWorkerTests.running($0) }
         }
     }
+
+    /// Decoder workers that do not answer (stopped, as ones looping on hostile input would be) hold
+    /// up no other call: Speak is answered at once. Another recognition waits at most for the stuck
+    /// ones' bound (10 s): they hold the decoding turns (one per core) until it is over.
+    /// (Found by a red-team pass: their blocking waits ran on Swift's cooperative pool, and two of
+    /// them stalled the whole service for 10 s.)
+    func testStoppedDecoderWorkersHoldUpNoOneElse() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await service(stack)
+        let pid = service.daemon.pid
+        let goforward = Recordings.path("goforward.raw")
+        _ = try await service.recognize(["file": .string(goforward)])
+        _ = try await service.recognize(["file": .string(goforward), "hint": .string("confirmation")])
+        try await waitUntil("four warm workers", timeout: .seconds(10)) { Self.decoderWorkers(of: pid).count >= 4 }
+        let dictation = Self.decoderWorkers(of: pid).filter { worker in
+            let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(worker)/cmdline"))) ?? Data()
+            return String(decoding: cmdline, as: UTF8.self).contains("--language-model")
+        }
+        XCTAssertEqual(dictation.count, 2)
+        for worker in dictation { kill(worker, SIGSTOP) }
+        cleanUps.append { for worker in dictation { kill(worker, SIGCONT) } }
+        let stuck = (0..<2).map { _ in Task { await service.recognitionError(["file": .string(goforward)]) } }
+        try await Task.sleep(for: .milliseconds(700))
+        let asked = ContinuousClock.now
+        let spoken = try await service.speak("still speaking")
+        let speakAnswered = ContinuousClock.now - asked
+        let yes = try await service.recognize(["file": .string(goforward), "hint": .string("confirmation")])
+        let otherAnswered = ContinuousClock.now - asked
+        print("METRIC two stopped decoder workers: Speak answered in \(speakAnswered), another kind's Recognize in \(otherAnswered)")
+        XCTAssertLessThan(seconds(speakAnswered), faultBound(1))
+        XCTAssertLessThan(seconds(otherAnswered), faultBound(13))
+        XCTAssertNotNil(yes.text)
+        let end = try await service.waitForFinish(spoken)
+        XCTAssertEqual(end, "done")
+        for task in stuck {
+            let error = await task.value
+            // Stopped for silence (EngineUnavailable), or a fresh worker decoded it: either way bounded.
+            if let error { XCTAssertEqual(error.name, "org.voicebox.Error.EngineUnavailable", error.message) }
+        }
+    }
+
+    /// A grammar of 1.3 KB whose rules double each other 22 times: its network would take gigabytes.
+    /// The worker building it stops at its data limit; the call fails within the answer bound,
+    /// once (no second worker is tried), and the service goes on.
+    func testAGrammarThatExplodesEndsItsWorkerOnly() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await service(stack)
+        var grammar = "#JSGF V1.0; grammar g; <a0> = go | forward;"
+        for level in 1...22 { grammar += " <a\(level)> = <a\(level - 1)> <a\(level - 1)>;" }
+        grammar += " public <s> = <a22>;"
+        let asked = ContinuousClock.now
+        let error = await service.recognitionError(["file": .string(Recordings.path("goforward.raw")), "grammar": .string(grammar)])
+        let took = ContinuousClock.now - asked
+        print("METRIC an exploding grammar fails in \(took): \(error?.name ?? "no error"): \(error?.message ?? "")")
+        XCTAssertNotNil(error)
+        XCTAssertLessThan(seconds(took), faultBound(12), "one worker tried, within the answer bound")
+        XCTAssertNil(service.daemon.poll())
+        let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(next.text, "go forward ten meters")
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
@@ -256,5 +258,22 @@ final class ModelCatalogTests: XCTestCase {
         let engine = PocketsphinxEngine(catalog: ModelCatalog(roots: [], builtIn: nil))
         XCTAssertEqual(engine.languages, [])
         await assertThrows({ $0 == .unsupportedLanguage("en-US") }) { try await engine.makeDecoder(.init()) }
+    }
+
+    /// A FIFO where a model file should be is no model, and looking does not block (the catalog is
+    /// read on every Recognize; a red-team pass hung voiceboxd with a FIFO named mdef).
+    func testAFifoInAModelDirectoryIsNoModelAndDoesNotBlock() throws {
+        let root = try makeTemporaryDirectory(self)
+        let acoustic = root.appendingPathComponent("ja-JP/acoustic")
+        try FileManager.default.createDirectory(at: acoustic, withIntermediateDirectories: true)
+        for name in ["means", "variances", "transition_matrices"] {
+            try Data("x".utf8).write(to: acoustic.appendingPathComponent(name))
+        }
+        XCTAssertEqual(mkfifo(acoustic.appendingPathComponent("mdef").path, 0o600), 0)
+        for name in ["x.lm.bin", "x.dict"] { try Data("x".utf8).write(to: root.appendingPathComponent("ja-JP/" + name)) }
+        let started = ContinuousClock.now
+        XCTAssertFalse(ModelCatalog.isAcousticModel(acoustic.path))
+        XCTAssertEqual(ModelCatalog(roots: [root.path], builtIn: nil).models(), [])
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
     }
 }
