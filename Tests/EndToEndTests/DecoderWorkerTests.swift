@@ -187,7 +187,7 @@ final class DecoderWorkerTests: XCTestCase {
     }
 
     /// A grammar of 1.3 KB whose rules double each other 22 times: its network would take gigabytes.
-    /// The worker building it stops at its data limit; the call fails within the answer bound,
+    /// The worker building it stops at its data limit or its answer bound; the call fails then,
     /// once (no second worker is tried), and the service goes on.
     func testAGrammarThatExplodesEndsItsWorkerOnly() async throws {
         let stack = try Stack.require()
@@ -201,7 +201,8 @@ final class DecoderWorkerTests: XCTestCase {
         let took = ContinuousClock.now - asked
         print("METRIC an exploding grammar fails in \(took): \(error?.name ?? "no error"): \(error?.message ?? "")")
         XCTAssertNotNil(error)
-        XCTAssertLessThan(seconds(took), faultBound(12), "one worker tried, within the answer bound")
+        // The answer bound (10 s), a cold model load and the reap, once: tried twice, it would be over 20 s.
+        XCTAssertLessThan(seconds(took), faultBound(16), "one worker tried, within the answer bound")
         XCTAssertNil(service.daemon.poll())
         let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(next.text, "go forward ten meters")
