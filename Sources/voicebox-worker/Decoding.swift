@@ -30,7 +30,8 @@ enum Decoding {
             exit(1)
         }
         var limit = rlimit(rlim_cur: rlim_t(WorkerProtocol.decoderDataLimit), rlim_max: rlim_t(WorkerProtocol.decoderDataLimit))
-        if setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit) != 0 {
+        // Not under a sanitizer: its shadow memory is private mappings that RLIMIT_DATA counts.
+        if !Confinement.sanitized, setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit) != 0 {
             send(WorkerProtocol.decoderFailure(kind: UInt8(ascii: "e"), "the recognition worker cannot limit its memory"), to: channel)
             exit(1)
         }
