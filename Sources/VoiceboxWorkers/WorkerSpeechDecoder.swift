@@ -37,8 +37,10 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         var start = 0
         repeat {
             let end = min(samples.count, start + WorkerProtocol.maximumPayload / 2)
-            let bytes = samples[start..<end].flatMap { sample in
-                withUnsafeBytes(of: sample.littleEndian) { Array($0) }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(2 * (end - start))
+            for sample in samples[start..<end] {
+                withUnsafeBytes(of: sample.littleEndian) { bytes.append(contentsOf: $0) }
             }
             let (tag, payload) = try worker.ask(.audio, bytes, bound: WorkerProtocol.answerBound(forSamples: end - start))
             switch tag {

@@ -135,6 +135,8 @@ enum Decoding {
 struct RequestReader {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// What one read(2) fills, kept from request to request (audio comes many times a second).
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     init(descriptor: Int32) { self.descriptor = descriptor }
 
@@ -151,7 +153,6 @@ struct RequestReader {
     }
 
     private mutating func fill(_ count: Int) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while buffer.count < count {
             let got = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if got < 0, errno == EINTR { continue }
