@@ -13,7 +13,6 @@ let package = Package(
     targets: [
         // C libraries from Debian, seen through module maps.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .systemLibrary(name: "CSpeechd", pkgConfig: "speech-dispatcher", providers: [.apt(["libspeechd-dev"])]),
         // libpulse's .pc adds -pthread, which SwiftPM refuses with a warning; its headers need no flags.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CPocketsphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev", "libsphinxbase-dev"])]),
@@ -28,7 +27,7 @@ let package = Package(
         .target(name: "VoiceboxBus", dependencies: ["CDBus", "VoiceboxLock"]),
         // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
-        .target(name: "VoiceboxSpeechd", dependencies: ["CSpeechd", "VoiceboxCore", "VoiceboxSpawn"]),
+        .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxCore", "VoiceboxSpawn"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).

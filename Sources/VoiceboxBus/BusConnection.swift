@@ -1,5 +1,5 @@
 import CDBus
-import Foundation
+import Glibc
 import Synchronization
 
 /// A connection to a message bus, served by its own event-loop thread. Every method may be

@@ -1,5 +1,5 @@
 import CDBus
-import Foundation
+import Glibc
 import VoiceboxLock
 
 /// The one thread that touches a libdbus connection, and the work handed to it.
@@ -43,9 +43,7 @@ final class EventLoop: Sendable {
     }
 
     func start(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        OwnThread.start(name: name) { [self] in run() }
     }
 
     private func run() {

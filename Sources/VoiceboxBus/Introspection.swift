@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// org.freedesktop.DBus.Introspectable's XML, generated from the interface descriptions.
 public enum Introspection {
@@ -75,7 +75,12 @@ public enum Introspection {
     private static func comment(_ summary: String) -> String {
         guard !summary.isEmpty else { return "" }
         // "--" may not appear inside an XML comment.
-        return "  <!-- \(summary.replacingOccurrences(of: "--", with: "- -")) -->\n"
+        var text = ""
+        for character in summary {
+            if character == "-", text.last == "-" { text += " " }
+            text.append(character)
+        }
+        return "  <!-- \(text) -->\n"
     }
 
     private static func escape(_ text: String) -> String {

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import VoiceboxCore
 import VoiceboxBus
 
 /// Whether a caller runs inside an app sandbox. The session bus is one user's, but a Flatpak or
@@ -19,15 +20,15 @@ public struct CallerSandbox: Sendable {
                                                interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
                                                arguments: [.string(sender)], timeout: .seconds(2))
         guard let pid = reply?.first?.uint32.map({ Int32(bitPattern: $0) }) else { return nil }
-        let command = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)
-        return CallerProcess(pid: pid, command: command?.trimmingCharacters(in: .whitespacesAndNewlines))
+        let command = FileSystem.text(atPath: "/proc/\(pid)/comm")
+        return CallerProcess(pid: pid, command: command?.trimmingWhitespace)
     }
 
     /// Flatpak puts /.flatpak-info in every sandbox's root (xdg-desktop-portal checks the same);
     /// snapd runs each app in a cgroup named snap.<app>.
     public static func sandbox(ofProcess pid: Int32, proc: String = "/proc") -> String? {
-        if FileManager.default.fileExists(atPath: "\(proc)/\(pid)/root/.flatpak-info") { return "a Flatpak sandbox" }
-        if let cgroups = try? String(contentsOfFile: "\(proc)/\(pid)/cgroup", encoding: .utf8),
+        if FileSystem.exists("\(proc)/\(pid)/root/.flatpak-info") { return "a Flatpak sandbox" }
+        if let cgroups = FileSystem.text(atPath: "\(proc)/\(pid)/cgroup"),
            cgroups.split(separator: "\n").contains(where: { $0.contains("/snap.") }) {
             return "a Snap sandbox"
         }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Glibc
 import Synchronization
 import VoiceboxBus
 import VoiceboxCore
@@ -132,10 +132,10 @@ public enum Daemon {
     /// The cores this process may run on: its affinity (taskset, systemd's CPUAffinity=), which
     /// Foundation's activeProcessorCount does not look at. Files decode one per core.
     static var usableCores: Int {
-        let online = ProcessInfo.processInfo.activeProcessorCount
+        let online = ProcessEnvironment.onlineProcessors
         // "Cpus_allowed:\t00000000,00000003": a hexadecimal mask (sched_getaffinity needs
         // _GNU_SOURCE, which Glibc's module map does not give).
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        guard let status = FileSystem.text(atPath: "/proc/self/status"),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return online }
         let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { count, digit in
             count + (digit.hexDigitValue ?? 0).nonzeroBitCount
@@ -143,8 +143,10 @@ public enum Daemon {
         return max(1, min(allowed, online))
     }
 
-    static func log(_ message: String) {
-        FileHandle.standardError.write(Data(("voiceboxd: " + message + "\n").utf8))
+    /// One line on standard error (the journal, under systemd), prefixed with our name.
+    public static func log(_ message: String) {
+        let line = Array(("voiceboxd: " + message + "\n").utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }
 

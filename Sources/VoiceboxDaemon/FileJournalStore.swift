@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import VoiceboxCore
 
 /// The interruption journal as a file, `$XDG_RUNTIME_DIR/voicebox/interruption.json`: per user,
@@ -8,25 +8,21 @@ struct FileJournalStore: JournalStore {
     let path: String
 
     static func `default`() -> FileJournalStore {
-        let environment = ProcessInfo.processInfo.environment
-        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? NSTemporaryDirectory()
+        let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         return FileJournalStore(path: runtime + "/voicebox/interruption.json")
     }
 
     func save(_ journal: InterruptionJournal) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let data = try JSONEncoder().encode(journal)
-        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        try FileSystem.createDirectories(FileSystem.directory(of: path), mode: 0o700)
+        try FileSystem.replace(path, with: try JSON.encode(journal))
     }
 
     func load() -> InterruptionJournal? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return try? JSONDecoder().decode(InterruptionJournal.self, from: data)
+        guard let bytes = FileSystem.contents(atPath: path) else { return nil }
+        return try? JSON.decode(InterruptionJournal.self, from: bytes)
     }
 
     func clear() {
-        try? FileManager.default.removeItem(atPath: path)
+        FileSystem.remove(path)
     }
 }

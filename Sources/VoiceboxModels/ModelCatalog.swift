@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import VoiceboxCore
 
@@ -52,9 +51,9 @@ public struct ModelCatalog: Sendable, Equatable {
     }()
 
     /// The roots from the XDG base-directory variables in `environment`.
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func standard(environment: [String: String] = ProcessEnvironment.variables)
         -> ModelCatalog {
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? ProcessEnvironment.homeDirectory
         let dataHome = nonEmpty(environment["XDG_DATA_HOME"]) ?? home + "/.local/share"
         let dataDirs = (nonEmpty(environment["XDG_DATA_DIRS"]) ?? "/usr/local/share:/usr/share")
             .split(separator: ":").map(String.init)
@@ -84,8 +83,7 @@ public struct ModelCatalog: Sendable, Equatable {
     }
 
     private static func models(in root: String) -> [SpeechModel] {
-        let manager = FileManager.default
-        guard let names = try? manager.contentsOfDirectory(atPath: root) else { return [] }
+        guard let names = FileSystem.entries(ofDirectory: root) else { return [] }
         return names.sorted().compactMap { name in
             guard !name.hasPrefix(".") else { return nil }
             return model(language: name, directory: root + "/" + name)
@@ -93,7 +91,7 @@ public struct ModelCatalog: Sendable, Equatable {
     }
 
     private static func model(language: String, directory: String) -> SpeechModel? {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+        guard let names = FileSystem.entries(ofDirectory: directory) else {
             return nil
         }
         let paths = names.sorted().map { directory + "/" + $0 }
@@ -123,11 +121,11 @@ public struct ModelCatalog: Sendable, Equatable {
         var bytes = [UInt8](repeating: 0, count: 4096)
         let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return false }
-        let head = Data(bytes[0..<count])
-        if head.starts(with: Data("BMDF".utf8)) || head.starts(with: Data("FDMB".utf8)) { return true }
+        let head = bytes[0..<count]
+        if head.starts(with: "BMDF".utf8) || head.starts(with: "FDMB".utf8) { return true }
         let firstLine = String(decoding: head, as: UTF8.self).split(whereSeparator: \.isNewline)
             .first { !$0.hasPrefix("#") && !$0.allSatisfy(\.isWhitespace) }
-        return firstLine?.trimmingCharacters(in: .whitespaces) == "0.3"
+        return firstLine?.trimmingWhitespace == "0.3"
     }
 
     /// A regular file (after symbolic links), by stat alone: nothing is opened.

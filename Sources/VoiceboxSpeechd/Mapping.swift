@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import VoiceboxCore
 
 /// Pure conversions from the service's request to speech-dispatcher's settings.

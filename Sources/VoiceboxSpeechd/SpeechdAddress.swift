@@ -1,5 +1,3 @@
-import CSpeechd
-import Foundation
 import Glibc
 import VoiceboxCore
 
@@ -8,6 +6,9 @@ import VoiceboxCore
 enum SpeechdAddress: Sendable, Equatable {
     case unixSocket(path: String)
     case inetSocket(host: String, port: Int32)
+
+    /// speech-dispatcher's port when `inet_socket` names none (SPEECHD_DEFAULT_PORT).
+    static let defaultPort: Int32 = 6560
 
     /// Unlike libspeechd's own parser, everything after `unix_socket:` is the path (it may hold a colon).
     static func parse(_ text: String) -> SpeechdAddress? {
@@ -23,7 +24,7 @@ enum SpeechdAddress: Sendable, Equatable {
                 guard let port = Int32(parts[1]), port > 0 else { return nil }
                 return .inetSocket(host: host, port: port)
             }
-            return .inetSocket(host: host, port: Int32(SPEECHD_DEFAULT_PORT))
+            return .inetSocket(host: host, port: defaultPort)
         default:
             return nil
         }
@@ -32,37 +33,24 @@ enum SpeechdAddress: Sendable, Equatable {
     /// libspeechd's default: `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock` (glib falls back to the
     /// user cache directory when the variable is unset).
     static func defaultSocketPath() -> String {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = ProcessEnvironment.variables
         let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["XDG_CACHE_HOME"] ?? NSHomeDirectory() + "/.cache")
+            ?? (environment["XDG_CACHE_HOME"] ?? ProcessEnvironment.homeDirectory + "/.cache")
         return runtime + "/speech-dispatcher/speechd.sock"
     }
 
-    /// Where to connect: `configured` (the syntax of `$SPEECHD_ADDRESS`), else libspeechd's public
-    /// `spd_get_default_address` (`$SPEECHD_ADDRESS`, then the user's runtime directory).
-    static func resolve(_ configured: String?) -> Result<SpeechdAddress, SynthesizerError> {
-        if let configured {
-            guard let parsed = parse(configured) else {
-                return .failure(.unavailable("unsupported speech-dispatcher address \"\(configured)\""))
-            }
-            return .success(parsed)
+    /// Where to connect: `configured` (the syntax of `$SPEECHD_ADDRESS`), else `$SPEECHD_ADDRESS`,
+    /// else the socket in the user's runtime directory: what libspeechd's `spd_get_default_address`
+    /// does, written here so that the service maps neither libspeechd nor the glib it brings.
+    static func resolve(_ configured: String?,
+                        environment: [String: String] = ProcessEnvironment.variables)
+        -> Result<SpeechdAddress, SynthesizerError> {
+        guard let address = configured ?? environment["SPEECHD_ADDRESS"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            return .success(.unixSocket(path: defaultSocketPath()))
         }
-        var error: UnsafeMutablePointer<CChar>? = nil
-        guard let address = spd_get_default_address(&error) else {
-            let reason = error.map { String(cString: $0) } ?? "no speech-dispatcher address"
-            free(error)
-            return .failure(.unavailable(reason))
+        guard let parsed = parse(address) else {
+            return .failure(.unavailable("unsupported speech-dispatcher address \"\(address)\""))
         }
-        defer { SPDConnectionAddress__free(address) }
-        switch address.pointee.method {
-        case SPD_METHOD_UNIX_SOCKET:
-            return .success(.unixSocket(path: address.pointee.unix_socket_name.map { String(cString: $0) }
-                                        ?? defaultSocketPath()))
-        case SPD_METHOD_INET_SOCKET:
-            return .success(.inetSocket(host: address.pointee.inet_socket_host.map { String(cString: $0) } ?? "127.0.0.1",
-                                        port: address.pointee.inet_socket_port))
-        default:
-            return .failure(.unavailable("unsupported speech-dispatcher address method"))
-        }
+        return .success(parsed)
     }
 }

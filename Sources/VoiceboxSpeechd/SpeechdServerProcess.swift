@@ -1,5 +1,5 @@
-import Foundation
 import Glibc
+import VoiceboxCore
 import VoiceboxSpawn
 
 /// The speech-dispatcher process behind a socket, found through /proc, and how to restart it the
@@ -83,7 +83,7 @@ struct SpeechdServerProcess: Sendable {
         switch ending.termination {
         case .exited(0): return nil
         default:
-            let said = ending.errorText.trimmingCharacters(in: .whitespacesAndNewlines)
+            let said = ending.errorText.trimmingWhitespace
             return "\(spec.path) did not start again (\(ending.termination))" + (said.isEmpty ? "" : ": \(said)")
         }
     }
@@ -104,7 +104,7 @@ struct SpeechdServerProcess: Sendable {
     }
 
     private static func processes() -> [pid_t] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
+        (FileSystem.entries(ofDirectory: "/proc") ?? []).compactMap { pid_t($0) }
     }
 
     /// Whether `pid` runs with this process's real user id.
@@ -115,7 +115,7 @@ struct SpeechdServerProcess: Sendable {
 
     private static func descriptorTargets(_ pid: pid_t) -> Set<String> {
         let directory = "/proc/\(pid)/fd"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let names = FileSystem.entries(ofDirectory: directory) ?? []
         return Set(names.compactMap { link(directory + "/" + $0) })
     }
 
@@ -136,7 +136,7 @@ struct SpeechdServerProcess: Sendable {
                 return false
             }
             let program = link("/proc/\(pid)/exe") ?? nulSeparated("/proc/\(pid)/cmdline")?.first ?? ""
-            return program.contains("/speech-dispatcher-modules/") || (program as NSString).lastPathComponent.hasPrefix("sd_")
+            return program.contains("/speech-dispatcher-modules/") || program.split(separator: "/").last?.hasPrefix("sd_") == true
         }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import Glibc
+import VoiceboxCore
 import VoiceboxSpawn
 
 /// Starts speech-dispatcher the way libspeechd's autospawn does (`speech-dispatcher --spawn
@@ -21,7 +22,7 @@ enum SpeechdSpawner {
             }
             arguments += ["inet_socket", "--port", String(port)]
         }
-        let program = ProcessInfo.processInfo.environment["SPEECHD_CMD"].flatMap { $0.isEmpty ? nil : $0 }
+        let program = ProcessEnvironment.variables["SPEECHD_CMD"].flatMap { $0.isEmpty ? nil : $0 }
             ?? "/usr/bin/speech-dispatcher"
 
         // Like GLib's g_spawn: the server keeps none of this process's descriptors (the default).

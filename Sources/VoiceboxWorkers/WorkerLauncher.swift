@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation  // Thread
 import VoiceboxLock
 import VoiceboxSpawn
 
@@ -26,7 +25,7 @@ final class WorkerLauncher: Sendable {
 
     init() {
         let queue = queue
-        let thread = Thread {
+        OwnThread.start(name: "worker-launcher") {
             while true {
                 queue.wake.wait()
                 let (next, closed) = queue.requests.withLock { state in
@@ -41,8 +40,6 @@ final class WorkerLauncher: Sendable {
                 request.done.signal()
             }
         }
-        thread.name = "voicebox-worker-launcher"
-        thread.start()
     }
 
     deinit {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import VoiceboxDaemon
 import VoiceboxCore
 
@@ -10,7 +10,7 @@ let options: DaemonOptions
 do {
     options = try DaemonOptions(arguments: Array(CommandLine.arguments.dropFirst()))
 } catch {
-    FileHandle.standardError.write(Data("voiceboxd: \(error)\n\(DaemonOptions.usage)\n".utf8))
+    Daemon.log("\(error)\n\(DaemonOptions.usage)")
     exit(64)
 }
 if options.showHelp {
@@ -35,7 +35,7 @@ TerminationSignals.waitForever { number in
     received += 1
     // A second one while the first is being handled: whatever hangs, the user means it.
     if received > 1 {
-        FileHandle.standardError.write(Data("voiceboxd: signal \(number) again: exiting at once\n".utf8))
+        Daemon.log("signal \(number) again: exiting at once")
         _exit(128 + number)
     }
     terminated.yield(number)

@@ -60,6 +60,23 @@ final class MappingTests: XCTestCase {
         XCTAssertNil(SpeechdAddress.parse("inet_socket:host:notaport"))
     }
 
+    /// Where the service connects with no address configured: libspeechd's default, which it
+    /// resolves itself now (the service links neither libspeechd nor glib).
+    func testTheDefaultAddressIsLibspeechds() throws {
+        XCTAssertEqual(try SpeechdAddress.resolve(nil, environment: ["SPEECHD_ADDRESS": "inet_socket:h:7001"]).get(),
+                       .inetSocket(host: "h", port: 7001))
+        XCTAssertEqual(try SpeechdAddress.resolve("unix_socket:/a", environment: ["SPEECHD_ADDRESS": "inet_socket"]).get(),
+                       .unixSocket(path: "/a"), "the configured address comes first")
+        XCTAssertEqual(try SpeechdAddress.resolve(nil, environment: ["SPEECHD_ADDRESS": ""]).get(),
+                       .unixSocket(path: SpeechdAddress.defaultSocketPath()))
+        XCTAssertEqual(try SpeechdAddress.resolve(nil, environment: [:]).get(), .unixSocket(path: SpeechdAddress.defaultSocketPath()))
+        XCTAssertThrowsError(try SpeechdAddress.resolve(nil, environment: ["SPEECHD_ADDRESS": "dbus:x"]).get())
+        // libspeechd's rule: the runtime directory's speech-dispatcher/speechd.sock.
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            XCTAssertEqual(SpeechdAddress.defaultSocketPath(), runtime + "/speech-dispatcher/speechd.sock")
+        }
+    }
+
     func testVoiceListParsing() {
         let lines = ["English (Great Britain)\ten-GB\tnone", "English (Great Britain)+Annie\ten-GB\tAnnie",
                      "OnlyName", "Two\tfields", "Extra\tx\ty\tz", "", "\tno name"]

@@ -1,0 +1,11 @@
+/// A string operation the service would otherwise take from Foundation: voiceboxd links no
+/// Foundation, which keeps ~6 MiB of its pages out of the service's resident memory.
+extension StringProtocol {
+    /// The text without the whitespace and newlines at either end.
+    public var trimmingWhitespace: String {
+        guard let first = firstIndex(where: { !$0.isWhitespace }),
+              let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
+    }
+
+}
