@@ -18,6 +18,8 @@ final class RecognitionControl: Sendable {
         var request: Request?
         var microphone: (any CaptureStream)?
         var stream: AudioStreamWaker?
+        /// The recognition's decoders' interrupts, called on a cancel.
+        var decoderInterrupts: [@Sendable () -> Void] = []
         var parking: StreamParking?
         var lanes: FileLanes?
         /// A call has the audio: the microphone is to be corked, also one that opens later.
@@ -39,6 +41,8 @@ final class RecognitionControl: Sendable {
             if state.request != .cancel { state.request = request }
             // Under the lock: `detachStream` cannot return (and the stream close) in between.
             state.stream?.wake()
+            // A decoder stuck in a worker would hold the answer until its bound (10 s and more).
+            if state.request == .cancel { for interrupt in state.decoderInterrupts { interrupt() } }
             return state.microphone
         }
     }
@@ -69,6 +73,17 @@ final class RecognitionControl: Sendable {
             state.stream = stream
             return true
         }
+    }
+
+    /// Registers a decoder's interrupt (`SpeechDecoder.interrupt`) for a cancel, called at once
+    /// if the cancel came first. An interrupt outlives its decoder harmlessly.
+    func attachDecoder(_ decoder: any SpeechDecoder) {
+        guard let interrupt = decoder.interrupt else { return }
+        let cancelled = state.withLock { state in
+            state.decoderInterrupts.append(interrupt)
+            return state.request == .cancel
+        }
+        if cancelled { interrupt() }
     }
 
     /// After this returns no wake comes, so the stream may close.

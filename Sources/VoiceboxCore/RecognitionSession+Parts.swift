@@ -41,7 +41,11 @@ extension RecognitionSession {
                     let part = work.next()
                     if let part {
                         do {
-                            if lane == nil { lane = PartLane(decoder: try await engine.makeDecoder(configuration)) }
+                            if lane == nil {
+                                let decoder = try await engine.makeDecoder(configuration)
+                                control.attachDecoder(decoder)
+                                lane = PartLane(decoder: decoder)
+                            }
                             try await lane!.decode(part, of: samples, control: control, work: work, yieldAtPause: lanes.othersWait)
                         } catch { failure = error }
                     }

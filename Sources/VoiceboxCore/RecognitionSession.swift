@@ -52,7 +52,9 @@ actor RecognitionSession {
             case .stream(let input): outcome = .success(try await read(stream: input))
             }
         } catch {
-            outcome = .failure(error)
+            // A cancel ends a decoder mid-call (`RecognitionControl.attachDecoder`): whatever that
+            // broke, the caller asked for nothing else.
+            outcome = .failure(control.request == .cancel ? RecognitionFault.cancelled : error)
         }
         if started {
             parts.bus.emit(.recognitionFinished(id, (try? outcome.get())?.result.text ?? ""))
@@ -64,7 +66,9 @@ actor RecognitionSession {
 
     func makeDecoder() async throws(VoiceboxError) -> any SpeechDecoder {
         do {
-            return try await parts.engine.makeDecoder(options.configuration(language: language))
+            let decoder = try await parts.engine.makeDecoder(options.configuration(language: language))
+            control.attachDecoder(decoder)
+            return decoder
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }

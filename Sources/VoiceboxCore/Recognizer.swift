@@ -117,11 +117,18 @@ public protocol SpeechDecoder: AnyObject {
     /// (pocketsphinx: 0.5). An endpointer waiting for trailing silence counts from the real end
     /// of speech by subtracting this.
     var speechEndDelay: Double { get }
+
+    /// Ends, from any thread, a call of this decoder's that is waiting (for a decoder in another
+    /// process that does not answer) and every later one: they throw at once. For a cancel, whose
+    /// caller wants no answer; nil where calls never wait on anything (an in-process decoder).
+    /// Does nothing once the decoder is gone.
+    var interrupt: (@Sendable () -> Void)? { get }
 }
 
 public extension SpeechDecoder {
     var speechEndDelay: Double { 0 }
     var detectorWarmUp: Double { 0 }
+    var interrupt: (@Sendable () -> Void)? { nil }
     func discard() throws { _ = try finish() }
 
     func process(_ samples: [Int16]) throws -> Bool {

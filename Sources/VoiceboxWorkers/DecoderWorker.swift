@@ -13,9 +13,12 @@ final class DecoderWorker: Sendable {
     private let child: Child
     private let socket: Int32
     private let log: LogSink?
-    /// The reader, and whether the worker broke (died, went silent, broke the protocol): a broken
-    /// one is never used again.
-    private let state: Locked<(reader: MessageReader, broken: Bool, stoppedByUs: Bool)>
+    /// The reader, held for the length of a wait for an answer (one exchange at a time).
+    private let reader: Locked<MessageReader>
+    /// Whether the worker broke (died, went silent, broke the protocol, was stopped for a cancel):
+    /// a broken one is never used again. A lock of its own, so that `stop()` never waits for an
+    /// exchange in progress.
+    private let state: Locked<(broken: Bool, stoppedByUs: Bool)>
 
     var pid: pid_t { child.pid }
     var isBroken: Bool { state.withLock { $0.broken } }
@@ -58,7 +61,8 @@ final class DecoderWorker: Sendable {
             throw RecognitionError.engineFailure("cannot start the recognition worker: \(error)")
         }
         socket = pair[0]
-        state = Locked((MessageReader(descriptor: pair[0]), false, false))
+        reader = Locked(MessageReader(descriptor: pair[0]))
+        state = Locked((false, false))
         let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
         let (tag, payload) = try answer(within: WorkerProtocol.loadBound, loading: name)
         switch tag {
@@ -109,7 +113,7 @@ final class DecoderWorker: Sendable {
         var lines: [String] = []
         let deadline = ContinuousClock.now + bound
         while true {
-            let outcome = state.withLock { $0.reader.next(within: max(.zero, deadline - ContinuousClock.now)) }
+            let outcome = reader.withLock { $0.next(within: max(.zero, deadline - ContinuousClock.now)) }
             switch outcome {
             case .message(.log, let payload):
                 let line = String(decoding: payload.dropFirst(), as: UTF8.self)
@@ -142,6 +146,16 @@ final class DecoderWorker: Sendable {
         }
         let how = stopped ?? "was \(Self.describe(ending))"
         return .engineFailure("the recognition worker (\(WorkerProtocol.executableName), \(kind.model.language)) \(how)\(first)")
+    }
+
+    /// Stops the worker for good (a cancel): a call waiting for it ends at once, as for a worker
+    /// killed by SIGKILL, and it is never used again nor replaced within the same call.
+    func stop() {
+        state.withLock { state in
+            state.broken = true
+            state.stoppedByUs = true
+        }
+        child.signal(SIGKILL)  // its socket closes: a wait for its answer ends at once
     }
 
     /// Marks the worker broken for good (a protocol violation) and stops it.

@@ -1,4 +1,5 @@
 import VoiceboxCore
+import VoiceboxLock
 import VoiceboxWorkerProtocol
 
 /// One recognition's decoder in a worker process: each call is one bounded request and answer
@@ -11,6 +12,9 @@ final class WorkerSpeechDecoder: SpeechDecoder {
     let speechEndDelay: Double
     private let worker: DecoderWorker
     private let done: @Sendable (DecoderWorker) -> Void
+    /// Whether this recognition still holds the worker: an interrupt that comes after it went
+    /// back to the pool must not stop it under another recognition.
+    private let held = Locked(true)
 
     init(worker: DecoderWorker, timing: Timing, done: @escaping @Sendable (DecoderWorker) -> Void) {
         self.worker = worker
@@ -19,7 +23,17 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         self.done = done
     }
 
-    deinit { done(worker) }
+    deinit {
+        held.withLock { $0 = false }
+        done(worker)
+    }
+
+    /// Stops the worker (SIGKILL) while this recognition holds it: a call waiting for it returns
+    /// at once, and the pool replaces it.
+    var interrupt: (@Sendable () -> Void)? {
+        let (held, worker) = (self.held, self.worker)
+        return { held.withLock { if $0 { worker.stop() } } }
+    }
 
     /// Starts a recognition in `worker`; its answer says the decoder's timing.
     static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) throws -> Timing {

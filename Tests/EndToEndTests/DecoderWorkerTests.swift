@@ -132,6 +132,55 @@ final class DecoderWorkerTests: XCTestCase {
         XCTAssertEqual(next.text, "go forward ten meters")
     }
 
+    /// CancelRecognition while the decoder worker does not answer (stopped, as one stuck in a loop
+    /// would be): the call fails with Cancelled at once, not with EngineUnavailable once the
+    /// worker's bound (10 s and more) is over; the stuck worker is gone, and the next Recognize
+    /// is answered. Mid-file and mid-microphone.
+    func testACancelEndsARecognitionWhoseWorkerDoesNotAnswer() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await service(stack)
+        let pid = service.daemon.pid
+        let directory = try makeTemporaryDirectory(self)
+        let wav = try Recordings.wav("numbers.raw", in: directory)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // warm workers
+        for input in ["file", "microphone"] {
+            let known = service.startedRecognitions
+            let options: [String: DBusValue] = input == "file"
+                ? ["file": .string(Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav"))]
+                : ["max_seconds": .double(30)]
+            let failing = Task { await service.recognitionError(options) }
+            _ = try await service.waitForNewRecognition(besides: known)
+            var player: Player?
+            if input == "microphone" {
+                try await service.waitForListening(true)
+                player = try Player(wav, sink: stack.micSink)
+            }
+            try await Task.sleep(for: .milliseconds(500))  // decoding is under way
+            let workers = Self.decoderWorkers(of: pid)
+            for worker in workers { XCTAssertEqual(kill(worker, SIGSTOP), 0) }
+            cleanUps.append { for worker in workers { kill(worker, SIGCONT) } }
+            try await Task.sleep(for: .milliseconds(300))  // the recognition now waits for its worker
+            let asked = ContinuousClock.now
+            _ = try await service.call("CancelRecognition")
+            let error = await failing.value
+            let took = ContinuousClock.now - asked
+            player?.stop()
+            print("METRIC \(input): CancelRecognition with the decoder worker stopped → \(error?.name ?? "no error") in \(took)")
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", "\(input): \(error?.message ?? "no error")")
+            XCTAssertLessThan(seconds(took), faultBound(1), input)
+            XCTAssertNil(service.daemon.poll())
+            for worker in workers { kill(worker, SIGCONT) }
+            // The stuck worker that had the recognition was stopped; warm ones (stopped too, now
+            // running again) may stay.
+            try await waitUntil("the interrupted worker to be gone", timeout: .seconds(5)) {
+                workers.contains { !FileWorkerTests.running($0) }
+            }
+            let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+            XCTAssertEqual(next.text, "go forward ten meters", input)
+        }
+    }
+
     /// voiceboxd killed with SIGKILL while its warm decoder workers are stopped (as ones stuck in
     /// a loop would be): they go with it (PR_SET_PDEATHSIG).
     func testNoDecoderWorkerOutlivesTheService() async throws {

@@ -118,14 +118,21 @@ final class WorkerRecognitionEngineTests: XCTestCase {
             let decoder = try await workers.makeDecoder(.init())
             _ = try decoder.process(audio)
             // The busy one among them: kill them all, the idle ones too (the next call starts afresh).
-            XCTAssertFalse(Self.decoderWorkers().isEmpty)
-            for pid in Self.decoderWorkers() { kill(pid, signal) }
+            let killed = Self.decoderWorkers()
+            XCTAssertFalse(killed.isEmpty)
+            for pid in killed { kill(pid, signal) }
             do {
                 _ = try decoder.process(audio)
                 _ = try decoder.finish()
                 XCTFail("\(signal): the recognition went on without its worker")
             } catch RecognitionError.engineFailure(let why) {
                 XCTAssert(why.contains(Termination.name(of: signal)), "\(signal): \(why)")
+            }
+            // The idle ones killed too take a moment to die: a worker that is taken before that
+            // and fails is tried again only once (it may be the configuration that killed it).
+            let dying = ContinuousClock.now
+            while Set(Self.decoderWorkers()).intersection(killed).count > 0, ContinuousClock.now - dying < .seconds(2) {
+                try await Task.sleep(for: .milliseconds(10))
             }
             let asked = ContinuousClock.now
             let said = try await decode(Recordings.path("goforward.raw"), with: workers)
