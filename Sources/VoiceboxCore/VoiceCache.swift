@@ -129,7 +129,9 @@ public actor VoiceCache {
         }
     }
 
-    private func accept(_ listed: [Voice]) {
+    private func accept(_ unordered: [Voice]) {
+        // In the order of the answer for every language, which is then this list, not a copy.
+        let listed = VoiceMatching.voices(unordered, for: "")
         let changed = listed != voices
         if changed {
             voices = listed
