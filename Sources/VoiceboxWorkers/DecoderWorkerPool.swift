@@ -4,8 +4,8 @@ import VoiceboxModels
 
 /// Decoder workers kept warm per model and kind, so that no recognition waits for a start it
 /// could have avoided: when one is taken and none is left, a fresh one starts in the background.
-/// Up to two idle per kind (one given back and the fresh one), all stopped after `idleTimeout`
-/// without use. A model loads in 0.1-0.6 s and a worker holds 30-95 MB.
+/// Up to two idle per kind (one given back and the fresh one), stopped after `idleTimeout`
+/// without use of their kind (another model in use keeps no unused model's workers). A model loads in 0.1-0.6 s and a worker holds 30-95 MB.
 actor DecoderWorkerPool {
     struct Kind: Hashable, Sendable {
         var model: SpeechModel
@@ -22,10 +22,10 @@ actor DecoderWorkerPool {
     private var starting: Set<Kind> = []
     /// Workers whose end is watched (once each, however often they come back idle).
     private var watched: Set<Int32> = []
-    private var busy = 0
-    /// Bumped whenever the pool is used, so a timer set before then does nothing.
-    private var generation = 0
-    private var expiry: Task<Void, Never>?
+    private var busy: [Kind: Int] = [:]
+    /// Bumped whenever a kind is used, so a timer set before then does nothing.
+    private var generation: [Kind: Int] = [:]
+    private var expiry: [Kind: Task<Void, Never>] = [:]
 
     init(workerPath: String, idleTimeout: Duration, log: LogSink?) {
         self.workerPath = workerPath
@@ -35,8 +35,8 @@ actor DecoderWorkerPool {
 
     /// A worker for `kind`: a warm one, or one started now (waiting for its model to load).
     func take(_ kind: Kind) async throws -> DecoderWorker {
-        touch()
-        busy += 1
+        touch(kind)
+        busy[kind, default: 0] += 1
         while var warm = idle[kind], let worker = warm.popLast() {
             idle[kind] = warm
             guard !worker.hasEnded else { continue }  // died idle; its watch has not dropped it yet
@@ -48,20 +48,20 @@ actor DecoderWorkerPool {
             replenish(kind)
             return worker
         } catch {
-            busy -= 1
-            scheduleExpiry()
+            busy[kind, default: 1] -= 1
+            scheduleExpiry(kind)
             throw error
         }
     }
 
     /// Takes a worker back once its recognition is over; a broken one, or one too many, is stopped.
     func giveBack(_ worker: DecoderWorker) {
-        touch()
-        busy -= 1
+        touch(worker.kind)
+        busy[worker.kind, default: 1] -= 1
         if !worker.isBroken, idle[worker.kind, default: []].count < Self.idlePerKind {
             keepIdle(worker)
         }
-        scheduleExpiry()
+        scheduleExpiry(worker.kind)
     }
 
     /// Keeps `worker` idle, watched: one that dies idle is dropped (and reaped) at once.
@@ -82,7 +82,7 @@ actor DecoderWorkerPool {
 
     /// Stops every idle worker now.
     func stopIdle() {
-        touch()
+        for kind in idle.keys { touch(kind) }
         idle = [:]
     }
 
@@ -102,7 +102,7 @@ actor DecoderWorkerPool {
     private func finishReplenishing(_ kind: Kind, _ worker: DecoderWorker?) {
         starting.remove(kind)
         if let worker, idle[kind, default: []].count < Self.idlePerKind { keepIdle(worker) }
-        scheduleExpiry()
+        scheduleExpiry(kind)
     }
 
     /// Starts and loads on a thread of Dispatch's, off Swift's small cooperative pool (it blocks
@@ -116,27 +116,27 @@ actor DecoderWorkerPool {
         }
     }
 
-    private func touch() {
-        generation &+= 1
-        expiry?.cancel()
-        expiry = nil
+    private func touch(_ kind: Kind) {
+        generation[kind, default: 0] &+= 1
+        expiry.removeValue(forKey: kind)?.cancel()
     }
 
-    /// A timer, not a poll: one sleeping task while the pool is idle.
-    private func scheduleExpiry() {
-        guard busy == 0, !idle.isEmpty else { return }
-        let generation = self.generation
+    /// A timer, not a poll: one sleeping task per kind while it has idle workers and none busy.
+    private func scheduleExpiry(_ kind: Kind) {
+        guard busy[kind, default: 0] == 0, !idle[kind, default: []].isEmpty else { return }
+        let generation = self.generation[kind, default: 0]
         let timeout = idleTimeout
-        expiry = Task { [weak self] in
+        expiry[kind]?.cancel()
+        expiry[kind] = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
-            await self?.expire(generation)
+            await self?.expire(kind, generation)
         }
     }
 
-    private func expire(_ generation: Int) {
-        guard generation == self.generation, busy == 0 else { return }
-        idle = [:]
-        expiry = nil
+    private func expire(_ kind: Kind, _ generation: Int) {
+        guard generation == self.generation[kind, default: 0], busy[kind, default: 0] == 0 else { return }
+        idle[kind] = nil
+        expiry[kind] = nil
     }
 }

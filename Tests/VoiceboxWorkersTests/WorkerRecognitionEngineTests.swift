@@ -182,6 +182,35 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         }
     }
 
+    /// The idle time counts per model kind: while one kind is in steady use, another's idle workers
+    /// are stopped after the idle time all the same (it counted from the pool's last use once).
+    func testIdleWorkersOfAnUnusedKindStopWhileAnotherIsInUse() async throws {
+        try requireModel()
+        let workers = engine(idle: .seconds(2))
+        func dictationWorkers() -> [pid_t] {
+            Self.decoderWorkers().filter { pid in
+                let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+                return String(decoding: cmdline, as: UTF8.self).contains("--language-model")
+            }
+        }
+        _ = try await decode(Recordings.path("goforward.raw"), with: workers)  // dictation
+        try await waitUntil("warm dictation workers", timeout: .seconds(10)) { !dictationWorkers().isEmpty }
+        let start = ContinuousClock.now
+        var calls = 0
+        while ContinuousClock.now - start < .seconds(6), !dictationWorkers().isEmpty {
+            _ = try await decode(Recordings.path("goforward.raw"), with: workers, .init(hint: .confirmation))
+            calls += 1
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let took = ContinuousClock.now - start
+        print("METRIC idle dictation workers stopped after \(took) while confirmation was in use (\(calls) calls)")
+        XCTAssert(dictationWorkers().isEmpty, "the unused kind's workers stay while another kind is used")
+        XCTAssertGreaterThan(calls, 4, "the other kind was in use meanwhile")
+        XCTAssertGreaterThanOrEqual(took, .seconds(1.5), "not before the idle time")
+        let warm = await workers.warmWorkerCount
+        XCTAssertGreaterThan(warm, 0, "the kind in use keeps its warm workers")
+    }
+
     func testTheDecoderConfinementAllowsReadingOnly() throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-decoder-\(getpid())")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
