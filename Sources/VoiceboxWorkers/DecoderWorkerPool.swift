@@ -75,9 +75,14 @@ actor DecoderWorkerPool {
         }
     }
 
+    /// A worker that died while idle (killed, the OOM killer) is dropped and, when its kind has
+    /// none left, replaced in the background, so that the next recognition does not wait for a
+    /// model load. Not one stopped by the pool itself (expiry, `stopIdle`): it is no longer idle.
     private func dropEnded(_ kind: Kind, _ pid: Int32) {
         watched.remove(pid)
+        guard idle[kind]?.contains(where: { $0.pid == pid }) == true else { return }
         idle[kind]?.removeAll { $0.pid == pid }
+        replenish(kind)
     }
 
     /// Stops every idle worker now.

@@ -40,6 +40,29 @@ final class SearchRulesTests: XCTestCase {
         }
     }
 
+    /// An import anywhere a statement may start is refused: pocketsphinx would read the named
+    /// file from the disk (a red-team pass read /tmp files and hung a worker on a FIFO through
+    /// `grammar g; import <tmp.x.s>;` on one line, which the old line-start check let through).
+    func testImportsAreFoundWhereverAStatementStarts() {
+        for grammar in ["#JSGF V1.0; grammar g; import <tmp.rt6.evil.s>; public <t> = <tmp.rt6.evil.s>;",
+                        "#JSGF V1.0;\n  import <a.*>;", "#JSGF V1.0; /* c */ import<a.b>;", "#JSGF V1.0; // c\nimport <a.b>;",
+                        "#JSGF V1.0;import\t<a.b>;", "import <a.b>;"] {
+            XCTAssert(RecognitionConfiguration.imports(grammar), grammar)
+            XCTAssertThrowsError(try RecognitionConfiguration(grammar: grammar).checkSearch(), grammar) { error in
+                XCTAssertEqual(error as? SearchFault, .grammarImports, grammar)
+            }
+        }
+        for grammar in ["#JSGF V1.0; grammar g; public <t> = import | export;", "#JSGF V1.0; public <t> = a |\n import;",
+                        "#JSGF V1.0; /* import <a.b>; */ public <t> = a;", "#JSGF V1.0; // import <a.b>;\npublic <t> = a;",
+                        "#JSGF V1.0; public <importer> = a;", "#JSGF V1.0; <imports> = a;"] {
+            XCTAssertFalse(RecognitionConfiguration.imports(grammar), grammar)
+        }
+        // Linear: 64 KiB of blank lines and semicolons.
+        let started = ContinuousClock.now
+        XCTAssertFalse(RecognitionConfiguration.imports(String(repeating: " ;\n", count: 21_000)))
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
+    }
+
     func testGoodSearches() throws {
         for configuration in [RecognitionConfiguration(), .init(hint: .confirmation), .init(hint: .search),
                               .init(grammar: grammar), .init(keyphrases: [" Go  Forward ", "TEN"], keyphraseThreshold: 1e-20),
