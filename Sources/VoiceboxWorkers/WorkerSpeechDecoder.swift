@@ -1,3 +1,4 @@
+import Dispatch
 import VoiceboxCore
 import VoiceboxLock
 import VoiceboxWorkerProtocol
@@ -28,12 +29,20 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         done(worker)
     }
 
-    /// Stops the worker (SIGKILL) while this recognition holds it: a call waiting for it returns
-    /// at once, and the pool replaces it.
+    /// Stops the worker (SIGKILL) if this recognition still holds it `interruptGrace` later: a
+    /// worker that answers gives its recognition the chance to see the cancel and give it back
+    /// (a model load saved); one that does not is stopped, and a call waiting for it returns.
     var interrupt: (@Sendable () -> Void)? {
         let (held, worker) = (self.held, self.worker)
-        return { held.withLock { if $0 { worker.stop() } } }
+        return {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.interruptGrace) {
+                held.withLock { if $0 { worker.stop() } }
+            }
+        }
     }
+
+    /// A healthy worker answers any request within milliseconds.
+    static let interruptGrace = DispatchTimeInterval.milliseconds(250)
 
     /// Starts a recognition in `worker`; its answer says the decoder's timing.
     static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) throws -> Timing {
