@@ -18,6 +18,11 @@ public enum ProcessEnvironment {
         return result
     }
 
+    /// One variable (getenv(3)), nil when unset: no dictionary of the whole environment for it.
+    public static func value(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
     /// `$HOME`, else the password database's entry for our user, else "/".
     public static var homeDirectory: String {
         if let home = getenv("HOME"), home.pointee != 0 { return String(cString: home) }

@@ -8,7 +8,7 @@ struct FileJournalStore: JournalStore {
     let path: String
 
     static func `default`() -> FileJournalStore {
-        let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        let runtime = ProcessEnvironment.value("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         return FileJournalStore(path: runtime + "/voicebox/interruption.json")
     }
 

@@ -33,9 +33,8 @@ enum SpeechdAddress: Sendable, Equatable {
     /// libspeechd's default: `$XDG_RUNTIME_DIR/speech-dispatcher/speechd.sock` (glib falls back to the
     /// user cache directory when the variable is unset).
     static func defaultSocketPath() -> String {
-        let environment = ProcessEnvironment.variables
-        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["XDG_CACHE_HOME"] ?? ProcessEnvironment.homeDirectory + "/.cache")
+        let runtime = ProcessEnvironment.value("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 }
+            ?? (ProcessEnvironment.value("XDG_CACHE_HOME") ?? ProcessEnvironment.homeDirectory + "/.cache")
         return runtime + "/speech-dispatcher/speechd.sock"
     }
 

@@ -28,7 +28,7 @@ enum SpeechdConnector {
     /// `SET SELF CLIENT_NAME user:client:component`, as libspeechd names its clients.
     static func clientNameCommand(client: String, component: String) -> [UInt8] {
         let user = getpwuid(geteuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
-            ?? ProcessEnvironment.variables["USER"] ?? "unknown"
+            ?? ProcessEnvironment.value("USER") ?? "unknown"
         // The name is one SSIP word of three colon-separated parts.
         let clean = { (part: String) in String(part.map { $0 == " " || $0 == ":" ? "_" : $0 }) }
         return SSIPText.command("SET", "self", "CLIENT_NAME", "\(clean(user)):\(clean(client)):\(clean(component))")

@@ -185,18 +185,8 @@ struct SpeechdServerProcess: Sendable {
         return String(decoding: data[(close + 1)...], as: UTF8.self).split(separator: " ")
     }
 
-    /// The whole of a /proc file (their size reads as 0, and Foundation's readers stop early).
+    /// The whole of a /proc file, however long (/proc/net/unix grows with the sockets open).
     private static func procFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var data: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count > 0 { data += chunk[0..<count]; continue }
-            if count < 0 && errno == EINTR { continue }
-            return count == 0 ? data : nil
-        }
+        FileSystem.contents(atPath: path, limit: .max)
     }
 }

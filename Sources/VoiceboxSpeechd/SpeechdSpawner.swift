@@ -22,7 +22,7 @@ enum SpeechdSpawner {
             }
             arguments += ["inet_socket", "--port", String(port)]
         }
-        let program = ProcessEnvironment.variables["SPEECHD_CMD"].flatMap { $0.isEmpty ? nil : $0 }
+        let program = ProcessEnvironment.value("SPEECHD_CMD").flatMap { $0.isEmpty ? nil : $0 }
             ?? "/usr/bin/speech-dispatcher"
 
         // Like GLib's g_spawn: the server keeps none of this process's descriptors (the default).

@@ -160,11 +160,7 @@ final class DecoderWorker: Sendable {
 
     /// Marks the worker broken for good (a protocol violation) and stops it.
     func broke(_ what: String) -> RecognitionError {
-        state.withLock { state in
-            state.broken = true
-            state.stoppedByUs = true
-        }
-        child.signal(SIGKILL)
+        stop()
         return .engineFailure("the recognition worker broke its protocol (\(what))")
     }
 
