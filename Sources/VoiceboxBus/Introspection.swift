@@ -1,5 +1,3 @@
-import Glibc
-
 /// org.freedesktop.DBus.Introspectable's XML, generated from the interface descriptions.
 public enum Introspection {
     static let standardInterfaces: [InterfaceDescription] = [

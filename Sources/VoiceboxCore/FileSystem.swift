@@ -88,9 +88,8 @@ public enum FileSystem {
         let synced = fsync(fd) == 0 ? 0 : errno
         let closed = close(fd) == 0 ? 0 : errno
         guard synced == 0, closed == 0 else {
-            let code = synced != 0 ? synced : closed
             unlink(temporary)
-            throw Failure(operation: "fsync", path: temporary, code: code)
+            throw Failure(operation: synced != 0 ? "fsync" : "close", path: temporary, code: synced != 0 ? synced : closed)
         }
         guard rename(temporary, path) == 0 else {
             let code = errno

@@ -2,10 +2,6 @@
 /// give with their default strategies (a journal written by either reads with the other), for
 /// the service's one JSON file: voiceboxd links no Foundation.
 public enum JSON {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
-    }
-
     public static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         let root = TreeNode()
         try value.encode(to: TreeEncoder(node: root, codingPath: []))

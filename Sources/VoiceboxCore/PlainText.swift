@@ -7,5 +7,4 @@ extension StringProtocol {
               let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])
     }
-
 }

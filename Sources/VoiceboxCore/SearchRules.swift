@@ -65,8 +65,6 @@ public enum SearchFault: Error, Sendable, Equatable {
 }
 
 extension RecognitionConfiguration {
-    /// Whether the grammar, keyphrases and hint make one well-formed search. The limits are the
-    /// service's (an engine takes any size); they are checked before the grammar is scanned.
     /// Whether a JSGF grammar has an `import` statement anywhere: a statement is what follows the
     /// start, a ";" or a comment, so `grammar g; import <a.b>;` on one line counts (pocketsphinx
     /// then reads a.gram from the disk, from "/": any file of the user's, or a FIFO that hangs the
@@ -99,6 +97,8 @@ extension RecognitionConfiguration {
         return false
     }
 
+    /// Whether the grammar, keyphrases and hint make one well-formed search. The limits are the
+    /// service's (an engine takes any size); they are checked before the grammar is scanned.
     public func checkSearch(maxGrammarBytes: Int? = nil, maxKeyphrases: Int? = nil) throws(SearchFault) {
         if grammar != nil && keyphrases != nil { throw .grammarAndKeyphrases }
         if hint == .confirmation {

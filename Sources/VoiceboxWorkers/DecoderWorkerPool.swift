@@ -5,7 +5,8 @@ import VoiceboxModels
 /// Decoder workers kept warm per model and kind, so that no recognition waits for a start it
 /// could have avoided: when one is taken and none is left, a fresh one starts in the background.
 /// Up to two idle per kind (one given back and the fresh one), stopped after `idleTimeout`
-/// without use of their kind (another model in use keeps no unused model's workers). A model loads in 0.1-0.6 s and a worker holds 30-95 MB.
+/// without use of their kind (another model in use keeps no unused model's workers). A model
+/// loads in 0.1-0.6 s and a worker holds 30-95 MB.
 actor DecoderWorkerPool {
     struct Kind: Hashable, Sendable {
         var model: SpeechModel
