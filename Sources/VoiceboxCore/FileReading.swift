@@ -24,9 +24,21 @@ public enum FileReading {
         /// Whether it ended early because `yieldAtPause` or `yieldInSpeech` asked (`end` is
         /// `.endOfFile` then, but there is more to read).
         public var yielded = false
+        /// Cut inside an utterance no longer than `replaySeconds`: its audio, for the next
+        /// decoder to hear first, and what this decoder heard of it (to keep if no next decoder
+        /// comes). Neither is in `segments`, and `seconds` ends where the audio begins.
+        public var unfinished: Unfinished?
 
         /// The segments as one result.
         public var result: RecognitionResult { RecognitionResult(joining: segments) }
+    }
+
+    /// An utterance cut where it should not have been, to be heard again whole.
+    public struct Unfinished: Sendable, Equatable {
+        public var audio: [Int16]
+        /// The words heard up to the cut, times as the segments' (from the reading's start).
+        public var heard: RecognitionResult
+        public var seconds: Double { Double(audio.count) / sampleRate }
     }
 
     /// - Parameters:
@@ -38,15 +50,18 @@ public enum FileReading {
     ///   - yieldAtPause: asked after every chunk where no speech has been heard since the last
     ///     utterance ended (a place where the reading can stop without cutting one): true ends it
     ///     there (`yielded`).
-    ///   - yieldInSpeech: asked after every chunk inside an utterance: true ends the utterance
-    ///     and the reading there (`yielded`); words at the cut may differ from an unbroken read.
+    ///   - yieldInSpeech: asked after every chunk inside an utterance: true ends the reading
+    ///     there (`yielded`). An utterance up to `replaySeconds` long is given back whole
+    ///     (`unfinished`), to be heard again from its start, so no word is cut; a longer one ends
+    ///     at the cut, where words may differ from an unbroken read.
     /// - Throws: what the file, the decoder or `shouldStop` throws.
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
                             maxSegmentSeconds: Double = maxSegmentSeconds,
                             shouldStop: () throws -> Bool = { false },
                             afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in },
                             yieldAtPause: () -> Bool = { false },
-                            yieldInSpeech: () -> Bool = { false })
+                            yieldInSpeech: () -> Bool = { false },
+                            replaySeconds: Double = 0)
         throws -> Outcome {
         let limit = maxSeconds.map { Int(($0 * sampleRate).rounded()) }
         var segmenter = Endpointer(silenceSeconds: 0, maxSeconds: maxSegmentSeconds)
@@ -57,6 +72,11 @@ public enum FileReading {
         var taken = 0
         var end = RecognitionEnd.endOfFile
         var yielded = false
+        // The audio of the utterance going on, while it is short enough to be heard again.
+        let replayLimit = Int(replaySeconds * sampleRate)
+        var utterance: [Int16] = []
+        var utteranceSamples = 0
+        if replayLimit > 0 { utterance.reserveCapacity(replayLimit) }
         reading: while true {
             if try shouldStop() {
                 end = .stopped
@@ -74,14 +94,24 @@ public enum FileReading {
             if samples.isEmpty { break reading }
             if let limit, taken + samples.count > limit { samples.removeLast(taken + samples.count - limit) }
             taken += samples.count
+            utteranceSamples += samples.count
+            if utteranceSamples <= replayLimit { utterance += samples }
             let inSpeech = try decoder.process(samples)
             if segmenter.feed(inSpeech: inSpeech, seconds: Double(samples.count) / sampleRate) != .continue {
                 keep(try decoder.finish())
                 segmenter.reset()
+                utterance.removeAll(keepingCapacity: true)
+                utteranceSamples = 0
             }
             afterChunk(Double(taken) / sampleRate, segments)
             if segmenter.heardSpeech ? yieldInSpeech() : yieldAtPause() {
                 yielded = true
+                if segmenter.heardSpeech, utteranceSamples <= replayLimit {
+                    let start = Double(taken - utterance.count) / sampleRate
+                    let heard = try decoder.finish()
+                    return Outcome(segments: segments, seconds: start, end: end, yielded: true,
+                                   unfinished: Unfinished(audio: utterance, heard: heard))
+                }
                 break reading
             }
         }

@@ -107,8 +107,7 @@ extension RecognitionSession {
         case .stop, .interrupt: if end == .endOfFile { end = .stopped }
         case nil: if stream.stop == .idle { end = .timeout }
         }
-        return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
-                           end: end, language: language)
+        return Recognition(id: id, result: heard.result, duration: heard.secondsRead, end: end, language: language)
     }
 
     /// Starts a round with a fresh decoder: its clock and utterance start here. Listening, it
@@ -140,6 +139,11 @@ extension RecognitionSession {
     static let minimumHold = Duration.seconds(1)
     static let minimumHoldInSpeech = Duration.seconds(5)
     static let cutAfter = Duration.seconds(2)
+    /// Read as a file, an utterance cut for another caller's stream is heard again whole by the
+    /// next decoder when it is no longer than this (its audio is kept meanwhile: 320 KB): a
+    /// fresh decoder that starts inside speech takes the speech for the background noise and
+    /// loses words. Longer ones (speech without a half-second pause) end at the cut.
+    static let replaySeconds = 10.0
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
     /// session's own queue, never Swift's shared pool) while the service actor does it.
@@ -172,11 +176,15 @@ extension RecognitionSession {
         throws(VoiceboxError) {
         var meter = LevelMeter()
         var levels = RateLimiter(perSecond: 20)
-        let metered = MeteredAudio(stream) { meter.add($0) }
+        // A new decoder for an utterance cut before: it hears it again, so what the last one
+        // heard of it is dropped.
+        let cut = heard.unfinished
+        let audio = ReplayedAudio(cut?.audio ?? [], then: MeteredAudio(stream) { meter.add($0) })
+        heard.unfinished = nil
         let earlier = heard.segments
         let offset = heard.seconds
         do {
-            let reading = try FileReading.read(metered, through: decoder, maxSeconds: streamLimit - offset, shouldStop: {
+            let reading = try FileReading.read(audio, through: decoder, maxSeconds: streamLimit - offset, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled
                 case .stop, .interrupt: true
@@ -185,10 +193,23 @@ extension RecognitionSession {
             }, afterChunk: { _, segments in
                 if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
                 reportPartial(decoder, after: earlier + segments)
-            }, yieldAtPause: { heard.shouldYield(control) }, yieldInSpeech: { heard.mustCut(control) })
+            }, yieldAtPause: {
+                !audio.replaying && heard.shouldYield(control)
+            }, yieldInSpeech: {
+                // The hold counts from the end of the replay, so that each round gets further.
+                guard !audio.replaying else { return false }
+                if let replayed = audio.replayEnded, replayed > heard.decoderTaken { heard.decoderTaken = replayed }
+                return heard.mustCut(control)
+            }, replaySeconds: Self.replaySeconds)
+            // Stopped before the replay was through: what the last decoder heard of it stands.
+            if audio.replaying {
+                heard.unfinished = cut
+                return
+            }
             heard.segments += reading.segments.map { $0.shifted(by: offset) }
             heard.seconds += reading.seconds
             heard.yielded = reading.yielded
+            heard.unfinished = reading.unfinished.map { StreamHeard.Unfinished(audio: $0.audio, heard: $0.heard.shifted(by: offset)) }
             if reading.end == .maxDuration { heard.end = .maxDuration }
         } catch {
             throw RecognitionFault.describe(error, options: options)
@@ -265,6 +286,17 @@ struct StreamHeard {
     var end: RecognitionEnd?
     /// The last round ended at a pause to give its decoder to another caller's stream.
     var yielded = false
+    /// Read as a file: the utterance the last round was cut inside, for the next to hear first,
+    /// and what the last heard of it (word times from the stream's start), kept if none comes.
+    var unfinished: Unfinished?
+    struct Unfinished {
+        var audio: [Int16]
+        var heard: RecognitionResult
+    }
+    /// Every utterance heard, the one cut last included until it is heard again.
+    var result: RecognitionResult { RecognitionResult(joining: segments + [unfinished?.heard ?? .empty]) }
+    /// Seconds of audio read, the cut utterance's included.
+    var secondsRead: Double { seconds + Double(unfinished?.audio.count ?? 0) / RecognitionSession.sampleRate }
     /// Listening: the last `recentSamples` samples read, for a fresh decoder to hear first.
     var recent: [Int16] = []
     static let recentSamples = 24_000  // 1.5 s: pocketsphinx's warm-up
@@ -290,6 +322,36 @@ struct StreamHeard {
         guard let since = control.cutWantedSince else { return false }
         let now = ContinuousClock.now
         return now - since >= RecognitionSession.cutAfter && now - decoderTaken >= RecognitionSession.minimumHoldInSpeech
+    }
+}
+
+/// Audio heard again first (an utterance cut for another stream), then the stream's.
+private final class ReplayedAudio: AudioFile {
+    private var pending: [Int16]
+    private var next = 0
+    private let rest: any AudioFile
+    /// When the last replayed sample was read; nil before (or with nothing to replay).
+    private(set) var replayEnded: ContinuousClock.Instant?
+
+    init(_ pending: [Int16], then rest: any AudioFile) {
+        self.pending = pending
+        self.rest = rest
+    }
+
+    var replaying: Bool { next < pending.count }
+    var duration: Double? { nil }
+
+    func read(maxSamples: Int) throws -> [Int16] {
+        guard replaying else { return try rest.read(maxSamples: maxSamples) }
+        let end = min(pending.count, next + maxSamples)
+        let samples = Array(pending[next..<end])
+        next = end
+        if !replaying {
+            replayEnded = .now
+            pending = []
+            next = 0
+        }
+        return samples
     }
 }
 

@@ -75,4 +75,25 @@ final class FileReadingTests: XCTestCase {
         XCTAssertFalse(rest.yielded)
         XCTAssertEqual(rest.result.text, "w1 w2")
     }
+
+    func testAShortUtteranceCutInSpeechIsGivenBackWholeToBeHeardAgain() throws {
+        // Speech, a pause, then speech cut at its second chunk: the finished utterance is kept,
+        // the cut one comes back as audio (from the end of the last utterance) beside its words.
+        let file = FakeFile(samples: samples(true, 2048) + samples(false, 2048) + samples(true, 2048 * 3))
+        var asked = 0
+        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0),
+                                           yieldInSpeech: { asked += 1; return asked == 3 }, replaySeconds: 1)
+        XCTAssertTrue(outcome.yielded)
+        XCTAssertEqual(outcome.segments.map(\.text), ["w1"])
+        XCTAssertEqual(outcome.seconds, 2048.0 * 2 / 16000, "the reading ends where the cut utterance began")
+        XCTAssertEqual(outcome.unfinished?.audio, samples(true, 2048 * 2))
+        XCTAssertEqual(outcome.unfinished?.heard.text, "w2 w3", "what was heard up to the cut, to keep if nothing hears it again")
+        // Longer than replaySeconds: cut where asked, as without a replay.
+        asked = 0
+        let long = try FileReading.read(FakeFile(samples: samples(true, 2048 * 4)), through: FakeDecoder(warmUp: 0),
+                                        yieldInSpeech: { asked += 1; return asked == 3 }, replaySeconds: 0.2)
+        XCTAssertEqual(long.segments.map(\.text), ["w1 w2 w3"])
+        XCTAssertNil(long.unfinished)
+        XCTAssertEqual(long.seconds, 2048.0 * 3 / 16000)
+    }
 }

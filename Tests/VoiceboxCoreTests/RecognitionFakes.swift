@@ -7,6 +7,8 @@ import VoiceboxLock
 final class FakeEngine: RecognitionEngine {
     let languages: [String]
     let warmUp: Double
+    /// Decoders made so far.
+    let made = Locked(0)
     init(languages: [String] = ["de-DE", "en-US"], warmUp: Double = 0) {
         self.languages = languages
         self.warmUp = warmUp
@@ -16,6 +18,7 @@ final class FakeEngine: RecognitionEngine {
         if let grammar = configuration.grammar, grammar.contains("broken") {
             throw RecognitionError.invalidGrammar("syntax error at 'broken'")
         }
+        made.withLock { $0 += 1 }
         return FakeDecoder(warmUp: warmUp)
     }
 }
@@ -152,12 +155,15 @@ struct FakeStreams: AudioStreams {
 struct ScriptedStream: Sendable {
     var samples: [Int16]
     var stallsAfter = false
+    /// Sends in real time (a read of N samples takes N / 16 kHz), as a live source does.
+    var realTime = false
 }
 
 /// A stall ends a read at a wake or after the idle bound, as the real stream's poll does.
 final class FakeAudioStream: AudioStream {
     private var samples: ArraySlice<Int16>
     private let stalls: Bool
+    private let realTime: Bool
     private let idleSeconds: Double
     private let woken = Locked(false)
     private(set) var stop: AudioStreamStop?
@@ -167,6 +173,7 @@ final class FakeAudioStream: AudioStream {
     init(_ script: ScriptedStream, idleSeconds: Double) {
         samples = script.samples[...]
         stalls = script.stallsAfter
+        realTime = script.realTime
         self.idleSeconds = idleSeconds
     }
 
@@ -186,6 +193,7 @@ final class FakeAudioStream: AudioStream {
         guard stop == nil else { return [] }
         let chunk = samples.prefix(maxSamples)
         samples = samples.dropFirst(chunk.count)
+        if realTime { usleep(UInt32(chunk.count * 1_000_000 / 16_000)) }
         if chunk.isEmpty, stalls {
             let started = stalledSince ?? .now
             stalledSince = started

@@ -9,8 +9,8 @@ final class RecognitionServiceTests: XCTestCase {
     private let quiet = [Int16](repeating: 0, count: 16_000)
 
     private func makeService(warmUp: Double = 0, files: [String: [Int16]] = [:], streams: [Int32: ScriptedStream] = [:],
-                             maxFiles: Int = 2) -> RecognitionService {
-        RecognitionService(engine: FakeEngine(warmUp: warmUp), capture: capture, files: FakeFiles(files: files),
+                             maxFiles: Int = 2, engine: FakeEngine? = nil) -> RecognitionService {
+        RecognitionService(engine: engine ?? FakeEngine(warmUp: warmUp), capture: capture, files: FakeFiles(files: files),
                            streams: FakeStreams(streams: streams), bus: bus,
                            maxFileRecognitions: maxFiles)
     }
@@ -104,6 +104,59 @@ final class RecognitionServiceTests: XCTestCase {
         bus.vanish(":1.2")
         let kind = await errorKind { _ = try await cancelled.outcome() }
         XCTAssertEqual(kind, .cancelled, "a caller that left cancels its stream")
+    }
+
+    /// Four callers' streams of unbroken speech hold every stream decoder; a fifth caller's
+    /// stream waits, and one of them is asked to cut its utterance (after its 5 s hold). The
+    /// utterance is short enough to be heard again: the next decoder hears it from its start,
+    /// so that stream's words are one unbroken run, as if no cut had come (a cut stream's words
+    /// would start again at w1, the next decoder's first).
+    func testAStreamCutInsideAShortUtteranceHearsItAgainWhole() async throws {
+        // 6 s, one word per chunk: the first stream is cut at 5 s; the others end before they
+        // are (the next is asked to cut 2 s after the first gave way and waits again).
+        let speech = [Int16](repeating: 5000, count: 2048 * 47)
+        var scripts: [Int32: ScriptedStream] = [:]
+        for fd in Int32(1)...5 { scripts[fd] = ScriptedStream(samples: speech, realTime: true) }
+        let engine = FakeEngine()
+        let service = makeService(streams: scripts, maxFiles: 5, engine: engine)
+        var started: [PendingRecognition] = []
+        for fd in Int32(1)...4 {
+            started.append(try await service.start(options(["stream": .descriptor(fd)]), caller: ":1.\(fd)"))
+        }
+        try await waitFor("four streams to start") { started.allSatisfy { self.bus.signals.contains(.recognitionStarted($0.id)) } }
+        let waiting = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.5")
+        let all = (1...47).map { "w\($0)" }.joined(separator: " ")
+        for handle in started {
+            let done = try await handle.outcome()
+            XCTAssertEqual(done.result.text, all, "recognition \(handle.id)")
+            XCTAssertEqual(done.duration, Double(speech.count) / 16_000, accuracy: 1e-9)
+        }
+        let last = try await waiting.outcome()
+        XCTAssertEqual(last.result.text, all)
+        XCTAssertEqual(engine.made.withLock { $0 }, 6, "one stream cut for the fifth (5 streams, 6 decoders)")
+    }
+
+    /// The same cut, but every stream is stopped as soon as the fifth has the decoder: the cut
+    /// stream, waiting to hear its utterance again, keeps what it heard of it up to the cut.
+    func testAStreamStoppedBeforeItHearsItsCutUtteranceAgainKeepsItsWords() async throws {
+        let speech = [Int16](repeating: 5000, count: 2048 * 100)
+        var scripts: [Int32: ScriptedStream] = [:]
+        for fd in Int32(1)...5 { scripts[fd] = ScriptedStream(samples: speech, realTime: true) }
+        let service = makeService(streams: scripts, maxFiles: 5)
+        var started: [PendingRecognition] = []
+        for fd in Int32(1)...4 {
+            started.append(try await service.start(options(["stream": .descriptor(fd)]), caller: ":1.\(fd)"))
+        }
+        try await waitFor("four streams to start") { started.allSatisfy { self.bus.signals.contains(.recognitionStarted($0.id)) } }
+        let waiting = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.5")
+        try await waitFor("the fifth to start", timeout: .seconds(10)) { self.bus.signals.contains(.recognitionStarted(waiting.id)) }
+        for handle in started + [waiting] { await service.endRecognition(handle.id, cancel: false) }
+        for handle in started {
+            let done = try await handle.outcome()
+            let words = Int((done.duration * 16_000).rounded()) / 2048
+            XCTAssertGreaterThan(words, 30, "recognition \(handle.id) heard 5 s and more")
+            XCTAssertEqual(done.result.text, (1...words).map { "w\($0)" }.joined(separator: " "), "recognition \(handle.id)")
+        }
     }
 
     func testStreamsWaitForADecoderAsFilesDoAndAStalledOneGivesItBack() async throws {
