@@ -33,3 +33,8 @@ static inline long voicebox_io_uring_setup(void) {
 static inline long voicebox_ptrace_attach(pid_t pid) {
     return syscall(__NR_ptrace, 16 /* PTRACE_ATTACH */, pid, 0, 0);
 }
+
+// ioctl(2) is variadic; the request passed whole, high bits included, as a hostile caller would.
+static inline long voicebox_ioctl(int fd, unsigned long request, void *argument) {
+    return syscall(__NR_ioctl, fd, request, argument);
+}

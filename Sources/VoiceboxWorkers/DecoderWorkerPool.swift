@@ -41,6 +41,13 @@ actor DecoderWorkerPool {
         while var warm = idle[kind], let worker = warm.popLast() {
             idle[kind] = warm
             guard !worker.hasEnded else { continue }  // died idle; its watch has not dropped it yet
+            // Stopped while idle: it would hold the call until its bound (10 s). Killed; its
+            // watch drops it.
+            if worker.isSuspended {
+                log?("voiceboxd: a warm recognition worker (pid \(worker.pid)) was stopped; replaced")
+                worker.stop()
+                continue
+            }
             replenish(kind)
             return worker
         }

@@ -10,11 +10,11 @@ import Glibc
 ///   and raw files, plus what the Swift runtime and glibc's abort use), signals to itself only,
 ///   opening no file at all (EACCES: it reads only what it was handed), sockets, exec, io_uring,
 ///   ptrace and process_vm_* kill it (SIGSYS), and anything else fails with EPERM (truncate,
-///   rename, unlink, fork, kill of another process...).
+///   rename, unlink, fork, kill of another process, an ioctl that is not a question...).
 enum Confinement {
     static let allowed = [
         "read", "readv", "pread64", "write", "writev", "close", "lseek", "fstat", "newfstatat", "statx", "fcntl",
-        "ioctl", "mmap", "munmap", "mremap", "mprotect", "madvise", "brk", "futex", "exit", "exit_group",
+        "mmap", "munmap", "mremap", "mprotect", "madvise", "brk", "futex", "exit", "exit_group",
         "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "sigaltstack", "restart_syscall", "getpid", "gettid",
         "getppid", "getuid", "geteuid", "getgid", "getegid", "clock_gettime", "clock_getres", "gettimeofday",
         "nanosleep", "clock_nanosleep", "sched_yield", "sched_getaffinity", "getrandom", "sysinfo", "uname",
@@ -24,6 +24,12 @@ enum Confinement {
                           "execveat", "io_uring_setup", "io_uring_enter", "io_uring_register", "ptrace",
                           "process_vm_readv", "process_vm_writev"]
     static let opening = ["open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at"]
+    /// The ioctls allowed: asking what a descriptor is (a terminal? how much to read?) and
+    /// setting its flags. Not TIOCSTI or TIOCLINUX, which would type into the terminal a
+    /// descriptor it inherited leads to (voiceboxd run in one); the request is compared on its
+    /// low 32 bits, as the kernel reads it, so high bits cannot slip one past.
+    static let ioctls: [UInt64] = [0x5401 /* TCGETS */, 0x5413 /* TIOCGWINSZ */, 0x541B /* FIONREAD */,
+                                   0x5421 /* FIONBIO */, 0x5450 /* FIONCLEX */, 0x5451 /* FIOCLEX */]
 
     /// nil once confined, else why it could not be. `readsFiles`: a decoder worker, which reads
     /// its model, may open files read-only and make files in memory (pocketsphinx takes several
@@ -51,6 +57,10 @@ enum Confinement {
         let ownProcess = voicebox_masked_argument(0, UInt64(UInt32.max), UInt64(UInt32(bitPattern: getpid())))
         var problem = add(allowed, UInt32(SCMP_ACT_ALLOW))
             ?? add(["kill", "tgkill"], UInt32(SCMP_ACT_ALLOW), [ownProcess])
+        for request in ioctls where problem == nil {
+            problem = add(["ioctl"], UInt32(SCMP_ACT_ALLOW), [voicebox_masked_argument(1, UInt64(UInt32.max), request)])
+        }
+        problem = problem
             ?? add(killing, UInt32(SCMP_ACT_KILL_PROCESS))
         if readsFiles {
             problem = problem ?? add(["memfd_create"], UInt32(SCMP_ACT_ALLOW))

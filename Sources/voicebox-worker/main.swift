@@ -104,7 +104,15 @@ func probeConfinement(_ probe: String, _ path: String?) -> Never {
     case ("unlink", let path?): say(what, Int(unlink(path)))
     case ("rename", let path?): say(what, Int(rename(path, path + ".renamed")))
     case ("abort", _): abort()  // its own SIGABRT is allowed
-    default: fail("probe-confinement [decoder:]socket|exec|io_uring|ptrace|kill|fork|abort, or [decoder:]write|read|truncate|unlink|rename PATH", status: 64)
+    case ("tiocsti", _), ("tiocsti-high", _):
+        // Types a character into the terminal standard error leads to, if it is one.
+        var character: CChar = 0x61
+        let request = UInt(0x5412) | (what == "tiocsti-high" ? UInt(1) << 32 : 0)
+        say(what, voicebox_ioctl(2, request, &character))
+    case ("tcgets", _):
+        var attributes = termios()
+        say(what, voicebox_ioctl(2, UInt(0x5401), &attributes))
+    default: fail("probe-confinement [decoder:]socket|exec|io_uring|ptrace|kill|fork|abort|tiocsti|tiocsti-high|tcgets, or [decoder:]write|read|truncate|unlink|rename PATH", status: 64)
     }
     exit(0)
 }

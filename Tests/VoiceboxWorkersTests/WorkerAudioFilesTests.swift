@@ -175,7 +175,13 @@ final class WorkerAudioFilesTests: XCTestCase {
                                   (["unlink", target], "unlink: refused (Operation not permitted)"),
                                   (["rename", target], "rename: refused (Operation not permitted)"),
                                   (["fork"], "fork: refused (Operation not permitted)"),
-                                  (["kill"], "kill: refused (Operation not permitted)")] {
+                                  (["kill"], "kill: refused (Operation not permitted)"),
+                                  // Standard error is /dev/null here: a question reaches the kernel
+                                  // (ENOTTY), typing into a terminal does not (EPERM), high bits or not.
+                                  (["tcgets"], "tcgets: refused (Inappropriate ioctl for device)"),
+                                  (["tiocsti"], "tiocsti: refused (Operation not permitted)"),
+                                  (["tiocsti-high"], "tiocsti-high: refused (Operation not permitted)"),
+                                  (["decoder:tiocsti"], "tiocsti: refused (Operation not permitted)")] {
             let (ended, said) = try probe(arguments)
             XCTAssertEqual(ended, .exited(0), "\(arguments)")
             XCTAssertEqual(said, says)

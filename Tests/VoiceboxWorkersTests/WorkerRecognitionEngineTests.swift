@@ -233,6 +233,32 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         XCTAssertLessThan(took, .milliseconds(100), "warm, not a model load")
     }
 
+    /// Warm workers stopped (SIGSTOP) while idle are not handed out: the next recognitions get
+    /// a worker that answers (a model load, not the 10 s bound and a failure), and the stopped
+    /// ones are killed.
+    func testWarmWorkersStoppedWhileIdleAreNotHandedOut() async throws {
+        try requireModel()
+        let workers = engine()
+        _ = try await decode(Recordings.path("goforward.raw"), with: workers)
+        try await waitUntil("two warm workers", timeout: .seconds(10)) { await workers.warmWorkerCount == 2 }
+        let stopped = Self.decoderWorkers()
+        XCTAssertEqual(stopped.count, 2)
+        for pid in stopped { kill(pid, SIGSTOP) }
+        defer { for pid in stopped { kill(pid, SIGKILL) } }
+        for round in 0..<2 {
+            let asked = ContinuousClock.now
+            let heard = try await decode(Recordings.path("goforward.raw"), with: workers)
+            let took = ContinuousClock.now - asked
+            print("METRIC with the warm workers stopped, recognition \(round + 1) in \(took)")
+            XCTAssertEqual(heard.text, "go forward ten meters")
+            let bound: Double = ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"] == nil ? 6 : 30
+            XCTAssertLessThan(took, .seconds(bound), "a stopped worker was handed out")
+        }
+        try await waitUntil("the stopped workers gone", timeout: .seconds(10)) {
+            Set(Self.decoderWorkers()).isDisjoint(with: stopped)
+        }
+    }
+
     func testTheDecoderConfinementAllowsReadingOnly() throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-decoder-\(getpid())")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
