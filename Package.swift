@@ -35,12 +35,14 @@ let package = Package(
         // Audio files as 16 kHz mono samples (libsndfile, libsamplerate): what a file worker runs.
         // Also callers' raw streams, resampled when they are not 16 kHz.
         .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "CSamplerate", "VoiceboxCore"]),
+        // A caller's raw stream read as 16 kHz mono (pure Swift: the service links no resampler library).
+        .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxModels", "VoiceboxSndfile", "VoiceboxPulse", "VoiceboxLock",
+                                                  "VoiceboxModels", "VoiceboxStreams", "VoiceboxPulse", "VoiceboxLock",
                                                   "VoiceboxSpawn", "VoiceboxWorkers"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
@@ -68,7 +70,7 @@ let package = Package(
         .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore", "VoiceboxLock"]),
         .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "VoiceboxLock", "TestSupport"]),
         .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
-        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile", "VoiceboxLock",
+        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile", "VoiceboxStreams", "VoiceboxLock",
                                                                       "TestSupport"]),
         .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
         .testTarget(name: "VoiceboxWorkersTests", dependencies: ["VoiceboxWorkers", "VoiceboxWorkerProtocol", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile", "VoiceboxSpawn", "TestSupport"]),

@@ -41,7 +41,7 @@ public struct StreamInput: Sendable, Equatable {
 }
 
 /// Opens streams. Raw PCM through a pipe or stream socket stands behind it in production
-/// (VoiceboxPocketsphinx's `DescriptorAudioStreams`); tests swap in a scripted one.
+/// (VoiceboxStreams' `DescriptorAudioStreams`); tests swap in a scripted one.
 public protocol AudioStreams: Sendable {
     /// Checks the descriptor (a pipe, a stream socket or a regular file, open for reading) and
     /// prepares to read it. Throws `RecognitionError.invalidArgument` for anything else.

@@ -5,7 +5,7 @@ import VoiceboxBus
 import VoiceboxCore
 import VoiceboxInterface
 import VoiceboxModels
-import VoiceboxSndfile
+import VoiceboxStreams
 import VoiceboxPulse
 import VoiceboxSpeechd
 import VoiceboxWorkers

@@ -37,8 +37,9 @@ final class DecoderWorkerTests: XCTestCase {
         }.filter { $0.hasPrefix("/") }.map { ($0 as NSString).lastPathComponent })
     }
 
-    /// After a file and a microphone recognition, voiceboxd has mapped no part of pocketsphinx,
-    /// while its decoder workers have: the decoding happened there. Nor has it mapped Foundation or
+    /// After a file, a microphone and a 48 kHz stream recognition, voiceboxd has mapped no part
+    /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
+    /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
     /// glib, which kept it above 20 MiB at rest.
     func testTheServiceNeverMapsTheEngine() async throws {
         let stack = try Stack.require()
@@ -54,11 +55,21 @@ final class DecoderWorkerTests: XCTestCase {
         let heard = try await answer
         await player.waitUntilDone()
         XCTAssertEqual(heard.text, "go forward ten meters")
+        // A stream at 48 kHz in stereo: the service resamples it itself.
+        let floats = directory.appendingPathComponent("stereo.f32").path
+        try Recordings.sox(raw: Recordings.path("goforward.raw"), to: floats,
+                           output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"], effects: ["rate", "48000", "channels", "2"])
+        let writer = try PipeWriter(try Array(Data(contentsOf: URL(fileURLWithPath: floats))))
+        let streamed = try await service.recognize(["stream": .unixFD(writer.readEnd), "stream_format": .string("f32le"),
+                                                    "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)])
+        writer.closeReadEnd()
+        XCTAssertEqual(streamed.text, "go forward ten meters")
 
         let pid = service.daemon.pid
         let ours = Self.mappedLibraries(of: pid)
         XCTAssertFalse(ours.isEmpty)
-        for library in ours where library.contains("pocketsphinx") || library.contains("sphinxbase") || library.contains("sphinxad") {
+        for library in ours where library.contains("pocketsphinx") || library.contains("sphinxbase") || library.contains("sphinxad")
+            || library.hasPrefix("libsamplerate") {
             XCTFail("voiceboxd maps \(library)")
         }
         // Nor what was a third of its resident memory: Foundation (with ICU; what the service

@@ -3,7 +3,8 @@ import Glibc
 import TestSupport
 import XCTest
 import VoiceboxPocketsphinx
-@testable import VoiceboxSndfile
+import VoiceboxSndfile
+@testable import VoiceboxStreams
 import VoiceboxCore
 import VoiceboxLock
 

@@ -1,7 +1,5 @@
-import CSamplerate
 import Glibc
 import VoiceboxCore
-
 
 /// Opens the caller's raw PCM streams (Recognize's option `stream`).
 public struct DescriptorAudioStreams: AudioStreams {
@@ -19,6 +17,18 @@ public struct DescriptorAudioStreams: AudioStreams {
 /// socket is read with MSG_DONTWAIT. Waiting is one poll(2) on the stream and a pipe of our own
 /// that `wake()` writes to, bounded by the idle time: no spinning, and no thread held for good.
 final class DescriptorAudioStream: AudioStream {
+    /// What the decoders take.
+    static let sampleRate = 16_000
+
+    /// A float sample (full scale ±1) as a 16-bit one, rounded and clipped as libsamplerate's
+    /// src_float_to_short_array does, so that a stream gives a file's samples.
+    static func sample(_ value: Float) -> Int16 {
+        let scaled = Double(value) * 2_147_483_648
+        guard scaled < 2_147_483_647 else { return .max }
+        guard scaled > -2_147_483_648 else { return .min }
+        return Int16(truncatingIfNeeded: Int64(scaled.rounded(.toNearestOrEven)) >> 16)
+    }
+
     private enum Kind { case pipe, socket, file }
 
     private let input: StreamInput
@@ -29,7 +39,7 @@ final class DescriptorAudioStream: AudioStream {
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
     private var unpacker: PCMUnpacker
-    private let resampler: Resampler?
+    private var resampler: SincResampler?
     private var pending: [Int16] = []
     private var ended = false
     private var closed = false
@@ -55,8 +65,8 @@ final class DescriptorAudioStream: AudioStream {
         duration = kind == .file ? Self.remainingSeconds(input) : nil
         if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
         unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
-                               direct: input.encoding == .s16le && input.channels == 1 && input.rate == AudioFileReader.sampleRate)
-        resampler = input.rate == AudioFileReader.sampleRate ? nil : try Resampler(from: input.rate, to: AudioFileReader.sampleRate)
+                               direct: input.encoding == .s16le && input.channels == 1 && input.rate == Self.sampleRate)
+        resampler = input.rate == Self.sampleRate ? nil : SincResampler(from: input.rate, to: Self.sampleRate)
         if kind == .pipe {
             let own = Glibc.open("/proc/self/fd/\(input.descriptor)", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             guard own >= 0 else { throw RecognitionError.invalidStream("cannot open the pipe for reading: \(Self.reason(errno))") }
@@ -260,7 +270,7 @@ final class DescriptorAudioStream: AudioStream {
                 throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
                                                      + "\(frameBytes) (\(input.encoding.rawValue), \(input.channels) channels)")
             }
-            if let resampler { append(try resampler.process([], end: true)) }
+            if resampler != nil { append(resampler!.process([], end: true)) }
             return
         }
         waitedSinceData = .zero
@@ -269,15 +279,13 @@ final class DescriptorAudioStream: AudioStream {
         framesReceived = unpacker.framesUnpacked
         switch unpacked {
         case .samples(let samples): pending += samples
-        case .floats(let floats): append(try resampler?.process(floats, end: false) ?? floats)
+        case .floats(let floats): append(resampler?.process(floats, end: false) ?? floats)
         }
     }
 
     private func append(_ floats: [Float]) {
         guard !floats.isEmpty else { return }
-        var samples = [Int16](repeating: 0, count: floats.count)
-        src_float_to_short_array(floats, &samples, Int32(floats.count))
-        pending += samples
+        pending += floats.map(Self.sample)
     }
 
     private static func check(_ fd: Int32) throws -> Kind {
