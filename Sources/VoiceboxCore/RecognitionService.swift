@@ -23,6 +23,9 @@ public actor RecognitionService {
     /// decoder back until it sends again. Streams past the limits wait, holding nothing; files
     /// and streams that hold a decoder go on taking turns.
     public static let streamDecoderLimit = 4
+    /// What all streams together may keep to hear a cut utterance again (`ReplayBudget`): 4 MiB,
+    /// 13 utterances of 10 s (`RecognitionSession.replaySeconds`).
+    public static let replayBudgetBytes = 4 << 20
     public static let streamDecodersPerCaller = 2
 
     private struct Entry {
@@ -66,8 +69,10 @@ public actor RecognitionService {
     private var heldByCall = false
 
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, streams: any AudioStreams,
-                bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int) {
-        parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session)
+                bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int,
+                replayBudgetBytes: Int = RecognitionService.replayBudgetBytes) {
+        parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session,
+                      replays: ReplayBudget(bytes: replayBudgetBytes))
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
                                          waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit,
                                          streamDecodersPerCaller: Self.streamDecodersPerCaller)

@@ -140,7 +140,8 @@ extension RecognitionSession {
     static let minimumHoldInSpeech = Duration.seconds(5)
     static let cutAfter = Duration.seconds(2)
     /// Read as a file, an utterance cut for another caller's stream is heard again whole by the
-    /// next decoder when it is no longer than this (its audio is kept meanwhile: 320 KB): a
+    /// next decoder when it is no longer than this (its audio is kept meanwhile: 320 KB, within
+    /// `RecognitionService.replayBudgetBytes` for all streams): a
     /// fresh decoder that starts inside speech takes the speech for the background noise and
     /// loses words. Longer ones (speech without a half-second pause) end at the cut.
     static let replaySeconds = 10.0
@@ -178,8 +179,7 @@ extension RecognitionSession {
         var levels = RateLimiter(perSecond: 20)
         // A new decoder for an utterance cut before: it hears it again, so what the last one
         // heard of it is dropped.
-        let cut = heard.unfinished
-        let audio = ReplayedAudio(cut?.audio ?? [], then: MeteredAudio(stream) { meter.add($0) })
+        let audio = ReplayedAudio(heard.unfinished, then: MeteredAudio(stream) { meter.add($0) })
         heard.unfinished = nil
         let earlier = heard.segments
         let offset = heard.seconds
@@ -202,14 +202,23 @@ extension RecognitionSession {
                 return heard.mustCut(control)
             }, replaySeconds: Self.replaySeconds)
             // Stopped before the replay was through: what the last decoder heard of it stands.
-            if audio.replaying {
+            if let cut = audio.takeBack() {
                 heard.unfinished = cut
                 return
             }
             heard.segments += reading.segments.map { $0.shifted(by: offset) }
             heard.seconds += reading.seconds
             heard.yielded = reading.yielded
-            heard.unfinished = reading.unfinished.map { StreamHeard.Unfinished(audio: $0.audio, heard: $0.heard.shifted(by: offset)) }
+            if let unfinished = reading.unfinished {
+                let heardSoFar = unfinished.heard.shifted(by: offset)
+                if let hold = parts.replays.hold(unfinished.audio.count * MemoryLayout<Int16>.size) {
+                    heard.unfinished = StreamHeard.Unfinished(audio: unfinished.audio, heard: heardSoFar, hold: hold)
+                } else {
+                    // The budget is spent (many streams cut at once): cut where it is.
+                    heard.segments.append(heardSoFar)
+                    heard.seconds += unfinished.seconds
+                }
+            }
             if reading.end == .maxDuration { heard.end = .maxDuration }
         } catch {
             throw RecognitionFault.describe(error, options: options)
@@ -292,6 +301,8 @@ struct StreamHeard {
     struct Unfinished {
         var audio: [Int16]
         var heard: RecognitionResult
+        /// Its share of `ReplayBudget`, given back once it is heard again or the stream ends.
+        var hold: ReplayBudget.Hold
     }
     /// Every utterance heard, the one cut last included until it is heard again.
     var result: RecognitionResult { RecognitionResult(joining: segments + [unfinished?.heard ?? .empty]) }
@@ -325,31 +336,37 @@ struct StreamHeard {
     }
 }
 
-/// Audio heard again first (an utterance cut for another stream), then the stream's.
+/// Audio heard again first (an utterance cut for another stream), then the stream's. The cut
+/// utterance, its budget included, is let go as soon as it has been read.
 private final class ReplayedAudio: AudioFile {
-    private var pending: [Int16]
+    private var cut: StreamHeard.Unfinished?
     private var next = 0
     private let rest: any AudioFile
     /// When the last replayed sample was read; nil before (or with nothing to replay).
     private(set) var replayEnded: ContinuousClock.Instant?
 
-    init(_ pending: [Int16], then rest: any AudioFile) {
-        self.pending = pending
+    init(_ cut: StreamHeard.Unfinished?, then rest: any AudioFile) {
+        self.cut = cut.flatMap { $0.audio.isEmpty ? nil : $0 }
         self.rest = rest
     }
 
-    var replaying: Bool { next < pending.count }
+    var replaying: Bool { cut != nil }
     var duration: Double? { nil }
 
+    /// The cut utterance, while it has not all been read (the reading stopped inside it).
+    func takeBack() -> StreamHeard.Unfinished? {
+        defer { cut = nil }
+        return cut
+    }
+
     func read(maxSamples: Int) throws -> [Int16] {
-        guard replaying else { return try rest.read(maxSamples: maxSamples) }
-        let end = min(pending.count, next + maxSamples)
-        let samples = Array(pending[next..<end])
+        guard let audio = cut?.audio else { return try rest.read(maxSamples: maxSamples) }
+        let end = min(audio.count, next + maxSamples)
+        let samples = Array(audio[next..<end])
         next = end
-        if !replaying {
+        if next == audio.count {
             replayEnded = .now
-            pending = []
-            next = 0
+            cut = nil
         }
         return samples
     }

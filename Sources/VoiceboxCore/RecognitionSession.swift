@@ -15,6 +15,8 @@ actor RecognitionSession {
         var streams: any AudioStreams
         var bus: any ServiceBus
         var session: AudioSession?
+        /// Shared by all streams: what they may keep to hear a cut utterance again.
+        var replays = ReplayBudget(bytes: RecognitionService.replayBudgetBytes)
     }
 
     static let sampleRate = 16_000.0

@@ -56,13 +56,7 @@ final class DecoderWorkerTests: XCTestCase {
         await player.waitUntilDone()
         XCTAssertEqual(heard.text, "go forward ten meters")
         // A stream at 48 kHz in stereo: the service resamples it itself.
-        let floats = directory.appendingPathComponent("stereo.f32").path
-        try Recordings.sox(raw: Recordings.path("goforward.raw"), to: floats,
-                           output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"], effects: ["rate", "48000", "channels", "2"])
-        let writer = try PipeWriter(try Array(Data(contentsOf: URL(fileURLWithPath: floats))))
-        let streamed = try await service.recognize(["stream": .unixFD(writer.readEnd), "stream_format": .string("f32le"),
-                                                    "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)])
-        writer.closeReadEnd()
+        let streamed = try await service.recognizeGoForwardAt48kHzInStereo(in: directory)
         XCTAssertEqual(streamed.text, "go forward ten meters")
 
         let pid = service.daemon.pid

@@ -54,6 +54,18 @@ extension ServiceHarness {
         try await Self.recognize(on: client, options, timeout: timeout)
     }
 
+    /// goforward streamed as 32-bit floats at 48 kHz in stereo (made with sox in `directory`), so
+    /// that the service unpacks and resamples it.
+    func recognizeGoForwardAt48kHzInStereo(in directory: URL) async throws -> Recognized {
+        let path = directory.appendingPathComponent("stereo.f32").path
+        try Recordings.sox(raw: Recordings.path("goforward.raw"), to: path,
+                           output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"], effects: ["rate", "48000", "channels", "2"])
+        let writer = try PipeWriter(try Array(Data(contentsOf: URL(fileURLWithPath: path))))
+        defer { writer.closeReadEnd() }
+        return try await recognize(["stream": .unixFD(writer.readEnd), "stream_format": .string("f32le"),
+                                    "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)])
+    }
+
     static func recognize(on connection: BusConnection, _ options: [String: DBusValue],
                           timeout: Duration = .seconds(90)) async throws -> Recognized {
         let reply = try await connection.call(destination: name, path: path, interface: interface, member: "Recognize",

@@ -70,13 +70,7 @@ final class StreamRecognitionTests: XCTestCase {
     }
 
     func testFloatsAt48kHzInStereoGiveTheSameWords() async throws {
-        let path = directory.appendingPathComponent("stereo.f32").path
-        try Recordings.sox(raw: Recordings.path("goforward.raw"), to: path,
-                           output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"], effects: ["rate", "48000", "channels", "2"])
-        let writer = try PipeWriter(try Array(Data(contentsOf: URL(fileURLWithPath: path))))
-        let heard = try await service.recognize(["stream": .unixFD(writer.readEnd), "stream_format": .string("f32le"),
-                                                 "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)])
-        writer.closeReadEnd()
+        let heard = try await service.recognizeGoForwardAt48kHzInStereo(in: directory)
         XCTAssertEqual(heard.text, expected)
         XCTAssertEqual(heard.duration, 2.786, accuracy: 0.01)
     }

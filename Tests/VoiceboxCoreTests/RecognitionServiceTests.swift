@@ -9,10 +9,11 @@ final class RecognitionServiceTests: XCTestCase {
     private let quiet = [Int16](repeating: 0, count: 16_000)
 
     private func makeService(warmUp: Double = 0, files: [String: [Int16]] = [:], streams: [Int32: ScriptedStream] = [:],
-                             maxFiles: Int = 2, engine: FakeEngine? = nil) -> RecognitionService {
+                             maxFiles: Int = 2, engine: FakeEngine? = nil,
+                             replayBudget: Int = RecognitionService.replayBudgetBytes) -> RecognitionService {
         RecognitionService(engine: engine ?? FakeEngine(warmUp: warmUp), capture: capture, files: FakeFiles(files: files),
                            streams: FakeStreams(streams: streams), bus: bus,
-                           maxFileRecognitions: maxFiles)
+                           maxFileRecognitions: maxFiles, replayBudgetBytes: replayBudget)
     }
 
     private func options(_ values: [String: OptionValue] = [:]) throws -> RecognizeOptions {
@@ -112,13 +113,23 @@ final class RecognitionServiceTests: XCTestCase {
     /// so that stream's words are one unbroken run, as if no cut had come (a cut stream's words
     /// would start again at w1, the next decoder's first).
     func testAStreamCutInsideAShortUtteranceHearsItAgainWhole() async throws {
+        try await cutOneOfFourStreams(replayBudget: RecognitionService.replayBudgetBytes)
+    }
+
+    /// With the replay budget spent (here: none), the utterance is cut where it is: what the first
+    /// decoder heard, then what the next one hears (its words start again at w1), none twice.
+    func testPastTheReplayBudgetAStreamIsCutWhereItIs() async throws {
+        try await cutOneOfFourStreams(replayBudget: 0)
+    }
+
+    private func cutOneOfFourStreams(replayBudget: Int) async throws {
         // 6 s, one word per chunk: the first stream is cut at 5 s; the others end before they
         // are (the next is asked to cut 2 s after the first gave way and waits again).
         let speech = [Int16](repeating: 5000, count: 2048 * 47)
         var scripts: [Int32: ScriptedStream] = [:]
         for fd in Int32(1)...5 { scripts[fd] = ScriptedStream(samples: speech, realTime: true) }
         let engine = FakeEngine()
-        let service = makeService(streams: scripts, maxFiles: 5, engine: engine)
+        let service = makeService(streams: scripts, maxFiles: 5, engine: engine, replayBudget: replayBudget)
         var started: [PendingRecognition] = []
         for fd in Int32(1)...4 {
             started.append(try await service.start(options(["stream": .descriptor(fd)]), caller: ":1.\(fd)"))
@@ -126,11 +137,21 @@ final class RecognitionServiceTests: XCTestCase {
         try await waitFor("four streams to start") { started.allSatisfy { self.bus.signals.contains(.recognitionStarted($0.id)) } }
         let waiting = try await service.start(options(["stream": .descriptor(5)]), caller: ":1.5")
         let all = (1...47).map { "w\($0)" }.joined(separator: " ")
+        var cutWhereItWas = 0
         for handle in started {
             let done = try await handle.outcome()
-            XCTAssertEqual(done.result.text, all, "recognition \(handle.id)")
             XCTAssertEqual(done.duration, Double(speech.count) / 16_000, accuracy: 1e-9)
+            if replayBudget > 0 {
+                XCTAssertEqual(done.result.text, all, "recognition \(handle.id)")
+            } else if done.result.text != all {
+                // w1...wk from the first decoder, w1...w(47-k) from the next.
+                let restart = done.result.words.dropFirst().firstIndex { $0.word == "w1" } ?? 0
+                XCTAssertEqual(done.result.words.count, 47, done.result.text)
+                XCTAssertEqual(done.result.words[restart...].map(\.word), (1...(47 - restart)).map { "w\($0)" })
+                cutWhereItWas += 1
+            }
         }
+        XCTAssertEqual(cutWhereItWas, replayBudget > 0 ? 0 : 1)
         let last = try await waiting.outcome()
         XCTAssertEqual(last.result.text, all)
         XCTAssertEqual(engine.made.withLock { $0 }, 6, "one stream cut for the fifth (5 streams, 6 decoders)")
