@@ -12,6 +12,9 @@ public enum FileReading {
     /// work per utterance.
     public static let maxSegmentSeconds = 30.0
     static let sampleRate = 16_000.0
+    /// Audio before an utterance's speech that a replay of it begins with: the detector's
+    /// warm-up (it learns the background noise there) and its delay in hearing speech.
+    static let preRoll = 24_000
 
     public struct Outcome: Sendable, Equatable {
         /// One result per utterance that said something, in order; word times count from the
@@ -51,9 +54,10 @@ public enum FileReading {
     ///     utterance ended (a place where the reading can stop without cutting one): true ends it
     ///     there (`yielded`).
     ///   - yieldInSpeech: asked after every chunk inside an utterance: true ends the reading
-    ///     there (`yielded`). An utterance up to `replaySeconds` long is given back whole
-    ///     (`unfinished`), to be heard again from its start, so no word is cut; a longer one ends
-    ///     at the cut, where words may differ from an unbroken read.
+    ///     there (`yielded`). An utterance up to `replaySeconds` long, counted from `preRoll`
+    ///     (1.5 s) before its speech, is given back whole (`unfinished`), to be heard again from
+    ///     there, so no word is cut; a longer one ends at the cut, where words may differ from an
+    ///     unbroken read.
     /// - Throws: what the file, the decoder or `shouldStop` throws.
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
                             maxSegmentSeconds: Double = maxSegmentSeconds,
@@ -72,11 +76,11 @@ public enum FileReading {
         var taken = 0
         var end = RecognitionEnd.endOfFile
         var yielded = false
-        // The audio of the utterance going on, while it is short enough to be heard again.
+        // The audio of the utterance going on, while it is short enough to be heard again: from
+        // `preRoll` before its speech (what came before is no part of it), to `replayLimit`.
         let replayLimit = Int(replaySeconds * sampleRate)
         var utterance: [Int16] = []
-        var utteranceSamples = 0
-        if replayLimit > 0 { utterance.reserveCapacity(replayLimit) }
+        var replayable = replayLimit > 0
         reading: while true {
             if try shouldStop() {
                 end = .stopped
@@ -94,23 +98,30 @@ public enum FileReading {
             if samples.isEmpty { break reading }
             if let limit, taken + samples.count > limit { samples.removeLast(taken + samples.count - limit) }
             taken += samples.count
-            utteranceSamples += samples.count
-            if utteranceSamples <= replayLimit { utterance += samples }
+            if replayable { utterance += samples }
             let inSpeech = try decoder.process(samples)
             if segmenter.feed(inSpeech: inSpeech, seconds: Double(samples.count) / sampleRate) != .continue {
                 keep(try decoder.finish())
                 segmenter.reset()
                 utterance.removeAll(keepingCapacity: true)
-                utteranceSamples = 0
+                replayable = replayLimit > 0
+            } else if replayable {
+                if !segmenter.heardSpeech, utterance.count > preRoll {
+                    utterance.removeFirst(utterance.count - preRoll)
+                } else if utterance.count > replayLimit {
+                    replayable = false
+                    utterance = []
+                }
             }
             afterChunk(Double(taken) / sampleRate, segments)
             if segmenter.heardSpeech ? yieldInSpeech() : yieldAtPause() {
                 yielded = true
-                if segmenter.heardSpeech, utteranceSamples <= replayLimit {
+                if segmenter.heardSpeech, replayable {
                     let start = Double(taken - utterance.count) / sampleRate
                     let heard = try decoder.finish()
+                    // A copy of its own size: the buffer grew by doubling.
                     return Outcome(segments: segments, seconds: start, end: end, yielded: true,
-                                   unfinished: Unfinished(audio: utterance, heard: heard))
+                                   unfinished: Unfinished(audio: Array(utterance[...]), heard: heard))
                 }
                 break reading
             }

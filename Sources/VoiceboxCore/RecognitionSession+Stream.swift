@@ -191,7 +191,8 @@ extension RecognitionSession {
                 case nil: false
                 }
             }, afterChunk: { _, segments in
-                if levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
+                // Not while a cut utterance is heard again: that audio was metered when it came.
+                if !audio.replaying, levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
                 reportPartial(decoder, after: earlier + segments)
             }, yieldAtPause: {
                 !audio.replaying && heard.shouldYield(control)

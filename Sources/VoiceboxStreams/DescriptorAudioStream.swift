@@ -21,12 +21,13 @@ final class DescriptorAudioStream: AudioStream {
     static let sampleRate = 16_000
 
     /// A float sample (full scale ±1) as a 16-bit one, rounded and clipped as libsamplerate's
-    /// src_float_to_short_array does, so that a stream gives a file's samples.
+    /// src_float_to_short_array does (0.2.2, Debian 12's: lrintf of x * 32768 in float), so that
+    /// a stream gives a file's samples.
     static func sample(_ value: Float) -> Int16 {
-        let scaled = Double(value) * 2_147_483_648
-        guard scaled < 2_147_483_647 else { return .max }
-        guard scaled > -2_147_483_648 else { return .min }
-        return Int16(truncatingIfNeeded: Int64(scaled.rounded(.toNearestOrEven)) >> 16)
+        let scaled = value * 32_768
+        guard scaled < 32_767 else { return .max }
+        guard scaled > -32_768 else { return .min }
+        return Int16(scaled.rounded(.toNearestOrEven))
     }
 
     private enum Kind { case pipe, socket, file }

@@ -96,4 +96,18 @@ final class FileReadingTests: XCTestCase {
         XCTAssertNil(long.unfinished)
         XCTAssertEqual(long.seconds, 2048.0 * 3 / 16000)
     }
+
+    func testTheReplayCountsFromJustBeforeTheSpeechNotFromTheSilenceBefore() throws {
+        // 12 s of silence, then speech cut at its second chunk: the silence is no part of the
+        // utterance to hear again but its last 1.5 s (the detector's warm-up).
+        let silence = 2048 * 94  // 12 s, whole chunks
+        let file = FakeFile(samples: samples(false, silence) + samples(true, 2048 * 3))
+        var asked = 0
+        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0),
+                                           yieldInSpeech: { asked += 1; return asked == 2 }, replaySeconds: 10)
+        let replayed = try XCTUnwrap(outcome.unfinished, "12 s of silence and 0.26 s of speech: a 1.76 s utterance")
+        XCTAssertEqual(replayed.audio, samples(false, FileReading.preRoll) + samples(true, 2048 * 2))
+        XCTAssertEqual(outcome.seconds, Double(silence - FileReading.preRoll) / 16_000)
+    }
 }
+

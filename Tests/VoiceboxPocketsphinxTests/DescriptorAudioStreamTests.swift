@@ -3,6 +3,7 @@ import Glibc
 import TestSupport
 import XCTest
 import VoiceboxPocketsphinx
+import CSamplerate
 import VoiceboxSndfile
 @testable import VoiceboxStreams
 import VoiceboxCore
@@ -41,6 +42,22 @@ final class DescriptorAudioStreamTests: XCTestCase {
 
     private func recording(_ name: String = "goforward.raw") throws -> [UInt8] {
         try Array(Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))
+    }
+
+    /// A stream's floats become the 16-bit samples a file's do (libsamplerate's conversion, which
+    /// file workers use): the same for edges, halves, out-of-range and a spread of values.
+    func testFloatsBecomeTheSamplesLibsamplerateMakes() {
+        var values: [Float] = [0, 1, -1, 0.5, -0.5, 2, -2, 0.7 / 32_768, -0.2 / 32_768, 0.5 / 32_768, -0.5 / 32_768,
+                               1.5 / 32_768, 32_766.5 / 32_768, -32_767.5 / 32_768, .greatestFiniteMagnitude, -.greatestFiniteMagnitude]
+        var generator = SystemRandomNumberGenerator()
+        values += (0..<100_000).map { _ in Float.random(in: -1.1...1.1, using: &generator) }
+        var expected = [Int16](repeating: 0, count: values.count)
+        src_float_to_short_array(values, &expected, Int32(values.count))
+        let ours = values.map(DescriptorAudioStream.sample)
+        for (index, (mine, theirs)) in zip(ours, expected).enumerated() where mine != theirs {
+            XCTFail("\(values[index]): \(mine), libsamplerate \(theirs)")
+            break
+        }
     }
 
     func testAStreamGivesTheFilesWordsAtAnySpeedAndInAnySplit() async throws {
