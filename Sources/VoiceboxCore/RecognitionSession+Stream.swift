@@ -210,14 +210,14 @@ extension RecognitionSession {
             heard.segments += reading.segments.map { $0.shifted(by: offset) }
             heard.seconds += reading.seconds
             heard.yielded = reading.yielded
-            if let unfinished = reading.unfinished {
-                let heardSoFar = unfinished.heard.shifted(by: offset)
-                if let hold = parts.replays.hold(unfinished.audio.count * MemoryLayout<Int16>.size) {
-                    heard.unfinished = StreamHeard.Unfinished(audio: unfinished.audio, heard: heardSoFar, hold: hold)
+            if var utterance = reading.unfinished {
+                utterance.heard = utterance.heard.shifted(by: offset)
+                if let hold = parts.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {
+                    heard.unfinished = StreamHeard.Unfinished(utterance: utterance, hold: hold)
                 } else {
                     // The budget is spent (many streams cut at once): cut where it is.
-                    heard.segments.append(heardSoFar)
-                    heard.seconds += unfinished.seconds
+                    heard.segments.append(utterance.heard)
+                    heard.seconds += utterance.seconds
                 }
             }
             if reading.end == .maxDuration { heard.end = .maxDuration }
@@ -300,15 +300,15 @@ struct StreamHeard {
     /// and what the last heard of it (word times from the stream's start), kept if none comes.
     var unfinished: Unfinished?
     struct Unfinished {
-        var audio: [Int16]
-        var heard: RecognitionResult
+        /// Its audio and what was heard of it (word times from the stream's start).
+        var utterance: FileReading.Unfinished
         /// Its share of `ReplayBudget`, given back once it is heard again or the stream ends.
         var hold: ReplayBudget.Hold
     }
     /// Every utterance heard, the one cut last included until it is heard again.
-    var result: RecognitionResult { RecognitionResult(joining: segments + [unfinished?.heard ?? .empty]) }
+    var result: RecognitionResult { RecognitionResult(joining: segments + [unfinished?.utterance.heard ?? .empty]) }
     /// Seconds of audio read, the cut utterance's included.
-    var secondsRead: Double { seconds + Double(unfinished?.audio.count ?? 0) / RecognitionSession.sampleRate }
+    var secondsRead: Double { seconds + (unfinished?.utterance.seconds ?? 0) }
     /// Listening: the last `recentSamples` samples read, for a fresh decoder to hear first.
     var recent: [Int16] = []
     static let recentSamples = 24_000  // 1.5 s: pocketsphinx's warm-up
@@ -347,7 +347,7 @@ private final class ReplayedAudio: AudioFile {
     private(set) var replayEnded: ContinuousClock.Instant?
 
     init(_ cut: StreamHeard.Unfinished?, then rest: any AudioFile) {
-        self.cut = cut.flatMap { $0.audio.isEmpty ? nil : $0 }
+        self.cut = cut.flatMap { $0.utterance.audio.isEmpty ? nil : $0 }
         self.rest = rest
     }
 
@@ -361,7 +361,7 @@ private final class ReplayedAudio: AudioFile {
     }
 
     func read(maxSamples: Int) throws -> [Int16] {
-        guard let audio = cut?.audio else { return try rest.read(maxSamples: maxSamples) }
+        guard let audio = cut?.utterance.audio else { return try rest.read(maxSamples: maxSamples) }
         let end = min(audio.count, next + maxSamples)
         let samples = Array(audio[next..<end])
         next = end

@@ -24,12 +24,26 @@ public enum ForeignProcess {
 
     /// Running, neither gone nor a zombie (/proc/PID/stat's state).
     public static func isRunning(_ pid: pid_t) -> Bool {
+        guard let state = state(of: pid) else { return false }
+        return state != UInt8(ascii: "Z")
+    }
+
+    /// Stopped by a signal or a tracer (state `T` or `t`): it does nothing until continued, and
+    /// nothing sent to it but SIGCONT or SIGKILL is acted on.
+    public static func isStopped(_ pid: pid_t) -> Bool {
+        let state = state(of: pid)
+        return state == UInt8(ascii: "T") || state == UInt8(ascii: "t")
+    }
+
+    /// /proc/PID/stat's state letter, after the command name (which may hold spaces and ")");
+    /// nil when the process is gone. Any process's, ours or not.
+    private static func state(of pid: pid_t) -> UInt8? {
         let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 1024)
         let count = read(fd, &buffer, buffer.count)
-        guard count > 0, let close = buffer[0..<count].lastIndex(of: UInt8(ascii: ")")), close + 2 < count else { return false }
-        return buffer[close + 2] != UInt8(ascii: "Z")
+        guard count > 0, let close = buffer[0..<count].lastIndex(of: UInt8(ascii: ")")), close + 2 < count else { return nil }
+        return buffer[close + 2]
     }
 }

@@ -151,10 +151,7 @@ struct SpeechdServerProcess: Sendable {
 
     /// Stopped by a signal or a tracer (/proc/PID/stat's state `T` or `t`): it does nothing until
     /// continued, and nothing we send continues it.
-    static func isStopped(_ pid: pid_t) -> Bool {
-        guard let fields = statFields(pid) else { return false }
-        return fields.first == "T" || fields.first == "t"
-    }
+    static func isStopped(_ pid: pid_t) -> Bool { ForeignProcess.isStopped(pid) }
 
     /// The server's processes that are stopped (see isStopped).
     var stopped: [pid_t] { ([pid] + modules).filter(Self.isStopped) }

@@ -271,7 +271,7 @@ final class DescriptorAudioStream: AudioStream {
                 throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
                                                      + "\(frameBytes) (\(input.encoding.rawValue), \(input.channels) channels)")
             }
-            if resampler != nil { append(resampler!.process([], end: true)) }
+            if let tail = resampler?.process([], end: true) { append(tail) }
             return
         }
         waitedSinceData = .zero

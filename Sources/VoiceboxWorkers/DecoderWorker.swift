@@ -149,13 +149,8 @@ final class DecoderWorker: Sendable {
     }
 
     /// Whether the process is stopped (SIGSTOP, a debugger): it would not answer its next call
-    /// before the call's bound. Read from /proc/PID/stat, its state after the name's ")".
-    var isSuspended: Bool {
-        guard let stat = FileSystem.text(atPath: "/proc/\(pid)/stat", limit: 4096),
-              let close = stat.lastIndex(of: ")") else { return false }
-        let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
-        return state == "T" || state == "t"
-    }
+    /// before the call's bound.
+    var isSuspended: Bool { ForeignProcess.isStopped(pid) }
 
     /// Stops the worker for good (a cancel): a call waiting for it ends at once, as for a worker
     /// killed by SIGKILL, and it is never used again nor replaced within the same call.
