@@ -21,7 +21,7 @@ public struct FocusedWindow: Equatable, Sendable {
 
     /// nil where the session does not tell (GNOME, KDE and other Wayland compositors without
     /// sway's IPC), or when nothing has the focus; a failure names the program.
-    static func current(_ session: Session, environment: [String: String]) throws(InsertionError) -> FocusedWindow? {
+    static func current(_ session: DesktopSession, environment: [String: String]) throws(InsertionError) -> FocusedWindow? {
         switch session {
         case .x11: return try x11()
         case .wlroots where environment["SWAYSOCK"].map({ !$0.isEmpty }) ?? false: return try sway()

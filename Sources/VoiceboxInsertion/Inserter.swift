@@ -11,7 +11,7 @@ public enum Inserter {
     @discardableResult
     public static func insert(_ text: String, mode: InsertionMode, typer: Typer? = nil, pasteKeys: PasteKeys? = nil,
                               environment: [String: String] = ProcessInfo.processInfo.environment) throws(InsertionError) -> String? {
-        let session = Session.detect(environment)
+        let session = DesktopSession.detect(environment)
         let plan = try InsertionPlan.choose(mode, text: text, session: session, typer: typer,
                                             ydotoolSocket: Ydotool.socketExists(environment))
         return try InsertionGuard.run(environment: environment) { () throws(InsertionError) -> String? in
@@ -19,7 +19,7 @@ public enum Inserter {
         }
     }
 
-    private static func carryOut(_ plan: InsertionPlan, text: String, pasteKeys: PasteKeys?, session: Session,
+    private static func carryOut(_ plan: InsertionPlan, text: String, pasteKeys: PasteKeys?, session: DesktopSession,
                                  environment: [String: String]) throws(InsertionError) -> String? {
         switch plan {
         case .type(let typer):
@@ -39,7 +39,7 @@ public enum Inserter {
     /// the end: the window that had it at the start must still have it (closed or left midway, the
     /// rest would go elsewhere: typing stops, at most one chunk went astray). A signal that asked
     /// the process to end stops typing the same way (InsertionGuard).
-    static func type(_ text: String, with typer: Typer, session: Session, environment: [String: String]) throws(InsertionError) {
+    static func type(_ text: String, with typer: Typer, session: DesktopSession, environment: [String: String]) throws(InsertionError) {
         let before = typer == .ydotool ? nil : try FocusedWindow.current(session, environment: environment)
         if session == .x11, typer == .xdotool, before == nil {
             throw .unconfirmed("no window has the keyboard focus")
@@ -56,7 +56,7 @@ public enum Inserter {
         try check()
     }
 
-    static func confirm(_ before: FocusedWindow?, _ session: Session, _ environment: [String: String]) throws(InsertionError) {
+    static func confirm(_ before: FocusedWindow?, _ session: DesktopSession, _ environment: [String: String]) throws(InsertionError) {
         guard let before else { return }
         let after = try? FocusedWindow.current(session, environment: environment)
         guard after?.id == before.id else {
@@ -77,7 +77,7 @@ public enum Inserter {
     /// xterm, Ctrl+Shift+V for terminals, Ctrl+V elsewhere; `override` wins), confirms that the
     /// window asked for it, and puts back what the selections held. Unconfirmed, the text is
     /// left on the clipboard and that is thrown.
-    static func paste(_ text: String, clipboard: ClipboardKind, keys typer: Typer, override: PasteKeys?, session: Session,
+    static func paste(_ text: String, clipboard: ClipboardKind, keys typer: Typer, override: PasteKeys?, session: DesktopSession,
                       environment: [String: String]) throws(InsertionError) {
         // Every program needed is checked first: nothing is changed when one is missing.
         _ = try Programs.find(typer.rawValue, for: typer == .xdotool ? "pasting on X11" : typer == .wtype ? "pasting on Wayland" : Ydotool.purpose)
@@ -109,7 +109,7 @@ extension Inserter {
     /// Puts `text` on the session's clipboard, for a text that could not be inserted.
     public static func keepOnClipboard(_ text: String,
                                        environment: [String: String] = ProcessInfo.processInfo.environment) throws(InsertionError) {
-        switch Session.detect(environment) {
+        switch DesktopSession.detect(environment) {
         case .none: throw .noSession
         case .x11: try Clipboard.setText(.xclip, text)
         case .wlroots, .gnomeOrKDE: try Clipboard.setText(.wlClipboard, text)

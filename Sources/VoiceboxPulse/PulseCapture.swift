@@ -30,32 +30,32 @@ public struct PulseCapture: AudioCapture {
 
     /// `open` with the concrete type, which also tells the server-side index.
     public func openStream(source: String?) async throws -> PulseCaptureStream {
-        let session = try CaptureSession(settings: .init(
+        let recording = try PulseRecording(settings: .init(
             server: server, source: source, applicationName: "Voicebox", mediaName: mediaName,
             mediaRole: mediaRole, openTimeout: openTimeout, closeTimeout: closeTimeout))
-        try await session.start()
-        return PulseCaptureStream(session: session)
+        try await recording.start()
+        return PulseCaptureStream(recording: recording)
     }
 }
 
 /// A running recording. Sendable: only immutable references to Sendable things.
 public final class PulseCaptureStream: CaptureStream {
-    private let session: CaptureSession
+    private let recording: PulseRecording
     /// The source-output's index on the server (first column of `pactl list short source-outputs`).
     public let serverIndex: UInt32
 
-    init(session: CaptureSession) {
-        self.session = session
-        self.serverIndex = session.currentServerIndex ?? UInt32.max
+    init(recording: PulseRecording) {
+        self.recording = recording
+        self.serverIndex = recording.currentServerIndex ?? UInt32.max
     }
 
     deinit {
         // Forgotten without close(): release the microphone anyway.
-        session.closeSoon()
+        recording.closeSoon()
     }
 
-    public var chunks: AsyncStream<[Int16]> { session.chunks }
-    public var failure: CaptureError? { get async { session.currentFailure } }
-    public func close() async { await session.close() }
-    public func setCorked(_ corked: Bool) async { session.setCorked(corked) }
+    public var chunks: AsyncStream<[Int16]> { recording.chunks }
+    public var failure: CaptureError? { get async { recording.currentFailure } }
+    public func close() async { await recording.close() }
+    public func setCorked(_ corked: Bool) async { recording.setCorked(corked) }
 }

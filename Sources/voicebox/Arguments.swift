@@ -90,3 +90,26 @@ struct ArgumentReader {
         number == number.rounded() ? String(Int(number)) : String(number)
     }
 }
+
+/// What subcommands without options of their own accept.
+extension Invocation {
+    static func onlyJSON(_ reader: inout ArgumentReader) throws(UsageError) -> Bool {
+        var json = false
+        while let item = reader.next() {
+            switch item {
+            case .flag("--json"): json = true
+            case .flag(let flag): throw reader.unknown(flag)
+            case .operand(let extra): throw reader.unexpected(extra)
+            }
+        }
+        return json
+    }
+
+    static func noArguments(_ reader: inout ArgumentReader) throws(UsageError) {
+        switch reader.next() {
+        case nil: return
+        case .flag(let flag): throw reader.unknown(flag)
+        case .operand(let extra): throw reader.unexpected(extra)
+        }
+    }
+}

@@ -4,6 +4,92 @@ import VoiceboxDictation
 import VoiceboxInsertion
 import VoiceboxInterface
 
+struct DictateRequest: Equatable {
+    enum Mode: Equatable {
+        /// Listen until the end of speech, print the text.
+        case once
+        /// The first press starts and waits; the next (another process) ends it.
+        case toggle
+        /// Push-to-talk: press starts and waits ...
+        case start
+        /// ... release (another process) ends it.
+        case stop
+        /// Aborts the dictation in progress: nothing is printed, the first exits 130.
+        case cancel
+    }
+
+    /// Where the text goes.
+    enum Destination: Equatable {
+        /// type into the focused window in a graphical session, stdout outside one.
+        case automatic
+        case stdout
+        case insert(InsertionMode)
+    }
+
+    var mode: Mode = .once
+    /// Raw audio on standard input instead of the microphone (dictates once).
+    var stdin: StdinAudio?
+    var literal = false
+    var language: String?
+    var maxSeconds: Double?
+    var output: Destination = .automatic
+    var typer: Typer?
+    var pasteKeys: PasteKeys?
+    /// The start and end sounds.
+    var cue = true
+}
+
+extension Invocation {
+    static func parseDictate(_ reader: inout ArgumentReader) throws(UsageError) -> DictateRequest {
+        var request = DictateRequest()
+        var modeFlag: String?
+        var stdin = StdinAudio()
+        var streamFlags: [ArgumentReader.Item] = []
+        while let item = reader.next() {
+            if try stdin.parse(item, &reader) {
+                streamFlags.append(item)
+                continue
+            }
+            switch item {
+            case .flag("--stdin"): request.stdin = StdinAudio()
+            case .flag(let flag) where ["--toggle", "--start", "--stop", "--cancel"].contains(flag):
+                if let modeFlag, modeFlag != flag { throw reader.error("\(modeFlag) and \(flag) cannot be used together") }
+                modeFlag = flag
+                request.mode = switch flag {
+                case "--toggle": .toggle
+                case "--start": .start
+                case "--stop": .stop
+                default: .cancel
+                }
+            case .flag("--literal"): request.literal = true
+            case .flag("--language"): request.language = try reader.value(of: "--language")
+            case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
+            case .flag("--output"):
+                let output = try reader.value(of: "--output")
+                if output == "stdout" {
+                    request.output = .stdout
+                } else if let mode = InsertionMode(rawValue: output) {
+                    request.output = .insert(mode)
+                } else {
+                    throw reader.error("--output takes type, paste, clipboard or stdout, not '\(output)'")
+                }
+            case .flag("--typer"): request.typer = try typer(&reader)
+            case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
+            case .flag("--no-cue"): request.cue = false
+            case .flag(let flag): throw reader.unknown(flag)
+            case .operand(let extra): throw reader.unexpected(extra)
+            }
+        }
+        if request.stdin != nil {
+            if let modeFlag { throw reader.error("--stdin dictates once, until the end of speech or of the input: not with \(modeFlag)") }
+            request.stdin = stdin
+        } else if let problem = streamFlags.lazy.compactMap(StdinAudio.wrongWithout).first {
+            throw reader.error(problem)
+        }
+        return request
+    }
+}
+
 extension DictateRequest {
     /// `--max-seconds`, or 30 s; 120 s when a key ends it.
     func maxSeconds(heldByKey: Bool) -> Double {
@@ -130,7 +216,7 @@ extension Client {
             return await Insertion.insert(text, mode: mode, typer: request.typer, pasteKeys: request.pasteKeys)
         case .automatic:
             // Typed in a graphical session; printed where there is none (a console, ssh).
-            if Session.detect(ProcessInfo.processInfo.environment) == .none {
+            if DesktopSession.detect(ProcessInfo.processInfo.environment) == .none {
                 Output.line(text)
                 return .ok
             }

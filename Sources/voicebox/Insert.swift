@@ -3,6 +3,52 @@ import VoiceboxBus
 import VoiceboxInsertion
 import VoiceboxInterface
 
+/// `insert TEXT`: into the focused window, as dictate does.
+struct InsertRequest: Equatable {
+    var text = ""
+    var mode: InsertionMode = .type
+    var typer: Typer?
+    var pasteKeys: PasteKeys?
+}
+
+extension Invocation {
+    static func parseInsert(_ reader: inout ArgumentReader) throws(UsageError) -> InsertRequest {
+        var request = InsertRequest()
+        var words: [String] = []
+        while let item = reader.next() {
+            switch item {
+            case .operand(let word): words.append(word)
+            case .flag("--output"):
+                let output = try reader.value(of: "--output")
+                guard let mode = InsertionMode(rawValue: output) else {
+                    throw reader.error("--output takes type, paste or clipboard, not '\(output)'")
+                }
+                request.mode = mode
+            case .flag("--typer"): request.typer = try typer(&reader)
+            case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        guard !words.isEmpty else { throw reader.error("insert needs some text") }
+        request.text = words.joined(separator: " ")
+        return request
+    }
+
+    static func typer(_ reader: inout ArgumentReader) throws(UsageError) -> Typer {
+        let name = try reader.value(of: "--typer")
+        guard let typer = Typer(rawValue: name) else { throw reader.error("--typer takes xdotool, wtype or ydotool, not '\(name)'") }
+        return typer
+    }
+
+    static func pasteKeys(_ reader: inout ArgumentReader) throws(UsageError) -> PasteKeys {
+        let text = try reader.value(of: "--paste-keys")
+        guard let keys = PasteKeys(text) else {
+            throw reader.error("--paste-keys takes keys such as ctrl+shift+v or shift+Insert, not '\(text)'")
+        }
+        return keys
+    }
+}
+
 /// `insert` and dictate's outputs: text into the focused window, through VoiceboxInsertion.
 /// Words are never lost: text that cannot be inserted, or whose arrival cannot be confirmed, is
 /// kept (`keep`).

@@ -2,16 +2,59 @@ import Foundation
 import VoiceboxBus
 import VoiceboxInterface
 
-extension StdinAudio {
-    /// Recognize's stream options: standard input is passed as `stream` (libdbus sends a
-    /// duplicate, so ours stays open).
-    func options() throws(Failure) -> VarDict {
-        guard isatty(0) == 0 else {
-            throw Failure("--stdin reads raw audio from a pipe (e.g. parec --raw ... | voicebox listen --stdin), "
-                          + "not from a terminal", .usage)
+struct ListenRequest: Equatable {
+    /// An audio file, as given (the client opens it and passes it open), or nil for the microphone.
+    var file: Argument?
+    /// Raw audio on standard input instead of the microphone or a file.
+    var stdin: StdinAudio?
+    /// A JSGF grammar file (its text is sent).
+    var grammarFile: Argument?
+    var keyphrases: [String] = []
+    var language: String?
+    var maxSeconds: Double?
+    /// Trailing silence that ends it (the microphone's, or with --stdin: then it ends at the end of speech).
+    var silenceSeconds: Double?
+    var partial = false
+    var json = false
+}
+
+extension Invocation {
+    static func parseListen(_ reader: inout ArgumentReader) throws(UsageError) -> ListenRequest {
+        var request = ListenRequest()
+        var stdin = StdinAudio()
+        var streamFlags: [ArgumentReader.Item] = []
+        while let item = reader.next() {
+            if try stdin.parse(item, &reader) {
+                streamFlags.append(item)
+                continue
+            }
+            switch item {
+            case .flag("--stdin"): request.stdin = StdinAudio()
+            case .flag("--file"): request.file = try reader.argument(of: "--file")
+            case .flag("--grammar"): request.grammarFile = try reader.argument(of: "--grammar")
+            case .flag("--keyphrase"): request.keyphrases.append(try reader.value(of: "--keyphrase"))
+            case .flag("--language"): request.language = try reader.value(of: "--language")
+            case .flag("--max-seconds"): request.maxSeconds = try reader.number(of: "--max-seconds", in: 0.1...86400)
+            case .flag("--silence-seconds"): request.silenceSeconds = try reader.number(of: "--silence-seconds", in: 0...10)
+            case .flag("--partial"): request.partial = true
+            case .flag("--json"): request.json = true
+            case .flag(let flag): throw reader.unknown(flag)
+            case .operand(let extra): throw reader.unexpected(extra)
+            }
         }
-        return VarDict(["stream": .unixFD(0), "stream_format": .string(format), "stream_rate": .uint32(rate),
-                        "stream_channels": .uint32(channels)])
+        if request.grammarFile != nil, !request.keyphrases.isEmpty {
+            throw reader.error("--grammar and --keyphrase cannot be used together")
+        }
+        if request.file != nil, request.silenceSeconds != nil {
+            throw reader.error("--silence-seconds applies to the microphone and --stdin, not to a file")
+        }
+        if request.stdin != nil {
+            if request.file != nil { throw reader.error("--stdin and --file cannot be used together") }
+            request.stdin = stdin
+        } else if let problem = streamFlags.lazy.compactMap(StdinAudio.wrongWithout).first {
+            throw reader.error(problem)
+        }
+        return request
     }
 }
 

@@ -2,6 +2,56 @@ import Foundation
 import VoiceboxBus
 import VoiceboxInterface
 
+struct SayRequest: Equatable {
+    var text = ""
+    /// `say -`: the text is standard input.
+    var fromStandardInput = false
+    var voice: String?
+    var language: String?
+    var rate: Double?
+    var pitch: Double?
+    var volume: Double?
+    var priority: String?
+    var ssml = false
+    var wait = true
+    var json = false
+}
+
+extension Invocation {
+    static func parseSay(_ reader: inout ArgumentReader) throws(UsageError) -> SayRequest {
+        var request = SayRequest()
+        var words: [String] = []
+        while let item = reader.next() {
+            switch item {
+            case .operand(let word): words.append(word)
+            case .flag("--voice"): request.voice = try reader.value(of: "--voice")
+            case .flag("--language"): request.language = try reader.value(of: "--language")
+            case .flag("--rate"): request.rate = try reader.number(of: "--rate")
+            case .flag("--pitch"): request.pitch = try reader.number(of: "--pitch")
+            case .flag("--volume"): request.volume = try reader.number(of: "--volume")
+            case .flag("--priority"):
+                let priority = try reader.value(of: "--priority")
+                let known = ["message", "important", "text", "notification", "progress"]
+                guard known.contains(priority) else {
+                    throw reader.error("--priority takes \(known.joined(separator: ", ")), not '\(priority)'")
+                }
+                request.priority = priority
+            case .flag("--ssml"): request.ssml = true
+            case .flag("--no-wait"): request.wait = false
+            case .flag("--json"): request.json = true
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        guard !words.isEmpty else { throw reader.error("say needs some text") }
+        if words == ["-"] {
+            request.fromStandardInput = true
+        } else {
+            request.text = words.joined(separator: " ")
+        }
+        return request
+    }
+}
+
 extension SayRequest {
     /// Speak's options.
     var options: VarDict {

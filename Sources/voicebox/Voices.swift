@@ -1,6 +1,22 @@
 import VoiceboxBus
 import VoiceboxInterface
 
+extension Invocation {
+    static func parseVoices(_ reader: inout ArgumentReader) throws(UsageError) -> Command {
+        var language: String?
+        var json = false
+        while let item = reader.next() {
+            switch item {
+            case .flag("--json"): json = true
+            case .operand(let tag) where language == nil: language = tag
+            case .operand(let extra): throw reader.unexpected(extra)
+            case .flag(let flag): throw reader.unknown(flag)
+            }
+        }
+        return .voices(language: language ?? "", json: json)
+    }
+}
+
 extension Client {
     /// `voices [LANG]`: id, name, language, variant, tab-separated, best match first.
     func voices(_ language: String, json: Bool) async throws -> ExitStatus {

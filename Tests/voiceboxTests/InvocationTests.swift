@@ -176,18 +176,18 @@ final class InvocationTests: XCTestCase {
     }
 
     func testSessionDetection() {
-        XCTAssertEqual(Session.detect(["DISPLAY": ":0"]), .x11)
-        XCTAssertEqual(Session.detect(["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "sway"]), .wlroots)
-        XCTAssertEqual(Session.detect(["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "x11"]), .x11)
-        XCTAssertEqual(Session.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "Hyprland"]), .wlroots)
-        XCTAssertEqual(Session.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"]), .gnomeOrKDE)
-        XCTAssertEqual(Session.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "KDE"]), .gnomeOrKDE)
-        XCTAssertEqual(Session.detect([:]), .none)
-        XCTAssertEqual(Session.detect(["DISPLAY": ""]), .none)
+        XCTAssertEqual(DesktopSession.detect(["DISPLAY": ":0"]), .x11)
+        XCTAssertEqual(DesktopSession.detect(["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "sway"]), .wlroots)
+        XCTAssertEqual(DesktopSession.detect(["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0", "XDG_SESSION_TYPE": "x11"]), .x11)
+        XCTAssertEqual(DesktopSession.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "Hyprland"]), .wlroots)
+        XCTAssertEqual(DesktopSession.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"]), .gnomeOrKDE)
+        XCTAssertEqual(DesktopSession.detect(["WAYLAND_DISPLAY": "wayland-0", "XDG_CURRENT_DESKTOP": "KDE"]), .gnomeOrKDE)
+        XCTAssertEqual(DesktopSession.detect([:]), .none)
+        XCTAssertEqual(DesktopSession.detect(["DISPLAY": ""]), .none)
     }
 
     func testInsertionPlan() throws {
-        func plan(_ mode: InsertionMode, _ session: Session, text: String = "hello", typer: Typer? = nil,
+        func plan(_ mode: InsertionMode, _ session: DesktopSession, text: String = "hello", typer: Typer? = nil,
                   socket: Bool = false) throws -> InsertionPlan {
             try InsertionPlan.choose(mode, text: text, session: session, typer: typer, ydotoolSocket: socket)
         }

@@ -2,7 +2,7 @@ import CPulse
 
 /// Corking: the recording is held (the server stops sending audio, the microphone stays ours)
 /// while a call has the audio, and goes on afterwards.
-extension CaptureSession {
+extension PulseRecording {
     /// Asks the server to cork or uncork the stream; audio stops or resumes within a fragment.
     /// Not waited for: the server applies requests in order, and a later close still works.
     func setCorked(_ corked: Bool) {

@@ -5,7 +5,7 @@ import VoiceboxLock
 /// same words as the same audio in a file), or with `silence_seconds`, as the microphone is
 /// listened to (ended at the end of speech). Either way a request, `max_seconds` or a writer
 /// that stalls past the idle bound ends it with what was heard.
-extension RecognitionSession {
+extension RecognitionRun {
     /// Samples per read when the stream ends at the end of speech: 50 ms, the latency of a
     /// microphone chunk. (Read as a file, the file's chunk keeps the file's words.)
     static let liveChunk = 800
@@ -147,7 +147,7 @@ extension RecognitionSession {
     static let replaySeconds = 10.0
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
-    /// session's own queue, never Swift's shared pool) while the service actor does it.
+    /// recognition.s own queue, never Swift's shared pool) while the service actor does it.
     private static func blocking(_ parking: StreamParking) -> AudioStreamParking {
         AudioStreamParking(after: parkAfter, releaseAfter: releaseAfter, park: {
             let done = DispatchSemaphore(value: 0)
@@ -324,7 +324,7 @@ struct StreamHeard {
     /// not before a turn's worth of holding it, so that two streams do not hand one decoder
     /// back and forth at every chunk.
     func shouldYield(_ control: RecognitionControl) -> Bool {
-        control.decoderWanted && ContinuousClock.now - decoderTaken >= RecognitionSession.minimumHold
+        control.decoderWanted && ContinuousClock.now - decoderTaken >= RecognitionRun.minimumHold
     }
 
     /// Whether to give it even inside speech (or noise): asked so for `cutAfter` with no pause,
@@ -333,7 +333,7 @@ struct StreamHeard {
     func mustCut(_ control: RecognitionControl) -> Bool {
         guard let since = control.cutWantedSince else { return false }
         let now = ContinuousClock.now
-        return now - since >= RecognitionSession.cutAfter && now - decoderTaken >= RecognitionSession.minimumHoldInSpeech
+        return now - since >= RecognitionRun.cutAfter && now - decoderTaken >= RecognitionRun.minimumHoldInSpeech
     }
 }
 

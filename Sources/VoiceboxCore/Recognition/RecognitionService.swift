@@ -5,7 +5,7 @@ import VoiceboxLock
 /// RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
 ///
 /// This actor only keeps the books (who recognizes what, the limits, callers leaving); each
-/// recognition runs as a `RecognitionSession` on a queue of its own, so a long file never holds
+/// recognition runs as a `RecognitionRun` on a queue of its own, so a long file never holds
 /// up a StopRecognition.
 ///
 /// Limits: one microphone recognition at a time (a second fails at once with Busy: the
@@ -19,12 +19,12 @@ public actor RecognitionService {
     public static let fileQueuePerCaller = 16
     /// How many streams may hold a decoder at once (running, or waiting for their next turn
     /// while they have audio), in all and of one caller: each holds a model's worth of memory,
-    /// about 70 MB. A stream whose writer is silent for `RecognitionSession.parkAfter` gives its
+    /// about 70 MB. A stream whose writer is silent for `RecognitionRun.parkAfter` gives its
     /// decoder back until it sends again. Streams past the limits wait, holding nothing; files
     /// and streams that hold a decoder go on taking turns.
     public static let streamDecoderLimit = 4
     /// What all streams together may keep to hear a cut utterance again (`ReplayBudget`): 4 MiB,
-    /// 13 utterances of 10 s (`RecognitionSession.replaySeconds`).
+    /// 13 utterances of 10 s (`RecognitionRun.replaySeconds`).
     public static let replayBudgetBytes = 4 << 20
     public static let streamDecodersPerCaller = 2
 
@@ -35,7 +35,7 @@ public actor RecognitionService {
         let control: RecognitionControl
     }
 
-    private let parts: RecognitionSession.Parts
+    private let parts: RecognitionRun.Parts
     private var fileTurns: FileRecognitionQueue {
         // Whichever way the queue moved, the streams that hold a decoder another caller's stream
         // waits for are told so, the one chosen per waiting stream that it must give it back even
@@ -141,7 +141,7 @@ public actor RecognitionService {
                                       close: { [weak self] in await self?.closeLanes(of: id) },
                                       othersWait: { [recognitionsWait] in recognitionsWait.withLock { $0 } })
         }
-        let session = RecognitionSession(id: id, options: options, language: language, parts: parts, control: control)
+        let session = RecognitionRun(id: id, options: options, language: language, parts: parts, control: control)
         let task = Task { [weak self] in
             if waits { await self?.turn(id) }
             let outcome = await session.run()

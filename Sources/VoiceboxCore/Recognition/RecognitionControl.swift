@@ -106,7 +106,7 @@ final class RecognitionControl: Sendable {
     var isHeldByCall: Bool { state.withLock { $0.heldByCall } }
 
     /// Set by the service while another caller's stream waits for a decoder that this stream
-    /// holds: the stream gives it back at its next pause (see `RecognitionSession.read(stream:)`).
+    /// holds: the stream gives it back at its next pause (see `RecognitionRun.read(stream:)`).
     var decoderWanted: Bool { state.withLock { $0.decoderWanted } }
 
     /// Since when the service asks this stream to give its decoder back even inside speech, if no

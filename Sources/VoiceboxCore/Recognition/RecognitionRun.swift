@@ -6,8 +6,8 @@
 /// not thread-safe; living in this actor's isolation, they are only ever touched from this queue.
 ///
 /// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
-actor RecognitionSession {
-    /// The service's parts a session uses.
+actor RecognitionRun {
+    /// The service.s parts a recognition uses.
     struct Parts: Sendable {
         var engine: any RecognitionEngine
         var capture: any AudioCapture

@@ -1,28 +1,3 @@
-/// An option's value as the caller sent it, with the bus's types reduced to what options use.
-public enum OptionValue: Sendable, Equatable {
-    case string(String)
-    case double(Double)
-    case bool(Bool)
-    case strings([String])
-    case uint32(UInt32)
-    /// A unix descriptor (`h`), open for the length of the call.
-    case descriptor(Int32)
-    /// Any other D-Bus type, by its signature: always refused, but named in the error.
-    case other(signature: String)
-
-    var typeName: String {
-        switch self {
-        case .string: "s"
-        case .double: "d"
-        case .bool: "b"
-        case .strings: "as"
-        case .uint32: "u"
-        case .descriptor: "h"
-        case .other(let signature): signature
-        }
-    }
-}
-
 /// Reads an `a{sv}` of options strictly: unknown keys and wrong types are errors, since a
 /// silently ignored misspelt option is a bug the caller never finds.
 struct OptionReader {
@@ -89,49 +64,5 @@ struct OptionReader {
     /// Call last: anything not read is a key we do not know.
     func finish() throws(VoiceboxError) {
         if let key = remaining.keys.sorted().first { throw .invalidArgument("unknown option '\(key)'") }
-    }
-}
-
-/// The options of Speak, checked.
-public struct SpeakOptions: Sendable, Equatable {
-    public static let maximumTextBytes = 65_536
-
-    public var voice: String?
-    public var language: String?
-    public var rate: Double = 1
-    public var pitch: Double = 1
-    public var volume: Double?
-    public var ssml = false
-    public var priority: SpeechPriority = .message
-    public var wait = false
-    /// What to do to other audio while speaking; nil: the service's default.
-    public var others: OthersPolicy?
-
-    public init() {}
-
-    public init(_ options: [String: OptionValue]) throws(VoiceboxError) {
-        var reader = OptionReader(options)
-        voice = try reader.string("voice")
-        language = try reader.string("language")
-        rate = try reader.double("rate", in: 0.25...4) ?? 1
-        pitch = try reader.double("pitch", in: 0.5...2) ?? 1
-        volume = try reader.double("volume", in: 0...1)
-        ssml = try reader.bool("ssml") ?? false
-        if let name = try reader.string("priority") {
-            guard let priority = SpeechPriority(rawValue: name) else {
-                let known = SpeechPriority.allCases.map(\.rawValue).joined(separator: ", ")
-                throw .invalidArgument("option 'priority' must be one of \(known), not '\(name)'")
-            }
-            self.priority = priority
-        }
-        wait = try reader.bool("wait") ?? false
-        others = try reader.othersPolicy()
-        try reader.finish()
-        if voice != nil && language != nil {
-            throw .invalidArgument("options 'voice' and 'language' contradict each other: give one")
-        }
-        if let language, !LanguageTag.isWellFormed(language) {
-            throw .invalidArgument("option 'language' is not a BCP-47 tag: '\(language)'")
-        }
     }
 }

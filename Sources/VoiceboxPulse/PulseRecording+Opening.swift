@@ -3,8 +3,8 @@ import Dispatch
 import VoiceboxCore
 
 /// Connecting: context first, then the record stream; `start` returns once the stream is READY.
-/// Functions marked "Lock held" expect the caller to hold the mainloop lock (see CaptureSession).
-extension CaptureSession {
+/// Functions marked "Lock held" expect the caller to hold the mainloop lock (see PulseRecording).
+extension PulseRecording {
     /// Connects and starts recording; returns once the server has created the record stream.
     func start() async throws {
         try await withTaskCancellationHandler {
@@ -35,7 +35,7 @@ extension CaptureSession {
         let retained = Unmanaged.passRetained(self)
         selfRetain = retained
         pa_context_set_state_callback(context, { _, user in
-            CaptureSession.owner(user).contextStateChanged()
+            PulseRecording.owner(user).contextStateChanged()
         }, retained.toOpaque())
         phase = .connecting
         // No autospawn: a missing server is an answer (serverUnavailable), not something to start.
@@ -69,10 +69,10 @@ extension CaptureSession {
         }
         self.stream = stream
         pa_stream_set_state_callback(stream, { _, user in
-            CaptureSession.owner(user).streamStateChanged()
+            PulseRecording.owner(user).streamStateChanged()
         }, retained.toOpaque())
         pa_stream_set_read_callback(stream, { _, _, user in
-            CaptureSession.owner(user).readAvailable()
+            PulseRecording.owner(user).readAvailable()
         }, retained.toOpaque())
 
         // (UInt32)-1 means "server default"; the playback-only fields stay at that.

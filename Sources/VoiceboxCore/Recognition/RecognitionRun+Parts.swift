@@ -2,12 +2,12 @@ import VoiceboxLock
 
 /// A long file on every core: cut at pauses into parts of at most about a minute, as many for
 /// each core (`FileParts`), which
-/// this session and up to a core's worth of helpers decode at once, each helper on a turn of
+/// this recognition and up to a core's worth of helpers decode at once, each helper on a turn of
 /// its own in the fair queue (`FileLanes`). A helper gives its turn back at its next pause when
 /// another recognition waits, and the rest of its part goes back to the list. The parts'
 /// utterances are joined in order, their word times shifted to the file's. Each part's decoder
 /// starts afresh at the cut, so a few words may differ from one pass.
-extension RecognitionSession {
+extension RecognitionRun {
     /// Files this long or longer are cut into parts; up to `partsMaximumSeconds` (the samples are
     /// held in memory, 32 kB a second: 38 MB at most).
     static let partsMinimumSeconds = 90.0

@@ -7,16 +7,16 @@ import VoiceboxCore
 /// A fresh context per recording means a restarted server is simply found by the next recording.
 ///
 /// Threads: libpulse calls back on the mainloop thread with the mainloop lock held; those
-/// callbacks (CaptureSession+Callbacks.swift) do the little work there is right there and hand
+/// callbacks (PulseRecording+Callbacks.swift) do the little work there is right there and hand
 /// audio off through an `AsyncStream` continuation. Everything that must not run on the mainloop
-/// thread (stopping it, timeouts) runs on `queue`, this session's serial queue.
+/// thread (stopping it, timeouts) runs on `queue`, this recording.s serial queue.
 ///
 /// `@unchecked Sendable` is safe because every `var` below is read and written only while holding
 /// the threaded mainloop's lock: in libpulse callbacks (lock held by libpulse) or inside
 /// `withLock` (never called on the mainloop thread, where it would deadlock). The `let`s are
 /// Sendable or are C handles whose functions are thread-safe (`mainloop`: its lock/stop).
 /// The mainloop, and so the lock, lives until `deinit`.
-final class CaptureSession: @unchecked Sendable {
+final class PulseRecording: @unchecked Sendable {
     struct Settings: Sendable {
         var server: String?
         var source: String?
@@ -53,7 +53,7 @@ final class CaptureSession: @unchecked Sendable {
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
     /// Keeps this object alive while the mainloop thread may call back into it; the pointer is
     /// the user data of every callback. Released on `queue` after the mainloop has stopped.
-    var selfRetain: Unmanaged<CaptureSession>?
+    var selfRetain: Unmanaged<PulseRecording>?
 
     init(settings: Settings) throws {
         guard let mainloop = pa_threaded_mainloop_new() else {
@@ -94,8 +94,8 @@ final class CaptureSession: @unchecked Sendable {
         end(.failed(Self.error(code: pa_context_errno(context), source: settings.source)))
     }
 
-    static func owner(_ user: UnsafeMutableRawPointer?) -> CaptureSession {
-        Unmanaged<CaptureSession>.fromOpaque(user!).takeUnretainedValue()
+    static func owner(_ user: UnsafeMutableRawPointer?) -> PulseRecording {
+        Unmanaged<PulseRecording>.fromOpaque(user!).takeUnretainedValue()
     }
 
     /// The caller frees the result with `pa_proplist_free`.

@@ -1,6 +1,6 @@
 /// Reading a file: all of it (or `max_seconds` of it), cut into utterances at every pause as
 /// pocketsphinx_continuous cuts it (`FileReading`), with progress and partials as it goes.
-extension RecognitionSession {
+extension RecognitionRun {
     func read(opening open: () throws -> any AudioFile) async throws(VoiceboxError) -> Recognition {
         // Stopped or cancelled while it waited for a decoder: the file is not even opened.
         if let early = try endedBeforeStart() { return early }
@@ -27,7 +27,7 @@ extension RecognitionSession {
         var progress = RateLimiter(perSecond: 10)
         let reading: FileReading.Outcome
         do {
-            // One synchronous loop: this runs on the session's own queue, so it holds up no one else.
+            // One synchronous loop: this runs on the recognition.s own queue, so it holds up no one else.
             reading = try FileReading.read(file, through: decoder, maxSeconds: limit, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled

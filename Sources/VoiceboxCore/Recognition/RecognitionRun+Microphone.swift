@@ -1,5 +1,5 @@
 /// Listening: one utterance from a microphone, ended by trailing silence, `max_seconds`, or a request.
-extension RecognitionSession {
+extension RecognitionRun {
     func listen(source: String?) async throws(VoiceboxError) -> Recognition {
         // The model first (it may take half a second to load), so that listening starts only
         // when every word can be decoded as it comes.

@@ -3,8 +3,8 @@ import Dispatch
 import VoiceboxCore
 
 /// Releasing: `close` (waits for the server), `closeSoon` (does not) and `end`, the one way out.
-/// Functions marked "Lock held" expect the caller to hold the mainloop lock (see CaptureSession).
-extension CaptureSession {
+/// Functions marked "Lock held" expect the caller to hold the mainloop lock (see PulseRecording).
+extension PulseRecording {
     /// Releases the microphone; returns once the server confirmed it (or after `closeTimeout`).
     func close() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
@@ -38,7 +38,7 @@ extension CaptureSession {
         }
     }
 
-    /// Ends the session, once: answers every waiter, finishes `chunks`, drops the server objects
+    /// Ends the recording, once: answers every waiter, finishes `chunks`, drops the server objects
     /// (closing the connection) and stops the mainloop off its own thread. Lock held.
     func end(_ reason: EndReason) {
         guard phase != .ended else { return }

@@ -1,7 +1,7 @@
 import VoiceboxLock
 
 /// How much audio all of the service's streams may keep to hear an utterance again (see
-/// `RecognitionSession.replaySeconds`): a cut stream keeps its utterance until its next decoder
+/// `RecognitionRun.replaySeconds`): a cut stream keeps its utterance until its next decoder
 /// has heard it, and many streams waiting at once must not add up to much memory. Past the
 /// budget a stream's utterance is cut where it is, as before replays.
 public final class ReplayBudget: Sendable {

@@ -1,9 +1,9 @@
 import CPulse
 import VoiceboxCore
 
-/// What libpulse calls, on the mainloop thread with the mainloop lock held (so the session's
+/// What libpulse calls, on the mainloop thread with the mainloop lock held (so the recording.s
 /// state may be touched directly). Each does the minimum and returns: no waiting here.
-extension CaptureSession {
+extension PulseRecording {
     func contextStateChanged() {
         guard let context else { return }
         let state = pa_context_get_state(context)

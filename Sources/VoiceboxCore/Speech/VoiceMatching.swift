@@ -1,21 +1,3 @@
-/// Just enough BCP-47 for choosing voices: "en", "en-GB", "pt-BR", "zh-Hans-CN".
-public enum LanguageTag {
-    public static func isWellFormed(_ tag: String) -> Bool {
-        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
-        guard let primary = parts.first, (2...3).contains(primary.count), primary.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-            return false
-        }
-        return parts.dropFirst().allSatisfy { part in
-            (1...8).contains(part.count) && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        }
-    }
-
-    /// Lower-cased subtags; "_" accepted as engines sometimes write "en_GB".
-    static func subtags(_ tag: String) -> [String] {
-        tag.lowercased().split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
-    }
-}
-
 /// Which voices answer a language request, best first.
 public enum VoiceMatching {
     /// "" gives every voice; "en" every English voice; "en-GB" voices of that region only.
@@ -55,18 +37,5 @@ public enum VoiceMatching {
         let closeness = have == wanted ? 0 : have.count == 1 ? 1 : 2
         let variant = ["", "none", "default"].contains(voice.variant.lowercased()) ? 0 : 1
         return (closeness, variant, voice.id)
-    }
-}
-
-/// Which of a recognizer's languages answers a request.
-public enum RecognitionLanguageMatching {
-    /// The same tag (any case), else one of the same primary language ("en-GB" takes "en-US",
-    /// "en" any English); nil when none. The rule the pocketsphinx model catalog follows too, so
-    /// the service can name the model's language in its answer before the engine is asked.
-    public static func best(for requested: String, among available: [String]) -> String? {
-        let wanted = requested.lowercased()
-        if let exact = available.first(where: { $0.lowercased() == wanted }) { return exact }
-        guard let primary = LanguageTag.subtags(wanted).first else { return nil }
-        return available.first { LanguageTag.subtags($0).first == primary }
     }
 }

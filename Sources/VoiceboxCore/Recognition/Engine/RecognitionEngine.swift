@@ -1,0 +1,15 @@
+/// What the service needs from a speech recognizer. pocketsphinx stands behind it in production
+/// (module VoiceboxPocketsphinx); tests swap in a scripted one. No C types cross this line.
+
+/// Receives an engine's own messages, a line at a time (meant for a debug log).
+public typealias LogSink = @Sendable (String) -> Void
+
+public protocol RecognitionEngine: Sendable {
+    /// BCP-47 tags of the languages this engine has models for.
+    var languages: [String] { get }
+
+    /// A decoder for one stream of audio. The first call loads the model (a fraction of a
+    /// second); the engine keeps it warm for later calls.
+    /// Throws `RecognitionError` for a bad configuration or a model that fails to load.
+    func makeDecoder(_ configuration: RecognitionConfiguration) async throws -> sending any SpeechDecoder
+}

@@ -1,0 +1,47 @@
+/// Decodes one stream of 16 kHz mono audio, utterance after utterance. Not thread-safe: use it
+/// from one task, one call at a time. Each call is synchronous CPU work (pocketsphinx on the
+/// project's 2-core machines: a third to a half of the audio's duration).
+public protocol SpeechDecoder: AnyObject {
+    /// Feeds samples (any count; 1024-4096 is a good chunk). The first call after `finish`
+    /// begins a new utterance. Returns whether the engine's voice-activity detector hears
+    /// speech at the end of these samples.
+    func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool
+
+    /// The best guess so far for the current utterance, or nil before any words.
+    func partial() -> String?
+
+    /// Ends the utterance and returns what was said (`.empty` if nothing).
+    func finish() throws -> RecognitionResult
+
+    /// Ends the utterance without a result and forgets what the decoder adapted to from it,
+    /// keeping what its voice-activity detector has learned about the background noise. For
+    /// audio that is known not to be speech (see `detectorWarmUp`).
+    func discard() throws
+
+    /// Seconds of audio the voice-activity detector needs at the start of a stream to learn the
+    /// background noise; what it calls speech before then may be the noise itself (pocketsphinx:
+    /// it reports "speech" from about 0.1 s to 1-1.3 s after the start, whatever the noise level).
+    var detectorWarmUp: Double { get }
+
+    /// Seconds the voice-activity detector keeps reporting speech after speech has ended
+    /// (pocketsphinx: 0.5). An endpointer waiting for trailing silence counts from the real end
+    /// of speech by subtracting this.
+    var speechEndDelay: Double { get }
+
+    /// Ends, from any thread, a call of this decoder's that is waiting (for a decoder in another
+    /// process that does not answer) and every later one: they throw at once. For a cancel, whose
+    /// caller wants no answer; nil where calls never wait on anything (an in-process decoder).
+    /// Does nothing once the decoder is gone.
+    var interrupt: (@Sendable () -> Void)? { get }
+}
+
+public extension SpeechDecoder {
+    var speechEndDelay: Double { 0 }
+    var detectorWarmUp: Double { 0 }
+    var interrupt: (@Sendable () -> Void)? { nil }
+    func discard() throws { _ = try finish() }
+
+    func process(_ samples: [Int16]) throws -> Bool {
+        try samples.withUnsafeBufferPointer { try process($0) }
+    }
+}
