@@ -62,7 +62,7 @@ final class FaultTests: XCTestCase {
             let reason = try await service.waitForFinish(id, timeout: .seconds(5))
             return (reason, ContinuousClock.now)
         }
-        try await speechd.kill()
+        speechd.kill()
         let (reason, at) = try await finished.value
         XCTAssertEqual(reason, "error")
         let told = seconds(at - killed)

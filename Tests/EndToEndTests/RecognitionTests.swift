@@ -386,7 +386,8 @@ final class RecognitionTests: XCTestCase {
     /// A sound server that dies and comes back: NoMicrophone meanwhile, found again after.
     func testPulseAudioRestartedThenTheNextRecognizeWorks() async throws {
         await self.service.stop()
-        let server = try TestPulseServer()
+        let server = try PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_sine rate=16000 frequency=440",
+                                                          "set-default-source voicebox_sine"])
         try server.start()
         let service = try await ServiceHarness(stack: stack, environment: ["PULSE_SERVER": server.address])
         self.service = service  // stopped by tearDown

@@ -43,7 +43,7 @@ final class ResilienceTests: XCTestCase {
 
         let id = try await service.speak(SpeechTests.long)
         try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
-        try await speechd.kill()
+        speechd.kill()
         let reason = try await service.waitForFinish(id, timeout: .seconds(10))
         XCTAssertEqual(reason, "error", "an utterance in flight ends with an error when the engine dies")
 
@@ -87,7 +87,7 @@ final class ResilienceTests: XCTestCase {
         let end = try await service.waitForFinish(id)
         XCTAssertEqual(end, "done")
         // It really is the private server: once that one dies, the utterance cannot be spoken.
-        try await speechd.kill()
+        speechd.kill()
         try await waitUntil("Speak to answer EngineUnavailable") {
             await service.errorName("Speak", [.string("x"), .vardict([:])]) == "org.voicebox.Error.EngineUnavailable"
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import VoiceboxCore
 import VoiceboxPulse
 import XCTest

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import VoiceboxCore
 import XCTest
 @testable import VoiceboxSpeechd
@@ -32,7 +33,7 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
     }
 
     private func privateServer() throws -> PrivateSpeechd {
-        let server = try PrivateSpeechd(configDirectory: try TestStack.configDirectory())
+        let server = try PrivateSpeechd(config: try TestStack.configDirectory())
         servers.append(server)
         return server
     }
@@ -308,7 +309,7 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
     func testServerDeathEndsUtterancesWithErrorAndRestartReconnects() async throws {
         _ = try TestStack.address()
         let server = try privateServer()
-        try server.start()
+        try await server.start()
         let (synthesizer, recorder) = try await connected(server.address)
         try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "Queued."))
@@ -333,7 +334,7 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         } catch SynthesizerError.unavailable {
         }
 
-        try server.start()
+        try await server.start()
         let restarted = ContinuousClock.now
         let value32 = await recorder.wait(timeout: 15) { $0.filter { $0 == .available }.count == 2 }
         XCTAssertTrue(value32)
@@ -349,9 +350,9 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
     func testExplicitAddressWithANonDefaultSocketPath() async throws {
         _ = try TestStack.address()
         let server = try privateServer()
-        try server.start()
-        XCTAssertNotEqual(server.socketPath, SpeechdAddress.defaultSocketPath())
-        let (synthesizer, recorder) = try await connected("unix_socket:\(server.socketPath)")
+        try await server.start()
+        XCTAssertNotEqual(server.socket, SpeechdAddress.defaultSocketPath())
+        let (synthesizer, recorder) = try await connected("unix_socket:\(server.socket)")
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "On my own socket."))
         let end = await recorder.end(of: 1, timeout: 10)
         XCTAssertEqual(end, .done)
@@ -371,9 +372,9 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
         } catch SynthesizerError.unavailable {
         }
         try await Task.sleep(for: .milliseconds(500))
-        XCTAssertFalse(PrivateSpeechd.accepts(server.socketPath), "autospawn false must not start a server")
+        XCTAssertFalse(PrivateSpeechd.accepts(server.socket), "autospawn false must not start a server")
 
-        try server.start()
+        try await server.start()
         let value35 = await recorder.wait(for: .available, timeout: 15)
         XCTAssertTrue(value35)
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "Now it works."))
@@ -412,7 +413,7 @@ final class SpeechDispatcherSynthesizerTests: XCTestCase {
     func testStoppedServerFailsSpeakWithinTheTimeoutAndStopNeverWaits() async throws {
         _ = try TestStack.address()
         let server = try privateServer()
-        try server.start()
+        try await server.start()
         let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(address: server.address, autospawn: false,
                                                                            clientName: "voicebox-tests", recovery: .reconnect))
         synthesizers.append(synthesizer)

@@ -20,11 +20,11 @@ final class SpeechdRecoveryTests: XCTestCase {
         super.tearDown()
     }
 
-    private func started() throws -> PrivateSpeechd {
+    private func started() async throws -> PrivateSpeechd {
         _ = try TestStack.address()
-        let server = try PrivateSpeechd(configDirectory: try TestStack.configDirectory())
+        let server = try PrivateSpeechd(config: try TestStack.configDirectory())
         servers.append(server)
-        try server.start()
+        try await server.start()
         return server
     }
 
@@ -59,10 +59,10 @@ final class SpeechdRecoveryTests: XCTestCase {
     }
 
     func testAServerFrozenByAnotherProgramIsRestartedAndWhatWasQueuedIsSpoken() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         let oldServer = try XCTUnwrap(server.pid)
-        let oldModules = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socketPath)).modules
+        let oldModules = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)).modules
         XCTAssertFalse(oldModules.isEmpty)
         try freeze(server)
 
@@ -99,12 +99,12 @@ final class SpeechdRecoveryTests: XCTestCase {
     }
 
     func testAServerWhoseModuleStopsMidUtteranceIsRestartedAndTheNextUtteranceIsSpoken() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
         let speaking = await recorder.wait(for: .started(1), timeout: 10)
         XCTAssertTrue(speaking)
-        let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socketPath)?.modules.first)
+        let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
         XCTAssertEqual(kill(module, SIGSTOP), 0)
         defer { kill(module, SIGKILL) }
         try await Task.sleep(for: .milliseconds(300))
@@ -131,7 +131,7 @@ final class SpeechdRecoveryTests: XCTestCase {
     /// With `reconnect`, the server is never touched: the utterance that would not begin fails, the
     /// server keeps its pid.
     func testReconnectOnlyLeavesTheServerAlone() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server, recovery: .reconnect)
         let pid = server.pid
         try freeze(server)
@@ -145,7 +145,7 @@ final class SpeechdRecoveryTests: XCTestCase {
     /// Speech that a healthy server has not begun because it speaks for another program is not a
     /// stall: it waits its turn and is spoken.
     func testWaitingBehindAnotherProgramsLongSpeechIsNoStall() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         let pid = server.pid
         let other = try RawSSIPClient(address: server.address, name: "reader")
@@ -165,7 +165,7 @@ final class SpeechdRecoveryTests: XCTestCase {
     /// 4.3, 4.5, 9.3, 23.6 s for four freezes 8–15 s apart, the backoff never reset). Odd rounds stop
     /// the module mid-utterance, even ones freeze the idle server with another program's mark.
     func testWedgesInARowAreEachRecoveredInTime() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         for round in 1...6 {
             let id = UInt64(round * 10)
@@ -173,7 +173,7 @@ final class SpeechdRecoveryTests: XCTestCase {
                 try await synthesizer.speak(SynthesisRequest(id: id, text: SynthesisRequest.longText))
                 let speaking = await recorder.wait(for: .started(id), timeout: 15)
                 XCTAssertTrue(speaking, "round \(round): \(recorder.events.suffix(6))")
-                let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socketPath)?.modules.first)
+                let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
                 XCTAssertEqual(kill(module, SIGSTOP), 0)
                 try await Task.sleep(for: .milliseconds(200))
             } else {
@@ -197,10 +197,10 @@ final class SpeechdRecoveryTests: XCTestCase {
     /// and what was asked meanwhile is spoken, not failed. The test holds a duplicate of the listening
     /// socket for 0.5 s, as the dying server's kernel does for a moment.
     func testAServerWhoseSocketOutlivesItForAMomentIsStartedAgain() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server, autospawn: true)
         let oldPid = try XCTUnwrap(server.pid)
-        let held = try XCTUnwrap(Self.duplicateOfListeningSocket(server.socketPath, heldBy: oldPid))
+        let held = try XCTUnwrap(Self.duplicateOfListeningSocket(server.socket, heldBy: oldPid))
         XCTAssertEqual(kill(oldPid, SIGKILL), 0)
         let deadline = ContinuousClock.now + .seconds(5)
         while SpeechdServerProcess.alive(oldPid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
@@ -243,7 +243,7 @@ final class SpeechdRecoveryTests: XCTestCase {
     /// come in time (it took 2.5–3 s on a loaded machine; here it never does). A server that works
     /// meanwhile is busy, not wedged: the speech is not cut and the server not restarted.
     func testLongSpeechIsNotCutWhenTheVoiceListIsSlow() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server, probeTimeout: 0.001)
         let pid = server.pid
         let text = Array(repeating: SynthesisRequest.longText, count: 2).joined(separator: " ")
@@ -261,9 +261,9 @@ final class SpeechdRecoveryTests: XCTestCase {
     /// and speaking nothing, for every client, until restarted. It is noticed like a stopped module:
     /// its voice list fails (321).
     func testAServerWhoseModuleCrashedIsRestartedAndTheNextUtteranceIsSpoken() async throws {
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
-        let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socketPath)?.modules.first)
+        let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
         XCTAssertEqual(kill(module, SIGSEGV), 0)
         try await Task.sleep(for: .milliseconds(300))
         let spoke = ContinuousClock.now
@@ -291,7 +291,7 @@ final class SpeechdRecoveryTests: XCTestCase {
         // module alive, which recovery does not notice (see the README); five of five pass since.
         try XCTSkipIf(ProcessInfo.processInfo.environment["VOICEBOX_CORPUS_SIZE"] == nil,
                       "set VOICEBOX_CORPUS_SIZE (20000) to send the corpus through speech-dispatcher")
-        let server = try started()
+        let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         let count = Int(ProcessInfo.processInfo.environment["VOICEBOX_CORPUS_SIZE"] ?? "") ?? 20_000
         var corpus = SpeechCorpus(seed: 0x5EED_15)
