@@ -41,14 +41,9 @@ enum SpeechHandlers {
             },
             Speech1.recognize.deferredHandler { call, options in
                 let recognition = await gate.services.recognition
-                // A sandboxed app must not make the service a confused deputy that opens any file of
-                // the user's: it passes the file itself, as desktop portals do.
-                if options["file"] != nil, let sandbox = await callers.sandbox(of: call.sender) {
-                    throw VoiceboxError(.accessDenied, "a caller inside \(sandbox) cannot name a file: pass it open, as option fd (h)")
-                }
+                let recognizeOptions = try await RecognizeOptions(optionValues(options)) { await callers.sandbox(of: call.sender) }
                 // Admitted in the caller's order (so a StopRecognition sent right after finds it),
                 // answered from a task of its own when recognition ends.
-                let recognizeOptions = try RecognizeOptions(optionValues(options))
                 let pending = try await recognition.start(recognizeOptions, caller: call.sender)
                 if recognizeOptions.isMicrophone {
                     microphone.announce(pending.id, caller: call.sender) {

@@ -1,8 +1,31 @@
+import VoiceboxLock
 import XCTest
 @testable import VoiceboxCore
 
 /// The small pure parts of recognition.
 final class RecognitionPiecesTests: XCTestCase {
+    /// Recognize's whole policy is in its options: a caller inside a sandbox names no file (it passes
+    /// it open), and the sandbox is looked up only when a file is named.
+    func testASandboxedCallerNamesNoFileAndTheSandboxIsAskedOnlyForAFile() async throws {
+        let asked = Locked(0)
+        let flatpak: () async -> String? = { asked.withLock { $0 += 1 }; return "a Flatpak sandbox" }
+        do {
+            _ = try await RecognizeOptions(["file": .string("/home/user/secret.wav")], callerSandbox: flatpak)
+            XCTFail("a sandboxed caller named a file")
+        } catch {
+            XCTAssertEqual(error.kind, .accessDenied)
+            XCTAssertTrue(error.message.contains("a Flatpak sandbox"), error.message)
+        }
+        XCTAssertEqual(asked.withLock { $0 }, 1)
+        let passed = try await RecognizeOptions(["fd": .descriptor(7)], callerSandbox: flatpak)
+        XCTAssertEqual(passed.input, .descriptor(7))
+        _ = try await RecognizeOptions(["stream": .descriptor(9)], callerSandbox: flatpak)
+        _ = try await RecognizeOptions([:], callerSandbox: flatpak)
+        XCTAssertEqual(asked.withLock { $0 }, 1, "the sandbox was looked up for a call that names no file")
+        let outside = try await RecognizeOptions(["file": .string("/x.wav")]) { nil }
+        XCTAssertEqual(outside.input, .file("/x.wav"))
+    }
+
     func testOptionDefaultsDifferForTheMicrophoneAndFiles() throws {
         let mic = try RecognizeOptions([:])
         XCTAssertEqual(mic.input, .microphone(source: nil))

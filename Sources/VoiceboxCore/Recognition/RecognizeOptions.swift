@@ -39,6 +39,19 @@ public struct RecognizeOptions: Sendable, Equatable {
 
     public init() {}
 
+    /// The options of a caller's Recognize, with every rule that depends on who calls:
+    /// `callerSandbox` names the app sandbox the caller runs in (nil: none), and is asked only
+    /// when the options name a file.
+    public init(_ options: [String: OptionValue], callerSandbox: () async -> String?) async throws(VoiceboxError) {
+        // A sandboxed app must not make the service a confused deputy that opens any file of the
+        // user's: it passes the file itself, as desktop portals do.
+        if options["file"] != nil, let sandbox = await callerSandbox() {
+            throw VoiceboxError(.accessDenied, "a caller inside \(sandbox) cannot name a file: pass it open, as option fd (h)")
+        }
+        try self.init(options)
+    }
+
+    /// The options as such, for a caller outside any sandbox.
     public init(_ options: [String: OptionValue]) throws(VoiceboxError) {
         var reader = OptionReader(options)
         let file = try reader.string("file")
