@@ -8,6 +8,7 @@ import XCTest
 /// Audio sessions against the real sound server of the stack (PulseAudio with or without
 /// module-role-cork, or pipewire-pulse: VOICEBOX_SOUND_SERVER), a real MPRIS player (mpv with
 /// mpv-mpris) and real streams (paplay, pacat): what a user would see in a volume control.
+// @SoundServer: every test pauses, ducks, corks or mutes other audio and checks what the server shows
 final class AudioSessionTests: XCTestCase {
     var stack: Stack!
     var service: ServiceHarness!

@@ -12,6 +12,7 @@ import XCTest
 /// module-stream-restore, WirePlumber's restore-stream: ServerMemoryProbe) and the level its next
 /// stream starts at, after a track change, a voiceboxd killed with -9 or stopped with SIGTERM; the
 /// AudioInterruption signals a bus monitor sees; a call that holds what was taken from others.
+// @SoundServer: every test checks what the sound server heard or remembers
 final class AudioTraceTests: XCTestCase {
     var stack: Stack!
     var service: ServiceHarness!

@@ -80,6 +80,7 @@ final class BusFuzzTests: XCTestCase {
 
     /// Hostile texts and SSML among the calls wedge nothing: after every batch, another caller's
     /// Speak is heard on the sink within 1 s.
+    // @SoundServer: speech heard on the sink
     func testAnotherCallerIsHeardAfterEveryBatch() async throws {
         let run = try await Self.sharedRun()
         XCTAssertFalse(run.speechHeard.isEmpty)

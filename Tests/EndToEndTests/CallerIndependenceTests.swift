@@ -7,6 +7,7 @@ import XCTest
 
 /// Callers never wait on each other, and what a caller takes (a pause) is released when it
 /// leaves: against the real stack.
+// @SoundServer: speech plays, pauses and stops on the sink
 final class CallerIndependenceTests: XCTestCase {
     /// speech-dispatcher frozen with SIGSTOP, as a wedged server looks, and voiceboxd told not to
     /// restart it (`--speechd-recovery reconnect`; restarting is SpeechSafetyTests'): the Speak that

@@ -23,6 +23,7 @@ final class ClientTests: XCTestCase {
         return (status, String(decoding: output, as: UTF8.self))
     }
 
+    // @SoundServer: say waits for the end of speech
     func testSayVoicesAndErrors() async throws {
         let stack = try Stack.require()
         let service = try await ServiceHarness(stack: stack)

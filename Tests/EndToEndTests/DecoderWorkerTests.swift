@@ -41,6 +41,7 @@ final class DecoderWorkerTests: XCTestCase {
     /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
     /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
     /// glib, which kept it above 20 MiB at rest.
+    // @SoundServer: the microphone
     func testTheServiceNeverMapsTheEngine() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -85,6 +86,7 @@ final class DecoderWorkerTests: XCTestCase {
     /// SIGSEGV, abort, SIGKILL (the OOM killer) and SIGSYS (the seccomp filter) in the decoder
     /// worker while the microphone is heard: that Recognize fails with EngineUnavailable naming the
     /// signal, the microphone is released, and the next Recognize is answered at once.
+    // @SoundServer: the microphone, released as the server sees it
     func testADecoderWorkerThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -141,6 +143,7 @@ final class DecoderWorkerTests: XCTestCase {
     /// would be): the call fails with Cancelled at once, not with EngineUnavailable once the
     /// worker's bound (10 s and more) is over; the stuck worker is gone, and the next Recognize
     /// is answered. Mid-file and mid-microphone.
+    // @SoundServer: the microphone
     func testACancelEndsARecognitionWhoseWorkerDoesNotAnswer() async throws {
         let stack = try Stack.require()
         try Recordings.require()

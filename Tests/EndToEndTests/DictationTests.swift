@@ -152,6 +152,7 @@ final class DictationTests: XCTestCase {
         XCTAssertEqual(missing.stderr, "voicebox: cannot open \(directory.path)/none.wav: No such file or directory\n")
     }
 
+    // @SoundServer: speech
     func testSayReadsStandardInputAndSpeaksLongTextInParts() async throws {
         let (stack, service) = try await startService()
         let said = try ClientRun(stack, ["say", "--json", "-"], input: Array("Read from standard input.".utf8))
@@ -187,6 +188,7 @@ final class DictationTests: XCTestCase {
         XCTAssertTrue(output.hasSuffix("\r\u{1B}[Kgo forward ten meters\n"), output.debugDescription)
     }
 
+    // @SoundServer: the microphone
     func testListenOnATerminalShowsALevelMeterAndThePartialText() async throws {
         try Recordings.require()
         let (stack, service) = try await startService()
@@ -211,6 +213,7 @@ final class DictationTests: XCTestCase {
         XCTAssertTrue(pieces.last?.hasPrefix("go forward ten") == true, output.debugDescription)
     }
 
+    // @SoundServer: speech
     func testMonitorPrintsTheSignalsOfASay() async throws {
         let (stack, _) = try await startService()
         let monitor = try ClientRun(stack, ["monitor"])
@@ -278,6 +281,7 @@ final class DictationTests: XCTestCase {
         XCTAssertEqual(noBus, 69)
     }
 
+    // @SoundServer: the microphone
     func testAServiceErrorIsOneSentence() async throws {
         let (stack, _) = try await startService()
         let (status, client) = try await run(stack, ["say", "--language", "xx", "hello"])
@@ -306,6 +310,7 @@ final class DictationTests: XCTestCase {
         return (stack, service, dictation)
     }
 
+    // @SoundServer: the microphone
     func testDictateToggleTwiceAcrossTwoProcesses() async throws {
         let (stack, service, first) = try await dictateWhilePlaying(["dictate", "--toggle"])
         let (secondStatus, second) = try await run(stack, ["dictate", "--toggle"])
@@ -317,6 +322,7 @@ final class DictationTests: XCTestCase {
         try await waitUntil("ListeningID to be 0") { (try? await service.property("ListeningID"))?.uint64 == 0 }
     }
 
+    // @SoundServer: the microphone
     func testDictatePushToTalk() async throws {
         let (stack, _, first) = try await dictateWhilePlaying(["dictate", "--start", "--literal"])
         let (releaseStatus, release) = try await run(stack, ["dictate", "--stop"])
@@ -326,6 +332,7 @@ final class DictationTests: XCTestCase {
         XCTAssertEqual(first.stdout, "go forward ten meters\n")
     }
 
+    // @SoundServer: the microphone
     func testShortcutsLeaveAnotherProgramsRecognitionAlone() async throws {
         let (stack, service) = try await startService()
         // Another program (not voicebox dictate) holds the microphone.
@@ -357,6 +364,7 @@ final class DictationTests: XCTestCase {
         try await waitUntil("DictationID to be 0") { (try? await service.property("DictationID"))?.uint64 == 0 }
     }
 
+    // @SoundServer: the microphone
     func testDictateCancelEndsTheFirstWithNoOutput() async throws {
         let (stack, service) = try await startService()
         let first = try ClientRun(stack, ["dictate", "--toggle"])

@@ -45,6 +45,7 @@ final class FaultTests: XCTestCase {
 
     /// Killed mid-utterance: the utterance ends with SpeechFinished "error" at once, Speak answers
     /// EngineUnavailable while it is gone, and once it is back the next Speak works.
+    // @SoundServer: speech
     func testSpeechDispatcherKilledMidUtterance() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
@@ -83,6 +84,7 @@ final class FaultTests: XCTestCase {
     /// Frozen (SIGSTOP) mid-utterance, nobody calling: the heartbeat's query times out and the
     /// utterance ends ("error") within 5 s (3 s interval + 2 s timeout), so a `wait` caller and
     /// paused others are not held for ever.
+    // @SoundServer: speech
     func testSpeechDispatcherStoppedMidUtteranceEndsItWithoutAnyCall() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
@@ -109,6 +111,7 @@ final class FaultTests: XCTestCase {
     /// timeout gives the connection up), the utterance in flight ends ("error"), a fresh connection
     /// gets no answer either (2 s), so voiceboxd restarts speech-dispatcher and the queued Speak is
     /// spoken; nothing waits for a SIGCONT.
+    // @SoundServer: speech
     func testSpeechDispatcherStoppedMidUtterance() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
@@ -140,6 +143,7 @@ final class FaultTests: XCTestCase {
 
     /// Restarted mid-recognition: Recognize fails with NoMicrophone, and once the server is back
     /// the next Recognize works, the same voiceboxd.
+    // @SoundServer: a sound server restarted
     func testSoundServerRestartedMidRecognition() async throws {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
@@ -172,6 +176,7 @@ final class FaultTests: XCTestCase {
     /// the utterance ends ("error"), the interruption ends (AudioInterruption ended), nothing is
     /// left silenced on the new server, and voiceboxd starts speech-dispatcher again (as it does on
     /// a desktop) for the next Speak, which interrupts and restores others as before.
+    // @SoundServer: a sound server restarted
     func testSoundServerRestartedMidInterruption() async throws {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
@@ -222,6 +227,7 @@ final class FaultTests: XCTestCase {
 
     /// A client process killed (SIGKILL) mid-recognition: the microphone is released and
     /// RecognitionFinished sent at once; the next Recognize works.
+    // @SoundServer: the microphone or other audio
     func testClientKilledMidRecognition() async throws {
         let stack = try Stack.require()
         let service = try await service(stack)
@@ -246,6 +252,7 @@ final class FaultTests: XCTestCase {
 
     /// A client speaking with others=pause (and wait) killed: its utterance is cancelled, the
     /// interruption ends and the other stream plays again.
+    // @SoundServer: speech
     func testClientKilledWhileItsSpeechPausesOthers() async throws {
         let stack = try Stack.require()
         // Its own speech-dispatcher: after this cancelled utterance, following ClientTests' en-GB
@@ -283,6 +290,7 @@ final class FaultTests: XCTestCase {
 
     /// A client holding a pause (`voicebox pause`) killed while speech with others=pause waits
     /// behind it: the pause is released, the speech is spoken and others are restored after.
+    // @SoundServer: the microphone or other audio
     func testClientKilledWhileHoldingAPause() async throws {
         let stack = try Stack.require()
         let service = try await service(stack)
@@ -367,6 +375,7 @@ final class FaultTests: XCTestCase {
     /// A user's model directories removed while the service runs: a language only they had
     /// (here fr-FR, English files under that name) fails with UnsupportedLanguage at once, and
     /// en-GB falls back to Debian's en-US.
+    // @SoundServer: the microphone or other audio
     func testAModelDirectoryRemovedFailsItsLanguageByName() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -399,6 +408,7 @@ final class FaultTests: XCTestCase {
     /// is open: voiceboxd exits with status 1 within a second, says why in its log, closes the
     /// microphone and restores others on the way out. Coming back is D-Bus activation's (or
     /// systemd's) part: the next caller on a new bus starts a new voiceboxd (ActivationTests).
+    // @SoundServer: the microphone or other audio
     func testTheBusGoingAwayEndsTheServiceCleanly() async throws {
         let shared = try Stack.require()
         let bus = try await KillableBus()
@@ -434,6 +444,7 @@ final class FaultTests: XCTestCase {
     /// (a crash would leave it muted for good: see AudioSession); speech is spoken all the same,
     /// the interruption says it silenced nothing, the log says why, and once there is room again
     /// the next Speak pauses others as usual.
+    // @SoundServer: speech
     func testAFullRuntimeDirectorySpeaksAndLeavesOthersAlone() async throws {
         let stack = try Stack.require()
         let runtime = "/tmp/vbfull-\(UUID().uuidString.prefix(8))"

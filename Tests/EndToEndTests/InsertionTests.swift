@@ -362,6 +362,7 @@ final class InsertionTests: XCTestCase {
         XCTAssertLessThan(x.received.count, text.count, "all of it was typed before the focus moved: the test proves nothing")
     }
 
+    // @SoundServer: the microphone
     func testDictateTypesWhatWasHeard() async throws {
         try Recordings.require()
         let (stack, x) = try await session()

@@ -9,6 +9,7 @@ import XCTest
 /// Who is told that the microphone is on: the log names the caller (unique name, pid, command)
 /// when its recognition takes the microphone and when it gives it back, and with
 /// --notify-microphone a desktop notification is shown for as long and closed after.
+// @SoundServer: it records from the microphone
 final class MicrophoneNoticeTests: XCTestCase {
     /// What a fake notification server was asked.
     actor Notifications {

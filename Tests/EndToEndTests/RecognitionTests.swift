@@ -162,6 +162,7 @@ final class RecognitionTests: XCTestCase {
 
     // MARK: Microphone
 
+    // @SoundServer: the microphone
     func testMicrophoneHearsASentenceAndEndsAtTheSilenceAfterIt() async throws {
         let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
         let wav = try Recordings.wav("goforward.raw", in: directory)
@@ -200,6 +201,7 @@ final class RecognitionTests: XCTestCase {
         try await service.waitForListening(false)
     }
 
+    // @SoundServer: the microphone
     func testStopMidSpeechAnswersWithTheWordsSoFar() async throws {
         let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
         let wav = try Recordings.wav("numbers.raw", in: directory)
@@ -224,6 +226,7 @@ final class RecognitionTests: XCTestCase {
         try await service.waitForListening(false)
     }
 
+    // @SoundServer: the microphone
     func testCancelFailsWithCancelledAndReleasesTheMicrophone() async throws {
         let service = self.service!
         let pending = Task { await service.recognitionError([:]) }
@@ -239,6 +242,7 @@ final class RecognitionTests: XCTestCase {
         try await service.waitForListening(false)
     }
 
+    // @SoundServer: the microphone
     func testASecondMicrophoneRecognitionIsBusy() async throws {
         let (service, stack) = (self.service!, self.stack!)
         let first = Task { await service.recognitionError(["max_seconds": .double(20)]) }
@@ -264,6 +268,7 @@ final class RecognitionTests: XCTestCase {
 
     /// A caller that leaves the bus mid-recognition cannot take the answer: the microphone is
     /// released at once.
+    // @SoundServer: the microphone, as the server sees it
     func testACallerLeavingReleasesTheMicrophoneWithin200ms() async throws {
         let (service, stack) = (self.service!, self.stack!)
         XCTAssertEqual(try sourceOutputs(), [], "another recording is running")
@@ -289,6 +294,7 @@ final class RecognitionTests: XCTestCase {
     /// Through a speech-dispatcher of its own: the shared one, after some other tests' cancelled
     /// utterances, spoke a new client's first utterance so that this heard "the gotta get" (a
     /// restart of speech-dispatcher cured it), which is not what this test is about.
+    // @SoundServer: speech into the sink, heard from its monitor
     func testRoundTripSpeakThenRecognize() async throws {
         let stack = self.stack!
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
@@ -319,6 +325,7 @@ final class RecognitionTests: XCTestCase {
 
     // MARK: Faults
 
+    // @SoundServer: the microphone
     func testBadInputsEachGetTheirErrorAndTheServiceKeepsServing() async throws {
         let (service, directory) = (self.service!, self.directory!)
         let goforward = Recordings.path("goforward.raw")
@@ -384,6 +391,7 @@ final class RecognitionTests: XCTestCase {
     }
 
     /// A sound server that dies and comes back: NoMicrophone meanwhile, found again after.
+    // @SoundServer: a sound server that dies and comes back
     func testPulseAudioRestartedThenTheNextRecognizeWorks() async throws {
         await self.service.stop()
         let server = try PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_sine rate=16000 frequency=440",

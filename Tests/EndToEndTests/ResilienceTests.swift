@@ -30,6 +30,7 @@ final class ResilienceTests: XCTestCase {
         }
     }
 
+    // @SoundServer: speech
     func testSpeechDispatcherDyingAndComingBack() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
@@ -70,6 +71,7 @@ final class ResilienceTests: XCTestCase {
 
     /// speech-dispatcher listening on a socket its configuration moved: voiceboxd finds it through
     /// $SPEECHD_ADDRESS, as every speech-dispatcher client does, and speaks there.
+    // @SoundServer: speech
     func testSpeechDispatcherOnAConfiguredSocketIsFoundThroughSPEECHD_ADDRESS() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
@@ -168,6 +170,7 @@ final class ResilienceTests: XCTestCase {
         }
     }
 
+    // @SoundServer: an idle connection to the sound server must cost nothing
     func testIdleServiceUsesNoCPU() async throws {
         let stack = try Stack.require()
         let service = try await ServiceHarness(stack: stack)

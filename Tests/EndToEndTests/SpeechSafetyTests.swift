@@ -9,6 +9,7 @@ import XCTest
 /// Nothing a caller sends can wedge speech for the desktop (issue 15), and a speech-dispatcher
 /// wedged past that prevention comes back by itself: against the real stack, with the sink's
 /// monitor as our ears and other programs as other callers.
+// @SoundServer: every test listens for speech on the sink
 final class SpeechSafetyTests: XCTestCase {
     /// The documented bound: speech-dispatcher makes no progress for 3 s, then its output module
     /// has 2 s to answer. (Stretched under a sanitizer, which slows voiceboxd.)

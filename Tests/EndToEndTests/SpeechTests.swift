@@ -5,6 +5,7 @@ import XCTest
 
 /// Speak, StopSpeaking, ListVoices and friends against the real stack: a real dbus-daemon,
 /// PulseAudio, speech-dispatcher and espeak-ng, with the sink's monitor as our ears.
+// @SoundServer: speech plays into the sound server; when it starts and ends is the server's doing
 final class SpeechTests: XCTestCase {
     static let long = "This is a long sentence that keeps the speech engine busy for several seconds, "
         + "long enough for the test to stop it in the middle and to hear that it really stopped."

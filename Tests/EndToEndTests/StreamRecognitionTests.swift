@@ -32,6 +32,7 @@ final class StreamRecognitionTests: XCTestCase {
 
     // MARK: Speeds and formats
 
+    // @SoundServer: no microphone taken, as the server sees it
     func testAStreamAsFastAsItCanAndInRealTimeGivesTheFilesWords() async throws {
         let service = self.service!
         let file = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
@@ -86,6 +87,7 @@ final class StreamRecognitionTests: XCTestCase {
         XCTAssertLessThan(heard.duration, 4.5, "ended about 1 s after the last word (2.6 s), not at the end of the silence")
     }
 
+    // @SoundServer: other audio paused for a stream
     func testOthersAppliesWhenGiven() async throws {
         let (service, stack) = (self.service!, self.stack!)
         let music = try PlayingStream(sink: stack.sink, role: "music")

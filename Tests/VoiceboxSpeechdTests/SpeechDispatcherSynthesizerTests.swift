@@ -5,6 +5,7 @@ import XCTest
 @testable import VoiceboxSpeechd
 
 /// Against a real speech-dispatcher (`SPEECHD_ADDRESS`); every wait is bounded.
+// @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
 final class SpeechDispatcherSynthesizerTests: XCTestCase {
     private var synthesizers: [SpeechDispatcherSynthesizer] = []
     private var servers: [PrivateSpeechd] = []

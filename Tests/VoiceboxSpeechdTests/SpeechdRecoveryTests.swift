@@ -7,6 +7,7 @@ import XCTest
 /// A speech-dispatcher that accepts speech but stops speaking it, wedged past the prevention: the
 /// synthesizer notices within its bounds, restarts the server and speaks what was queued behind.
 /// Each test has a server of its own (PrivateSpeechd), frozen as another program could freeze it.
+// @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
 final class SpeechdRecoveryTests: XCTestCase {
     private var synthesizers: [SpeechDispatcherSynthesizer] = []
     private var servers: [PrivateSpeechd] = []
