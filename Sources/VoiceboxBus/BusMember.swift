@@ -73,9 +73,14 @@ public struct BusSignal<each Argument: BusArgument>: Sendable {
     public init(_ name: String, _ summary: String, _ arguments: repeat (String, (each Argument).Type)) {
         var names: [String] = []
         for argument in repeat each arguments { names.append(argument.0) }
+        self.init(name, summary, argumentNames: names)
+    }
+
+    /// A signal declared elsewhere with these argument types (the service's own declarations).
+    public init(_ name: String, _ summary: String, argumentNames: [String]) {
         self.name = name
         self.summary = summary
-        argumentNames = names
+        self.argumentNames = argumentNames
     }
 
     public var description: InterfaceDescription.SignalDescription {

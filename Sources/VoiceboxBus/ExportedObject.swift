@@ -40,13 +40,27 @@ public final class ExportedObject: Sendable {
         loop.submit { $0.emit(path: path, interface: interfaceName, member: signal.name, arguments: values) }
     }
 
+    /// Emits the interface's signal `name` with values already encoded; values that are not of the
+    /// declared signature are not sent (logged: a programming error).
+    public func emit(signal name: String, _ values: [DBusValue]) {
+        let interfaceName = interface.name
+        let signature = values.map(\.type.signature).joined()
+        guard let declared = interface.signal(named: name), declared.arguments.map(\.type).joined() == signature else {
+            busLog("signal \(interfaceName).\(name) with arguments (\(signature)) is not declared: not sent")
+            return
+        }
+        let path = path
+        loop.submit { $0.emit(path: path, interface: interfaceName, member: name, arguments: values) }
+    }
+
     /// Sets a property's value; announces it with PropertiesChanged when it really changed.
     public func set<Value>(_ property: BusProperty<Value>, _ value: Value) {
         setProperty(property.name, to: value.busValue)
     }
 
-    /// Sets a property's value; announces it with PropertiesChanged when it really changed.
-    func setProperty(_ name: String, to value: DBusValue) {
+    /// Sets property `name` to a value already encoded; announces it with PropertiesChanged when it
+    /// really changed. A value not of the declared type is ignored (logged: a programming error).
+    public func setProperty(_ name: String, to value: DBusValue) {
         let interfaceName = interface.name
         guard let declared = interface.property(named: name), declared.type == value.type.signature else {
             busLog("property \(interfaceName).\(name) set to a value of type \(value.type): ignored")

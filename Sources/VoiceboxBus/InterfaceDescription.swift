@@ -65,4 +65,5 @@ public struct InterfaceDescription: Sendable, Hashable {
 
     public func method(named name: String) -> Method? { methods.first { $0.name == name } }
     public func property(named name: String) -> Property? { properties.first { $0.name == name } }
+    public func signal(named name: String) -> SignalDescription? { signals.first { $0.name == name } }
 }

@@ -29,47 +29,21 @@ public final class SpeechObject: Sendable {
 }
 
 extension SpeechObject: ServiceBus {
-    public func emit(_ signal: ServiceSignal) {
-        switch signal {
-        case .speechStarted(let id): object.emit(Speech1.speechStarted, id)
-        case .speechMark(let id, let name): object.emit(Speech1.speechMark, id, name)
-        case .speechFinished(let id, let end): object.emit(Speech1.speechFinished, id, end.rawValue)
-        case .voicesChanged: object.emit(Speech1.voicesChanged)
-        case .recognitionStarted(let id): object.emit(Speech1.recognitionStarted, id)
-        case .recognitionPartial(let id, let text): object.emit(Speech1.recognitionPartial, id, text)
-        case .audioLevel(let id, let level): object.emit(Speech1.audioLevel, id, level)
-        case .recognitionProgress(let id, let fraction): object.emit(Speech1.recognitionProgress, id, fraction)
-        case .recognitionFinished(let id, let text): object.emit(Speech1.recognitionFinished, id, text)
-        case .audioInterruption(let state, let info): object.emit(Speech1.audioInterruption, state.rawValue, Self.vardict(info))
+    /// Every declared signal's arguments are BusArguments (`Speech1` derives its declarations from
+    /// the same ones, which only compiles so), so each encodes itself; the object checks the
+    /// signature against the interface before anything is sent.
+    public func emit<each Argument>(_ signal: ServiceSignal<repeat each Argument>, _ arguments: repeat each Argument) {
+        var values: [DBusValue] = []
+        for argument in repeat each arguments {
+            // (Never fails, as said above; if it did, the signature check would refuse and log it.)
+            if let argument = argument as? any BusArgument { values.append(argument.busValue) }
         }
+        object.emit(signal: signal.name, values)
     }
 
-    public func publish(_ property: ServiceProperty) {
-        switch property {
-        case .version(let version): object.set(Speech1.version, version)
-        case .speaking(let speaking): object.set(Speech1.speaking, speaking)
-        case .paused(let paused): object.set(Speech1.paused, paused)
-        case .voiceCount(let count): object.set(Speech1.voiceCount, count)
-        case .listening(let listening): object.set(Speech1.listening, listening)
-        case .listeningID(let id): object.set(Speech1.listeningID, id)
-        case .dictationID(let id): object.set(Speech1.dictationID, id)
-        case .recognitionLanguages(let tags): object.set(Speech1.recognitionLanguages, tags)
-        case .interrupted(let interrupted): object.set(Speech1.interrupted, interrupted)
-        }
-    }
-
-    /// AudioInterruption's `info`.
-    static func vardict(_ info: InterruptionInfo) -> VarDict {
-        var entries: [String: DBusValue] = [
-            "reason": .string(info.reason.rawValue),
-            "id": .uint64(info.id),
-            "paused_players": .stringArray(info.pausedPlayers),
-            "muted_streams": .uint32(info.mutedStreams),
-            "ducked_streams": .uint32(info.duckedStreams),
-            "corked_streams": .uint32(info.corkedStreams),
-        ]
-        if let shouldResume = info.shouldResume { entries["should_resume"] = .boolean(shouldResume) }
-        return VarDict(entries)
+    public func publish<Value>(_ property: ServiceProperty<Value>, _ value: Value) {
+        guard let value = value as? any BusArgument else { return }
+        object.setProperty(property.name, to: value.busValue)
     }
 
     public func watchCaller(_ caller: String, onVanish: @escaping @Sendable (String) -> Void) -> UInt64 {

@@ -42,43 +42,28 @@ public enum Speech1 {
         "EndRecognition", "End recognition `id`, whoever started it: with what was heard, or Cancelled when `cancel`.",
         in: ("id", UInt64.self), ("cancel", Bool.self))
 
-    // MARK: Signals
+    // MARK: Signals and properties: declared in VoiceboxCore, which emits them
 
-    public static let speechStarted = BusSignal("SpeechStarted", "An utterance began to sound.", ("id", UInt64.self))
-    public static let speechMark = BusSignal("SpeechMark", "An SSML <mark/> was reached.",
-                                             ("id", UInt64.self), ("name", String.self))
-    public static let speechFinished = BusSignal("SpeechFinished", "done, cancelled, interrupted or error.",
-                                                 ("id", UInt64.self), ("reason", String.self))
-    public static let voicesChanged = BusSignal("VoicesChanged", "The voice list changed.")
-    public static let recognitionStarted = BusSignal("RecognitionStarted", "The microphone is open, or the file is being decoded.",
-                                                     ("id", UInt64.self))
-    public static let recognitionPartial = BusSignal("RecognitionPartial", "The best guess so far.",
-                                                     ("id", UInt64.self), ("text", String.self))
-    public static let audioLevel = BusSignal("AudioLevel", "The microphone's loudness, 0 ... 1.",
-                                             ("id", UInt64.self), ("level", Double.self))
-    public static let recognitionProgress = BusSignal("RecognitionProgress", "The fraction of a file decoded.",
-                                                      ("id", UInt64.self), ("fraction", Double.self))
-    public static let recognitionFinished = BusSignal("RecognitionFinished", "Every RecognitionStarted ends with one.",
-                                                      ("id", UInt64.self), ("text", String.self))
+    public static let speechStarted = BusSignal(ServiceSignals.speechStarted)
+    public static let speechMark = BusSignal(ServiceSignals.speechMark)
+    public static let speechFinished = BusSignal(ServiceSignals.speechFinished)
+    public static let voicesChanged = BusSignal(ServiceSignals.voicesChanged)
+    public static let recognitionStarted = BusSignal(ServiceSignals.recognitionStarted)
+    public static let recognitionPartial = BusSignal(ServiceSignals.recognitionPartial)
+    public static let audioLevel = BusSignal(ServiceSignals.audioLevel)
+    public static let recognitionProgress = BusSignal(ServiceSignals.recognitionProgress)
+    public static let recognitionFinished = BusSignal(ServiceSignals.recognitionFinished)
+    public static let audioInterruption = BusSignal(ServiceSignals.audioInterruption)
 
-    public static let audioInterruption = BusSignal(
-        "AudioInterruption", "began or ended; info: reason, id, should_resume, paused_players, muted/ducked/corked_streams.",
-        ("state", String.self), ("info", VarDict.self))
-
-    // MARK: Properties
-
-    public static let version = BusProperty("Version", "The service's version.", String.self)
-    public static let speaking = BusProperty("Speaking", "Some utterance is being spoken now.", Bool.self)
-    public static let paused = BusProperty("Paused", "Speech is held: at least one caller paused it.", Bool.self)
-    public static let voiceCount = BusProperty("VoiceCount", "How many voices ListVoices(\"\") gives.", UInt32.self)
-    public static let interrupted = BusProperty("Interrupted", "An audio interruption, either way, is in progress.", Bool.self)
-    public static let listening = BusProperty("Listening", "A recognition is recording from a microphone now.", Bool.self)
-    public static let listeningID = BusProperty("ListeningID", "The id of the microphone recognition in progress, 0 when none.",
-                                                UInt64.self)
-    public static let dictationID = BusProperty("DictationID", "The id of the dictation in progress (ListeningID when "
-                                                + "that recognition has the option dictation), 0 when none.", UInt64.self)
-    public static let recognitionLanguages = BusProperty("RecognitionLanguages", "BCP-47 tags of the recognition models.",
-                                                         [String].self)
+    public static let version = BusProperty(ServiceProperties.version)
+    public static let speaking = BusProperty(ServiceProperties.speaking)
+    public static let paused = BusProperty(ServiceProperties.paused)
+    public static let voiceCount = BusProperty(ServiceProperties.voiceCount)
+    public static let interrupted = BusProperty(ServiceProperties.interrupted)
+    public static let listening = BusProperty(ServiceProperties.listening)
+    public static let listeningID = BusProperty(ServiceProperties.listeningID)
+    public static let dictationID = BusProperty(ServiceProperties.dictationID)
+    public static let recognitionLanguages = BusProperty(ServiceProperties.recognitionLanguages)
 
     /// The interface as introspection shows it, in the contract's order.
     public static let interface = InterfaceDescription(

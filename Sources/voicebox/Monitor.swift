@@ -22,7 +22,7 @@ extension Client {
             }
             _ = try await speech.subscribe(Speech1.recognitionFinished) { id, text in print("RecognitionFinished \(id) \(quoted(text))") }
             _ = try await speech.subscribe(Speech1.audioInterruption) { state, info in
-                print("AudioInterruption \(state) \(describe(info))")
+                print("AudioInterruption \(state.rawValue) \(describe((try? VarDict(busValue: info.busValue)) ?? VarDict()))")
             }
         }
         // Said on standard error, so that the output is only signals: from here on nothing is missed.

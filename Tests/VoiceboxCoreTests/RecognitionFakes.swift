@@ -249,15 +249,24 @@ final class EndlessFile: AudioFile {
 
 /// Records what the service announces, and lets a test make a caller leave.
 final class RecordingBus: ServiceBus {
-    private let state = Locked<(signals: [ServiceSignal], properties: [ServiceProperty],
+    private let state = Locked<(signals: [RecordedSignal], properties: [RecordedProperty],
                                watches: [UInt64: (caller: String, onVanish: @Sendable (String) -> Void)], next: UInt64)>(([], [], [:], 1))
 
-    var signals: [ServiceSignal] { state.withLock { $0.signals } }
-    var properties: [ServiceProperty] { state.withLock { $0.properties } }
+    var signals: [RecordedSignal] { state.withLock { $0.signals } }
+    var properties: [RecordedProperty] { state.withLock { $0.properties } }
     var watchedCallers: [String] { state.withLock { $0.watches.values.map(\.caller).sorted() } }
 
-    func emit(_ signal: ServiceSignal) { state.withLock { $0.signals.append(signal) } }
-    func publish(_ property: ServiceProperty) { state.withLock { $0.properties.append(property) } }
+    func emit<each Argument>(_ signal: ServiceSignal<repeat each Argument>, _ arguments: repeat each Argument) {
+        var values: [any Sendable] = []
+        for argument in repeat each arguments { values.append(argument) }
+        let recorded = RecordedSignal(signal.name, values)
+        state.withLock { $0.signals.append(recorded) }
+    }
+
+    func publish<Value>(_ property: ServiceProperty<Value>, _ value: Value) {
+        let recorded = RecordedProperty(property.name, value)
+        state.withLock { $0.properties.append(recorded) }
+    }
 
     func watchCaller(_ caller: String, onVanish: @escaping @Sendable (String) -> Void) -> UInt64 {
         state.withLock { state in

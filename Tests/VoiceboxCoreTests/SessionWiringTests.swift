@@ -90,7 +90,7 @@ final class SessionWiringTests: XCTestCase {
     }
 }
 
-private extension ServiceProperty {
+private extension RecordedProperty {
     var isSpeaking: Bool { if case .speaking = self { true } else { false } }
     var isInterrupted: Bool { if case .interrupted = self { true } else { false } }
 }

@@ -17,13 +17,13 @@ extension AudioSession {
         if now {
             callAnnounced = true
             updateInterrupted()
-            bus.emit(.audioInterruption(.began, InterruptionInfo(reason: .external, id: 0)))
+            bus.emit(ServiceSignals.audioInterruption, .began, InterruptionInfo(reason: .external, id: 0))
             for target in targets { await target.externalInterruptionBegan() }
         } else {
             for target in targets { await target.externalInterruptionEnded() }
             callAnnounced = false
             updateInterrupted()
-            bus.emit(.audioInterruption(.ended, InterruptionInfo(reason: .external, id: 0, shouldResume: true)))
+            bus.emit(ServiceSignals.audioInterruption, .ended, InterruptionInfo(reason: .external, id: 0, shouldResume: true))
             // What ended during the call gives others back now (after the grace).
             scheduleRestore()
         }

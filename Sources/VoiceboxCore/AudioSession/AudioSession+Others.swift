@@ -13,7 +13,7 @@ extension AudioSession {
         others = OthersInterruption(reason: activity.reason, id: activity.id, policy: policy)
         await apply(policy)
         updateInterrupted()
-        if let others { bus.emit(.audioInterruption(.began, others.info(shouldResume: nil))) }
+        if let others { bus.emit(ServiceSignals.audioInterruption, .began, others.info(shouldResume: nil)) }
     }
 
     /// Pauses players and silences streams (`pause`), or lowers streams (`duck`).
@@ -231,6 +231,6 @@ extension AudioSession {
         startAfterCare(done.memory, setBack: setBackStreams)
         saveJournal()
         updateInterrupted()
-        bus.emit(.audioInterruption(.ended, done.info(shouldResume: true)))
+        bus.emit(ServiceSignals.audioInterruption, .ended, done.info(shouldResume: true))
     }
 }

@@ -38,8 +38,8 @@ extension AudioSession {
             return names.sorted()
         }
         saveJournal()
-        bus.emit(.audioInterruption(.ended, InterruptionInfo(reason: left.reason ?? .speaking, id: left.id ?? 0, shouldResume: true,
-                                                             pausedPlayers: resumed, mutedStreams: unmuted, duckedStreams: restored)))
+        bus.emit(ServiceSignals.audioInterruption, .ended, InterruptionInfo(reason: left.reason ?? .speaking, id: left.id ?? 0, shouldResume: true,
+                                                             pausedPlayers: resumed, mutedStreams: unmuted, duckedStreams: restored))
     }
 
     /// Entries the user changed while no voiceboxd was there hold the user's new settings, not ours

@@ -116,7 +116,7 @@ public actor AudioSession {
     /// Publishes Interrupted and takes over a journal a crash left behind (undone once the sound
     /// server is reached, which `run` follows). Call before taking the bus name.
     public func start() {
-        bus.publish(.interrupted(false))
+        bus.publish(ServiceProperties.interrupted, false)
         if let left = journal.store.load(), !left.isEmpty { leftover = left }
     }
 
@@ -227,7 +227,7 @@ public actor AudioSession {
             callAnnounced = false
             calls = []
             updateInterrupted()
-            bus.emit(.audioInterruption(.ended, InterruptionInfo(reason: .external, id: 0, shouldResume: false)))
+            bus.emit(ServiceSignals.audioInterruption, .ended, InterruptionInfo(reason: .external, id: 0, shouldResume: false))
         }
     }
 
@@ -236,7 +236,7 @@ public actor AudioSession {
         let now = others != nil || !calls.isEmpty
         guard now != interrupted else { return }
         interrupted = now
-        bus.publish(.interrupted(now))
+        bus.publish(ServiceProperties.interrupted, now)
     }
 }
 

@@ -25,7 +25,7 @@ extension RecognitionRun {
         if control.isHeldByCall { await microphone.setCorked(true) }
         // Only one microphone recognition runs at a time (the service sees to it, and frees the
         // slot only once this returns), so Listening can be set from here without a race.
-        parts.bus.publish(.listening(true))
+        parts.bus.publish(ServiceProperties.listening, true)
         begin()
 
         var live = LiveAudio(decoder: decoder, options: options)
@@ -47,7 +47,7 @@ extension RecognitionRun {
         control.detach()
         let recordingFailure = await microphone.failure
         await microphone.close()
-        parts.bus.publish(.listening(false))
+        parts.bus.publish(ServiceProperties.listening, false)
         await parts.session?.end(.listening, id: id)
 
         if let fault { throw fault }
@@ -78,7 +78,7 @@ extension RecognitionRun {
         let reported = try decode(decoder, samples)
         let (inSpeech, discard) = live.warmUp.feed(inSpeech: reported, seconds: seconds)
         if discard { try drop(decoder) }
-        if live.levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, live.meter.read())) }
+        if live.levels.allow(at: .now) { parts.bus.emit(ServiceSignals.audioLevel, id, live.meter.read()) }
         reportPartial(decoder, after: earlier)
         switch live.endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
         case .continue: return nil

@@ -63,7 +63,7 @@ extension RecognitionRun {
                 do {
                     try work.decode(part, of: samples, through: decoder, control: control, afterChunk: { segments in
                         if total > 0, progress.allow(at: .now) {
-                            parts.bus.emit(.recognitionProgress(id, min(1, work.secondsDecoded / total)))
+                            parts.bus.emit(ServiceSignals.recognitionProgress, id, min(1, work.secondsDecoded / total))
                         }
                         // Partials once everything before this part is decoded: the text so far, in order.
                         if let earlier = work.heard(before: part.lowerBound) {
@@ -88,7 +88,7 @@ extension RecognitionRun {
         if let fault { throw fault }
         if control.request == .cancel { throw RecognitionFault.cancelled }
         let heard = work.heard()
-        parts.bus.emit(.recognitionProgress(id, heard.complete ? 1 : min(1, heard.seconds / max(total, 1e-9))))
+        parts.bus.emit(ServiceSignals.recognitionProgress, id, heard.complete ? 1 : min(1, heard.seconds / max(total, 1e-9)))
         return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
                            end: heard.complete ? .endOfFile : .stopped, language: language)
     }

@@ -192,7 +192,7 @@ extension RecognitionRun {
                 }
             }, afterChunk: { _, segments in
                 // Not while a cut utterance is heard again: that audio was metered when it came.
-                if !audio.replaying, levels.allow(at: .now) { parts.bus.emit(.audioLevel(id, meter.read())) }
+                if !audio.replaying, levels.allow(at: .now) { parts.bus.emit(ServiceSignals.audioLevel, id, meter.read()) }
                 reportPartial(decoder, after: earlier + segments)
             }, yieldAtPause: {
                 !audio.replaying && heard.shouldYield(control)

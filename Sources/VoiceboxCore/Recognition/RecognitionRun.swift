@@ -59,7 +59,7 @@ actor RecognitionRun {
             outcome = .failure(control.request == .cancel ? RecognitionFault.cancelled : error)
         }
         if started {
-            parts.bus.emit(.recognitionFinished(id, (try? outcome.get())?.result.text ?? ""))
+            parts.bus.emit(ServiceSignals.recognitionFinished, id, (try? outcome.get())?.result.text ?? "")
         }
         return outcome
     }
@@ -78,7 +78,7 @@ actor RecognitionRun {
 
     func begin() {
         started = true
-        parts.bus.emit(.recognitionStarted(id))
+        parts.bus.emit(ServiceSignals.recognitionStarted, id)
     }
 
     /// The answer when a stop or cancel came before any audio was taken: nothing heard.
@@ -98,7 +98,7 @@ actor RecognitionRun {
         guard options.partialResults else { return }
         let current = decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
         let text = RecognitionResult(joining: earlier + current).text
-        if partials.shouldSend(text, at: .now) { parts.bus.emit(.recognitionPartial(id, text)) }
+        if partials.shouldSend(text, at: .now) { parts.bus.emit(ServiceSignals.recognitionPartial, id, text) }
     }
 
     func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {

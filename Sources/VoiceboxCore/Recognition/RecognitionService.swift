@@ -81,10 +81,10 @@ public actor RecognitionService {
 
     /// Publishes the initial properties.
     public func run() {
-        parts.bus.publish(.listening(false))
-        parts.bus.publish(.listeningID(0))
-        parts.bus.publish(.dictationID(0))
-        parts.bus.publish(.recognitionLanguages(parts.engine.languages))
+        parts.bus.publish(ServiceProperties.listening, false)
+        parts.bus.publish(ServiceProperties.listeningID, 0)
+        parts.bus.publish(ServiceProperties.dictationID, 0)
+        parts.bus.publish(ServiceProperties.recognitionLanguages, parts.engine.languages)
     }
 
     /// Admits a recognition and starts it; its answer comes from the returned handle. Admission
@@ -121,8 +121,8 @@ public actor RecognitionService {
         // Published at admission, so that another process (a shortcut's second press) can end
         // it even while its model is still loading.
         if options.isMicrophone {
-            parts.bus.publish(.listeningID(id))
-            if options.dictation { parts.bus.publish(.dictationID(id)) }
+            parts.bus.publish(ServiceProperties.listeningID, id)
+            if options.dictation { parts.bus.publish(ServiceProperties.dictationID, id) }
         }
         if isStream {
             // A stream gives its turn back while its writer sends nothing (`park`), and its
@@ -256,8 +256,8 @@ public actor RecognitionService {
             if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
         }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
-        if entry.microphone { parts.bus.publish(.listeningID(0)) }
-        if entry.dictation { parts.bus.publish(.dictationID(0)) }
+        if entry.microphone { parts.bus.publish(ServiceProperties.listeningID, 0) }
+        if entry.dictation { parts.bus.publish(ServiceProperties.dictationID, 0) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 

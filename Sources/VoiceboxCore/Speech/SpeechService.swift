@@ -49,18 +49,18 @@ public actor SpeechService {
         self.session = session
         callers = CallerTracker(bus: bus)
         voices = VoiceCache(policy: voicePolicy, lister: { try await synthesizer.listVoices() }, onChange: { list in
-            bus.publish(.voiceCount(UInt32(clamping: list.count)))
-            bus.emit(.voicesChanged)
+            bus.publish(ServiceProperties.voiceCount, UInt32(clamping: list.count))
+            bus.emit(ServiceSignals.voicesChanged)
         })
     }
 
     /// Publishes the properties and starts warming the voice cache. Call before taking the
     /// bus name, so the first caller (perhaps the one that activated us) finds them.
     public func start() async {
-        bus.publish(.version(Self.version))
-        bus.publish(.speaking(false))
-        bus.publish(.paused(false))
-        bus.publish(.voiceCount(0))
+        bus.publish(ServiceProperties.version, Self.version)
+        bus.publish(ServiceProperties.speaking, false)
+        bus.publish(ServiceProperties.paused, false)
+        bus.publish(ServiceProperties.voiceCount, 0)
         await voices.refresh()
     }
 
@@ -166,7 +166,7 @@ public actor SpeechService {
     public func pauseSpeaking(caller: String) async {
         guard pauseHolders.insert(caller).inserted else { return }
         watch(caller)
-        if pauseHolders.count == 1 { bus.publish(.paused(true)) }
+        if pauseHolders.count == 1 { bus.publish(ServiceProperties.paused, true) }
         await applyPause()
     }
 
@@ -174,7 +174,7 @@ public actor SpeechService {
     public func resumeSpeaking(caller: String) async {
         guard pauseHolders.remove(caller) != nil else { return }
         release(caller)
-        if pauseHolders.isEmpty { bus.publish(.paused(false)) }
+        if pauseHolders.isEmpty { bus.publish(ServiceProperties.paused, false) }
         await applyPause()
     }
 
@@ -214,18 +214,18 @@ public actor SpeechService {
         case .started(let id):
             guard utterances[id] != nil else { return }
             utterances[id]?.started = true
-            bus.emit(.speechStarted(id))
+            bus.emit(ServiceSignals.speechStarted, id)
             updateSpeaking()
         case .mark(let id, let name):
             guard utterances[id] != nil else { return }
-            bus.emit(.speechMark(id, name))
+            bus.emit(ServiceSignals.speechMark, id, name)
         case .failed(let id, let reason):
             guard utterances[id] != nil else { return }
             utterances[id]?.failure = reason
         case .finished(let id, let end):
             guard let utterance = utterances.removeValue(forKey: id) else { return }
             if end == .error, utterance.owedToCaller, let failure = utterance.failure { failures[id] = failure }
-            bus.emit(.speechFinished(id, end))
+            bus.emit(ServiceSignals.speechFinished, id, end)
             for waiter in utterance.waiters { waiter.resume(returning: end) }
             release(utterance.caller)
             updateSpeaking()
@@ -243,7 +243,7 @@ public actor SpeechService {
         let now = !heldByCall && utterances.values.contains { $0.started }
         guard now != speaking else { return }
         speaking = now
-        bus.publish(.speaking(now))
+        bus.publish(ServiceProperties.speaking, now)
     }
 
     // MARK: Callers
@@ -265,7 +265,7 @@ public actor SpeechService {
         let ids = utterances.filter { $0.value.caller == caller && $0.value.owedToCaller }.map(\.key).sorted()
         if !ids.isEmpty { await synthesizer.stop(ids) }
         if pauseHolders.remove(caller) != nil {
-            if pauseHolders.isEmpty { bus.publish(.paused(false)) }
+            if pauseHolders.isEmpty { bus.publish(ServiceProperties.paused, false) }
             await applyPause()
         }
     }
