@@ -5,7 +5,6 @@ import VoiceboxCore
 /// Connecting, the SSIP handshake, losing the connection and reconnecting with backoff.
 extension SpeechdCore {
     func attemptConnect() {
-        dispatchPrecondition(condition: .onQueue(queue))
         switch phase {
         case .starting, .disconnected, .recovering: break
         case .connected, .shutDown: return
@@ -31,9 +30,11 @@ extension SpeechdCore {
             let noteServer = configuration.autospawn && (try? result.get()) != nil
             let server = noteServer ? SpeechdServerProcess.find(address: configuration.address) : nil
             self.queue.async {
-                if let started { self.log("speech: \(started)") }
-                if let server { self.knownServer = server }
-                self.opened(result, generation: attemptGeneration)
+                self.onQueue { core in
+                    if let started { core.log("speech: \(started)") }
+                    if let server { core.knownServer = server }
+                    core.opened(result, generation: attemptGeneration)
+                }
             }
         }
     }
@@ -50,17 +51,16 @@ extension SpeechdCore {
         }
         let connection = SSIPConnection(opened, queue: queue, timeout: configuration.replyTimeout)
         attempt = connection
-        connection.onEvent = { [weak self] event in self?.handle(event, generation: attemptGeneration) }
+        connection.onEvent = { [weak self] event in self?.onQueue { $0.handle(event, generation: attemptGeneration) } }
         connection.onClose = { [weak self, unowned connection] reason in
-            self?.closed(reason, unanswered: connection.endedUnanswered, generation: attemptGeneration)
+            self?.onQueue { $0.closed(reason, unanswered: connection.endedUnanswered, generation: attemptGeneration) }
         }
         handshake(connection, generation: attemptGeneration)
     }
 
     /// CLIENT_NAME and notifications (both required), then the server's defaults, all pipelined.
     private func handshake(_ connection: SSIPConnection, generation attemptGeneration: UInt64) {
-        var refusal: String?
-        var values: [String: String] = [:]
+        handshakeAnswers = HandshakeAnswers()
         let steps: [(line: [UInt8], key: String?)] = [
             (SpeechdConnector.clientNameCommand(client: configuration.clientName, component: "speech"), nil),
             (SSIPText.command("SET", "self", "NOTIFICATION", "all", "on"), nil),
@@ -71,22 +71,32 @@ extension SpeechdCore {
         for (index, step) in steps.enumerated() {
             let last = index == steps.count - 1
             connection.send(step.line) { [self] result in
-                guard case .success(let reply) = result else { return } // onClose ends the attempt
-                if let key = step.key {
-                    if reply.isSuccess, let value = reply.lines.first { values[key] = value }
-                } else if !reply.isSuccess && refusal == nil {
-                    refusal = "speech-dispatcher refused the connection set-up (\(reply.code) \(reply.text))"
+                onQueue { core in
+                    core.handshakeAnswered(result, key: step.key, last: last, connection: connection, generation: attemptGeneration)
                 }
-                guard last, attempt === connection, generation == attemptGeneration else { return }
-                if let refusal {
-                    connection.close()
-                    return attemptFinished(.failure(.unavailable(refusal)), unanswered: false)
-                }
-                attemptFinished(.success(Link(connection: connection, generation: attemptGeneration,
-                                              defaultModule: values["module"], defaultLanguage: values["language"],
-                                              defaultVolume: values["volume"].flatMap { Int($0) })), unanswered: false)
             }
         }
+    }
+
+    private func handshakeAnswered(_ result: Result<SSIPReply, SynthesizerError>, key: String?, last: Bool,
+                                   connection: SSIPConnection, generation attemptGeneration: UInt64) {
+        guard case .success(let reply) = result, attempt === connection, generation == attemptGeneration else {
+            return // onClose ends the attempt
+        }
+        if let key {
+            if reply.isSuccess, let value = reply.lines.first { handshakeAnswers.values[key] = value }
+        } else if !reply.isSuccess && handshakeAnswers.refusal == nil {
+            handshakeAnswers.refusal = "speech-dispatcher refused the connection set-up (\(reply.code) \(reply.text))"
+        }
+        guard last else { return }
+        let answers = handshakeAnswers
+        if let refusal = answers.refusal {
+            connection.close()
+            return attemptFinished(.failure(.unavailable(refusal)), unanswered: false)
+        }
+        attemptFinished(.success(Link(connection: connection, generation: attemptGeneration,
+                                      defaultModule: answers.values["module"], defaultLanguage: answers.values["language"],
+                                      defaultVolume: answers.values["volume"].flatMap { Int($0) })), unanswered: false)
     }
 
     private func closed(_ reason: String, unanswered: Bool, generation closedGeneration: UInt64) {
@@ -139,7 +149,7 @@ extension SpeechdCore {
                     recovery.connectRetries += 1
                     phase = .recovering(recovery)
                     retry?.cancel()
-                    let work = DispatchWorkItem { [weak self] in self?.attemptConnect() }
+                    let work = DispatchWorkItem { [weak self] in self?.onQueue { $0.attemptConnect() } }
                     retry = work
                     return queue.asyncAfter(deadline: .now() + 0.25 * Double(recovery.connectRetries), execute: work)
                 }
@@ -153,13 +163,12 @@ extension SpeechdCore {
 
     /// The connection ended: recovery takes the utterances in hand (see SpeechdCore+Recovery).
     func connectionLost(_ reason: String, unanswered: Bool) {
-        dispatchPrecondition(condition: .onQueue(queue))
         recover(unanswered ? .unanswered(reason) : .closed(reason))
     }
 
     private func scheduleRetry() {
         retry?.cancel()
-        let work = DispatchWorkItem { [weak self] in self?.attemptConnect() }
+        let work = DispatchWorkItem { [weak self] in self?.onQueue { $0.attemptConnect() } }
         retry = work
         queue.asyncAfter(deadline: .now() + backoff, execute: work)
         backoff = min(backoff * 2, Self.maximumBackoff)

@@ -12,15 +12,13 @@ extension SpeechdCore {
 
     /// Schedules the next beat unless one is scheduled (on `queue`).
     func startHeartbeat() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard heartbeat == nil else { return }
-        let beat = DispatchWorkItem { [weak self] in self?.beat() }
+        let beat = DispatchWorkItem { [weak self] in self?.onQueue { $0.beat() } }
         heartbeat = beat
         queue.asyncAfter(deadline: .now() + Self.heartbeatInterval, execute: beat)
     }
 
     private func beat() {
-        dispatchPrecondition(condition: .onQueue(queue))
         heartbeat = nil
         guard case .connected(let link) = phase, utterances.values.contains(where: isInEngine) else { return }
         link.connection.send(SSIPText.command("GET", "VOLUME")) { _ in }  // only its timeout matters

@@ -49,7 +49,6 @@ extension SpeechdCore {
     static let restartBackoffReset = 60.0
 
     func recover(_ cause: Cause) {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard case .connected(let link) = phase else { return }
         link.connection.close()
         stallCheck?.cancel()
@@ -108,7 +107,7 @@ extension SpeechdCore {
                 restartBackoff = Self.initialRestartBackoff
             } else if since < restartBackoff {
                 retry?.cancel()
-                let work = DispatchWorkItem { [weak self] in self?.reconnectForRecovery() }
+                let work = DispatchWorkItem { [weak self] in self?.onQueue { $0.reconnectForRecovery() } }
                 retry = work
                 queue.asyncAfter(deadline: last + restartBackoff, execute: work)
                 return
@@ -123,10 +122,12 @@ extension SpeechdCore {
         connector.async {
             let (outcome, unstarted) = Self.restartServer(address: address)
             self.queue.async {
-                self.attemptInFlight = false
-                self.unstarted = unstarted
-                self.log("speech: \(outcome)")
-                self.attemptConnect()
+                self.onQueue { core in
+                    core.attemptInFlight = false
+                    core.unstarted = unstarted
+                    core.log("speech: \(outcome)")
+                    core.attemptConnect()
+                }
             }
         }
     }

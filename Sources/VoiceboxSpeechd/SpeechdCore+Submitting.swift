@@ -19,7 +19,6 @@ extension SpeechdCore {
     }
 
     func submit(_ original: SynthesisRequest, waiter: CheckedContinuation<Void, any Error>) {
-        dispatchPrecondition(condition: .onQueue(queue))
         let request: SynthesisRequest
         do {
             request = try Self.checked(original)
@@ -47,7 +46,7 @@ extension SpeechdCore {
         if paused { return waiter.resume() }
         let token = enqueueSubmission(of: request.id, waiter: waiter)
         pumpSubmissions()
-        queue.asyncAfter(deadline: .now() + Self.acceptBound) { [weak self] in self?.answerIfStillWaiting(token) }
+        queue.asyncAfter(deadline: .now() + Self.acceptBound) { [weak self] in self?.onQueue { $0.answerIfStillWaiting(token) } }
     }
 
     /// How long a speak() caller waits for speech-dispatcher's 225 at most (it takes 2 ms when all

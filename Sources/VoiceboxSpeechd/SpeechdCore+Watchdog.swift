@@ -46,7 +46,6 @@ extension SpeechdCore {
 
     /// Disarms the check when nothing of ours is left in speech-dispatcher, arms it otherwise.
     func watchForStall() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard case .connected = phase, anythingInEngine else {
             stallCheck?.cancel()
             stallCheck = nil
@@ -63,7 +62,7 @@ extension SpeechdCore {
         let deadline = DispatchTime.now() + seconds
         if let armed = stallDeadline, !replacing, armed <= deadline { return }
         stallCheck?.cancel()
-        let check = DispatchWorkItem { [weak self] in self?.checkStall() }
+        let check = DispatchWorkItem { [weak self] in self?.onQueue { $0.checkStall() } }
         stallCheck = check
         stallDeadline = deadline
         queue.asyncAfter(deadline: deadline, execute: check)
@@ -80,7 +79,7 @@ extension SpeechdCore {
         stallProgress = false
         SpeechdProbe.health(configuration, module: module) { [weak self] verdict in
             guard let self else { return }
-            self.queue.async { self.judgeStall(after: waited, verdict, generation: link.generation) }
+            self.queue.async { self.onQueue { $0.judgeStall(after: waited, verdict, generation: link.generation) } }
         }
     }
 

@@ -1,23 +1,23 @@
 import Dispatch
 import VoiceboxCore
 
-/// Everything mutable of one synthesizer, owned by one serial queue.
-///
-/// `@unchecked Sendable` is safe because every stored `var` is read and written only on `queue`: the
-/// public entry points hop there (`queue.async`, or `queue.sync` in `shutdown`, which is never called on
-/// `queue`); the SSIP connection's readiness handlers and timers run on `queue` itself; the blocking
-/// socket opening runs on `connector` but only hands its result back with `queue.async`.
-/// `dispatchPrecondition` checks this at the entry points. The continuation yields only from `queue`.
+/// Everything mutable of one synthesizer: an actor whose executor is its serial queue, so its state
+/// is checked by the compiler. The SSIP connection's readiness handlers and timers fire on that
+/// same queue and reach the state with `assumeIsolated` (checked at run time by the executor); the
+/// blocking socket opening runs on `connector` and hands its result back onto the queue.
 ///
 /// Nothing here ever waits on speech-dispatcher: commands are queued on the connection and their
 /// replies come back as handlers on `queue`, each bounded by `replyTimeout`.
-final class SpeechdCore: @unchecked Sendable {
+actor SpeechdCore {
     typealias Configuration = SpeechDispatcherSynthesizer.Configuration
 
-    let queue = DispatchQueue(label: "voicebox.speechd.owner")
-    let connector = DispatchQueue(label: "voicebox.speechd.connector")
-    let configuration: Configuration
-    let continuation: AsyncStream<SynthesisEvent>.Continuation
+    nonisolated let queue: DispatchQueue
+    private nonisolated let executor: QueueExecutor
+    nonisolated let connector = DispatchQueue(label: "voicebox.speechd.connector")
+    nonisolated let configuration: Configuration
+    nonisolated let continuation: AsyncStream<SynthesisEvent>.Continuation
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     // MARK: State (only on `queue`)
 
@@ -99,6 +99,12 @@ final class SpeechdCore: @unchecked Sendable {
     var early: [SSIPEvent] = []
 
     var generation: UInt64 = 0
+    /// What the attempt in progress has been told in its handshake so far.
+    struct HandshakeAnswers {
+        var values: [String: String] = [:]
+        var refusal: String?
+    }
+    var handshakeAnswers = HandshakeAnswers()
     /// The connection of the attempt in progress (handshake not done yet).
     var attempt: SSIPConnection?
     var attemptInFlight = false
@@ -136,9 +142,16 @@ final class SpeechdCore: @unchecked Sendable {
     static let eagerRetryAge = 1.0
 
     init(configuration: Configuration, continuation: AsyncStream<SynthesisEvent>.Continuation) {
+        executor = QueueExecutor(queue: DispatchQueue(label: "voicebox.speechd.owner"))
+        queue = executor.queue
         self.configuration = configuration
         self.continuation = continuation
-        queue.async { self.attemptConnect() }
+        queue.async { self.assumeIsolated { $0.attemptConnect() } }
+    }
+
+    /// Runs `work` on the actor from a Dispatch handler or timer: it must already be on `queue`.
+    nonisolated func onQueue(_ work: (isolated SpeechdCore) -> Void) {
+        assumeIsolated(work)
     }
 
     // MARK: Entry points (any thread)
@@ -146,52 +159,40 @@ final class SpeechdCore: @unchecked Sendable {
     /// Waits only for speech-dispatcher's 225 (bounded by `replyTimeout`).
     func speak(_ request: SynthesisRequest) async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            queue.async {
-                switch self.phase {
-                case .starting:
-                    self.parked.append((request, waiter))
-                case .recovering:
-                    self.hold(request, waiter: waiter)
-                default:
-                    self.submit(request, waiter: waiter)
-                }
+            switch phase {
+            case .starting:
+                parked.append((request, waiter))
+            case .recovering:
+                hold(request, waiter: waiter)
+            default:
+                submit(request, waiter: waiter)
             }
         }
     }
 
     /// Never waits on the server: bookkeeping, then the command is queued on the connection.
-    func stop(_ ids: [UInt64]) async {
-        await onQueue { self.stopOnQueue(ids) }
+    func stop(_ ids: [UInt64]) {
+        stopOnQueue(ids)
     }
 
-    func pause() async {
-        await onQueue { self.pauseOnQueue() }
+    func pause() {
+        pauseOnQueue()
     }
 
-    func resume() async {
-        await onQueue { self.resumeOnQueue() }
-    }
-
-    private func onQueue(_ work: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                work()
-                continuation.resume()
-            }
-        }
+    func resume() {
+        resumeOnQueue()
     }
 
     /// Synchronous: when it returns, the connection is closed and the event stream is finished.
     /// Must not be called on `queue`.
-    func shutdown() {
+    nonisolated func shutdown() {
         dispatchPrecondition(condition: .notOnQueue(queue))
-        queue.sync { shutdownOnQueue() }
+        queue.sync { onQueue { $0.shutdownOnQueue() } }
     }
 
     // MARK: Notices
 
     func handle(_ event: SSIPEvent, generation: UInt64) {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard case .connected(let link) = phase, link.generation == generation else { return }
         defer { watchForStall() }
         switch event.kind {
@@ -247,7 +248,6 @@ final class SpeechdCore: @unchecked Sendable {
     // MARK: Stop, pause, resume
 
     private func stopOnQueue(_ ids: [UInt64]) {
-        dispatchPrecondition(condition: .onQueue(queue))
         let targets = Set(ids).compactMap { utterances[$0] }.sorted { $0.sequence < $1.sequence }
         guard !targets.isEmpty else { return }
         let inEngine = utterances.values.filter(isInEngine).count
@@ -297,7 +297,6 @@ final class SpeechdCore: @unchecked Sendable {
     /// (the one that was being spoken starts over). Their notices in between are swallowed and no
     /// second `.started` is reported.
     private func pauseOnQueue() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard !paused else { return }
         paused = true
         var any = false
@@ -320,7 +319,6 @@ final class SpeechdCore: @unchecked Sendable {
     }
 
     private func resumeOnQueue() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard paused else { return }
         paused = false
         let held = utterances.values.filter { if case .held = $0.stage { true } else { false } }

@@ -1,22 +1,34 @@
 import Dispatch
 
-/// A serial executor on a dispatch queue of its own. An actor that runs on one does its
-/// synchronous CPU work (decoding speech) on that queue's thread, off Swift's small
-/// cooperative pool, where a long decode would hold up every other task of the process.
-final class QueueExecutor: SerialExecutor {
-    private let queue: DispatchQueue
+/// A serial executor on a dispatch queue. An actor that runs on one does its synchronous CPU work
+/// (decoding speech) on that queue's thread, off Swift's small cooperative pool, where a long
+/// decode would hold up every other task of the process; and an actor whose Dispatch sources and
+/// timers fire on that queue reaches its state from their handlers with `assumeIsolated`, checked
+/// by `checkIsolated` (the handlers run on the queue, not as Swift jobs).
+public final class QueueExecutor: SerialExecutor {
+    public let queue: DispatchQueue
 
-    init(label: String) {
+    public init(label: String) {
         queue = DispatchQueue(label: label, qos: .userInitiated)
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// Runs jobs on `queue`, a serial queue the caller also hands to Dispatch sources and timers.
+    public init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedSerialExecutor()
         queue.async { job.runSynchronously(on: executor) }
     }
 
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Code running on `queue` (a Dispatch handler) is isolated to the actor; anything else traps.
+    public func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
     }
 }
