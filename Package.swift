@@ -28,7 +28,7 @@ let package = Package(
         // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxCore", "VoiceboxSpawn"]),
-        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore"]),
+        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore", "VoiceboxLock"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),

@@ -34,7 +34,7 @@ public struct PulseCapture: AudioCapture {
             server: server, source: source, applicationName: "Voicebox", mediaName: mediaName,
             mediaRole: mediaRole, openTimeout: openTimeout, closeTimeout: closeTimeout))
         try await recording.start()
-        return PulseCaptureStream(recording: recording)
+        return PulseCaptureStream(recording: recording, serverIndex: await recording.currentServerIndex ?? UInt32.max)
     }
 }
 
@@ -44,9 +44,9 @@ public final class PulseCaptureStream: CaptureStream {
     /// The source-output's index on the server (first column of `pactl list short source-outputs`).
     public let serverIndex: UInt32
 
-    init(recording: PulseRecording) {
+    init(recording: PulseRecording, serverIndex: UInt32) {
         self.recording = recording
-        self.serverIndex = recording.currentServerIndex ?? UInt32.max
+        self.serverIndex = serverIndex
     }
 
     deinit {
@@ -55,7 +55,7 @@ public final class PulseCaptureStream: CaptureStream {
     }
 
     public var chunks: AsyncStream<[Int16]> { recording.chunks }
-    public var failure: CaptureError? { get async { recording.currentFailure } }
+    public var failure: CaptureError? { get async { await recording.currentFailure } }
     public func close() async { await recording.close() }
-    public func setCorked(_ corked: Bool) async { recording.setCorked(corked) }
+    public func setCorked(_ corked: Bool) async { await recording.setCorked(corked) }
 }

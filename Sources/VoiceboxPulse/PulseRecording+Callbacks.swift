@@ -1,8 +1,8 @@
 import CPulse
 import VoiceboxCore
 
-/// What libpulse calls, on the mainloop thread with the mainloop lock held (so the recording.s
-/// state may be touched directly). Each does the minimum and returns: no waiting here.
+/// What libpulse calls, on the mainloop thread with the mainloop lock held (entered through
+/// `fromCallback`). Each does the minimum and returns: no waiting here.
 extension PulseRecording {
     func contextStateChanged() {
         guard let context else { return }
@@ -61,12 +61,12 @@ extension PulseRecording {
     }
 
     /// libpulse's text for an error code; `pa_strerror` gives NULL for codes it does not know.
-    static func describe(_ code: Int32) -> String {
+    nonisolated static func describe(_ code: Int32) -> String {
         pa_strerror(code).map { String(cString: $0) } ?? "PulseAudio error \(code)"
     }
 
     /// Maps a libpulse error code to what the core distinguishes.
-    static func error(code: Int32, source: String?) -> CaptureError {
+    nonisolated static func error(code: Int32, source: String?) -> CaptureError {
         let text = describe(code)
         switch pa_error_code_t(UInt32(bitPattern: code)) {
         case PA_ERR_NOENTITY:

@@ -3,25 +3,21 @@ import Dispatch
 import VoiceboxCore
 
 /// Releasing: `close` (waits for the server), `closeSoon` (does not) and `end`, the one way out.
-/// Functions marked "Lock held" expect the caller to hold the mainloop lock (see PulseRecording).
 extension PulseRecording {
     /// Releases the microphone; returns once the server confirmed it (or after `closeTimeout`).
     func close() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            withLock {
-                guard phase != .ended else { return waiter.resume() }
-                closeWaiters.append(waiter)
-                beginClose()
-            }
+            guard phase != .ended else { return waiter.resume() }
+            closeWaiters.append(waiter)
+            beginClose()
         }
     }
 
     /// Starts `close` without waiting; for places that cannot wait (deinit, stream termination).
-    func closeSoon() {
-        queue.async { [self] in withLock { beginClose() } }
+    nonisolated func closeSoon() {
+        soon { $0.beginClose() }
     }
 
-    /// Lock held.
     func beginClose() {
         switch phase {
         case .idle, .connecting: return end(.closed)
@@ -32,14 +28,13 @@ extension PulseRecording {
         // The stream turns TERMINATED only when the server answers this request, by which time
         // the source-output is gone: that is what makes `close` a promise, not a hope.
         guard let stream, pa_stream_disconnect(stream) >= 0 else { return end(.closed) }
-        queue.asyncAfter(deadline: .now() + settings.closeTimeout.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            withLock { if phase == .closing { end(.closed) } }
+        executor.queue.asyncAfter(deadline: .now() + settings.closeTimeout.dispatchInterval) { [weak self] in
+            self?.soon { recording in if recording.phase == .closing { recording.end(.closed) } }
         }
     }
 
     /// Ends the recording, once: answers every waiter, finishes `chunks`, drops the server objects
-    /// (closing the connection) and stops the mainloop off its own thread. Lock held.
+    /// (closing the connection) and stops the mainloop off its own thread and outside the lock.
     func end(_ reason: EndReason) {
         guard phase != .ended else { return }
         phase = .ended
@@ -68,9 +63,10 @@ extension PulseRecording {
         }
         let retained = selfRetain
         selfRetain = nil
-        queue.async { [self] in
+        let executor = executor
+        executor.queue.async {
             // Joins the mainloop thread: only after this no callback can reach us any more.
-            pa_threaded_mainloop_stop(mainloop)
+            executor.stop()
             retained?.release()
         }
     }

@@ -6,9 +6,7 @@ extension PulseRecording {
     /// Asks the server to cork or uncork the stream; audio stops or resumes within a fragment.
     /// Not waited for: the server applies requests in order, and a later close still works.
     func setCorked(_ corked: Bool) {
-        withLock {
-            guard phase == .recording, let stream else { return }
-            if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
-        }
+        guard phase == .recording, let stream else { return }
+        if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
     }
 }

@@ -3,29 +3,25 @@ import Dispatch
 import VoiceboxCore
 
 /// Connecting: context first, then the record stream; `start` returns once the stream is READY.
-/// Functions marked "Lock held" expect the caller to hold the mainloop lock (see PulseRecording).
 extension PulseRecording {
     /// Connects and starts recording; returns once the server has created the record stream.
     func start() async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-                withLock {
-                    guard phase == .idle else { return waiter.resume(throwing: CancellationError()) }
-                    openWaiter = waiter
-                    connect()
-                }
+                guard phase == .idle else { return waiter.resume(throwing: CancellationError()) }
+                openWaiter = waiter
+                connect()
             }
         } onCancel: {
             // Only an open still under way: a recording that opened just before must survive.
-            queue.async { [self] in
-                withLock { if phase == .idle || phase == .connecting { end(.cancelled) } }
+            soon { recording in
+                if recording.phase == .idle || recording.phase == .connecting { recording.end(.cancelled) }
             }
         }
     }
 
-    /// Lock held.
     func connect() {
-        let api = pa_threaded_mainloop_get_api(mainloop)
+        let api = executor.api
         let properties = Self.proplist([PA_PROP_APPLICATION_NAME: settings.applicationName])
         defer { pa_proplist_free(properties) }
         guard let context = pa_context_new_with_proplist(api, settings.applicationName, properties) else {
@@ -35,27 +31,27 @@ extension PulseRecording {
         let retained = Unmanaged.passRetained(self)
         selfRetain = retained
         pa_context_set_state_callback(context, { _, user in
-            PulseRecording.owner(user).contextStateChanged()
+            PulseRecording.owner(user).fromCallback { $0.contextStateChanged() }
         }, retained.toOpaque())
         phase = .connecting
         // No autospawn: a missing server is an answer (serverUnavailable), not something to start.
         guard pa_context_connect(context, settings.server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
             return endWithLastError()
         }
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+        guard executor.start() else {
             return end(.failed(.failed("cannot start the PulseAudio mainloop thread")))
         }
         // A server that accepts the connection but never answers must not hang `open` forever.
-        queue.asyncAfter(deadline: .now() + settings.openTimeout.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            withLock {
-                guard phase == .connecting else { return }
-                end(.failed(.serverUnavailable("no answer from the sound server within \(settings.openTimeout)")))
+        let timeout = settings.openTimeout
+        executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+            self?.soon { recording in
+                guard recording.phase == .connecting else { return }
+                recording.end(.failed(.serverUnavailable("no answer from the sound server within \(timeout)")))
             }
         }
     }
 
-    /// Lock held; called once the context is ready.
+    /// Called once the context is ready.
     func connectStream() {
         guard let context, let retained = selfRetain else { return }
         var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: Self.sampleRate, channels: 1)
@@ -69,10 +65,10 @@ extension PulseRecording {
         }
         self.stream = stream
         pa_stream_set_state_callback(stream, { _, user in
-            PulseRecording.owner(user).streamStateChanged()
+            PulseRecording.owner(user).fromCallback { $0.streamStateChanged() }
         }, retained.toOpaque())
         pa_stream_set_read_callback(stream, { _, _, user in
-            PulseRecording.owner(user).readAvailable()
+            PulseRecording.owner(user).fromCallback { $0.readAvailable() }
         }, retained.toOpaque())
 
         // (UInt32)-1 means "server default"; the playback-only fields stay at that.

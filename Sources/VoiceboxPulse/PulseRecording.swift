@@ -6,17 +6,13 @@ import VoiceboxCore
 ///
 /// A fresh context per recording means a restarted server is simply found by the next recording.
 ///
-/// Threads: libpulse calls back on the mainloop thread with the mainloop lock held; those
-/// callbacks (PulseRecording+Callbacks.swift) do the little work there is right there and hand
-/// audio off through an `AsyncStream` continuation. Everything that must not run on the mainloop
-/// thread (stopping it, timeouts) runs on `queue`, this recording.s serial queue.
-///
-/// `@unchecked Sendable` is safe because every `var` below is read and written only while holding
-/// the threaded mainloop's lock: in libpulse callbacks (lock held by libpulse) or inside
-/// `withLock` (never called on the mainloop thread, where it would deadlock). The `let`s are
-/// Sendable or are C handles whose functions are thread-safe (`mainloop`: its lock/stop).
-/// The mainloop, and so the lock, lives until `deinit`.
-final class PulseRecording: @unchecked Sendable {
+/// Threads: an actor on a `MainloopExecutor`, so its state is checked by the compiler and guarded
+/// by the threaded mainloop's lock. libpulse calls back on the mainloop thread with that lock held;
+/// those callbacks (PulseRecording+Callbacks.swift) enter the actor with `assumeIsolated`, do the
+/// little work there is right there and hand audio off through an `AsyncStream` continuation.
+/// Stopping the mainloop (which must not hold the lock) runs on the executor's queue, outside the
+/// actor.
+actor PulseRecording {
     struct Settings: Sendable {
         var server: String?
         var source: String?
@@ -36,13 +32,12 @@ final class PulseRecording: @unchecked Sendable {
     /// `assembler` gathers them into chunks of 20–50 ms.
     static let fragmentBytes: UInt32 = sampleRate / 50 * 2
 
-    let settings: Settings
-    let chunks: AsyncStream<[Int16]>
-    let chunkSink: AsyncStream<[Int16]>.Continuation
-    let mainloop: OpaquePointer
-    let queue = DispatchQueue(label: "voicebox.pulse.capture")
+    nonisolated let settings: Settings
+    nonisolated let chunks: AsyncStream<[Int16]>
+    nonisolated let chunkSink: AsyncStream<[Int16]>.Continuation
+    nonisolated let executor: MainloopExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    // Guarded by the mainloop lock (see above).
     var phase = Phase.idle
     var context: OpaquePointer?
     var stream: OpaquePointer?
@@ -56,11 +51,11 @@ final class PulseRecording: @unchecked Sendable {
     var selfRetain: Unmanaged<PulseRecording>?
 
     init(settings: Settings) throws {
-        guard let mainloop = pa_threaded_mainloop_new() else {
+        do {
+            executor = try MainloopExecutor(name: "voicebox-mic", label: "voicebox.pulse.capture")
+        } catch {
             throw CaptureError.failed("cannot create a PulseAudio mainloop")
         }
-        pa_threaded_mainloop_set_name(mainloop, "voicebox-mic")
-        self.mainloop = mainloop
         self.settings = settings
         // About 5 s of audio at 20 ms per chunk; a reader that far behind loses the oldest.
         (chunks, chunkSink) = AsyncStream.makeStream(of: [Int16].self, bufferingPolicy: .bufferingNewest(256))
@@ -70,20 +65,18 @@ final class PulseRecording: @unchecked Sendable {
         }
     }
 
-    deinit {
-        // The mainloop was stopped on `queue` before the last reference could go (see `end`), so
-        // this never runs on the mainloop thread, where freeing it would abort.
-        pa_threaded_mainloop_free(mainloop)
+    /// Runs `work` in the actor from libpulse's callbacks (on the mainloop thread, lock held).
+    nonisolated func fromCallback(_ work: (isolated PulseRecording) -> Void) {
+        assumeIsolated(work)
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
-        return try body()
+    /// Runs `work` in the actor soon, from anywhere (a timer, a cancellation, a deinit).
+    nonisolated func soon(_ work: @escaping @Sendable (isolated PulseRecording) -> Void) {
+        executor.queue.async { self.executor.locked { self.assumeIsolated(work) } }
     }
 
-    var currentFailure: CaptureError? { withLock { failure } }
-    var currentServerIndex: UInt32? { withLock { serverIndex } }
+    var currentFailure: CaptureError? { failure }
+    var currentServerIndex: UInt32? { serverIndex }
 
     // MARK: Helpers
 
@@ -94,12 +87,12 @@ final class PulseRecording: @unchecked Sendable {
         end(.failed(Self.error(code: pa_context_errno(context), source: settings.source)))
     }
 
-    static func owner(_ user: UnsafeMutableRawPointer?) -> PulseRecording {
+    nonisolated static func owner(_ user: UnsafeMutableRawPointer?) -> PulseRecording {
         Unmanaged<PulseRecording>.fromOpaque(user!).takeUnretainedValue()
     }
 
     /// The caller frees the result with `pa_proplist_free`.
-    static func proplist(_ entries: [String: String]) -> OpaquePointer {
+    nonisolated static func proplist(_ entries: [String: String]) -> OpaquePointer {
         let list = pa_proplist_new()!
         for (key, value) in entries { pa_proplist_sets(list, key, value) }
         return list

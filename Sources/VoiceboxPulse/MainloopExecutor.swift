@@ -1,0 +1,70 @@
+import CPulse
+import Dispatch
+import Glibc
+import VoiceboxLock
+
+/// The serial executor of an actor whose state libpulse's threaded mainloop guards. A job runs on
+/// `queue` holding the mainloop lock; libpulse's callbacks run on the mainloop thread with that lock
+/// held, so they are isolated to the actor as well (`checkIsolated`, which they reach through
+/// `assumeIsolated`). The lock is what makes the two threads one serial context.
+///
+/// `@unchecked Sendable` is safe because `mainloop` is only handed to libpulse's lock, unlock,
+/// in-thread, start, stop and free functions, which are thread-safe (free runs in `deinit`, once
+/// nothing can use it); `queue` is Sendable and `holder` is a `Locked`.
+final class MainloopExecutor: SerialExecutor, @unchecked Sendable {
+    let mainloop: OpaquePointer
+    let queue: DispatchQueue
+    /// The thread that holds the lock for a job (or for `locked`), nil between them.
+    private let holder = Locked<pthread_t?>(nil)
+
+    init(name: String, label: String) throws(MainloopError) {
+        guard let mainloop = pa_threaded_mainloop_new() else { throw MainloopError() }
+        pa_threaded_mainloop_set_name(mainloop, name)
+        self.mainloop = mainloop
+        queue = DispatchQueue(label: label)
+    }
+
+    deinit {
+        // Only reachable after the owner stopped (joined) the mainloop off its own thread.
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { self.locked { job.runSynchronously(on: self.asUnownedSerialExecutor()) } }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    func checkIsolated() {
+        let here = pthread_self()
+        precondition(pa_threaded_mainloop_in_thread(mainloop) != 0 || holder.withLock { $0 == here },
+                     "not on the PulseAudio mainloop thread nor holding its lock")
+    }
+
+    /// Runs `body` holding the mainloop lock. Never on the mainloop thread (it holds the lock
+    /// already, and taking it again would deadlock).
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pa_threaded_mainloop_lock(mainloop)
+        holder.withLock { $0 = pthread_self() }
+        defer {
+            holder.withLock { $0 = nil }
+            pa_threaded_mainloop_unlock(mainloop)
+        }
+        return try body()
+    }
+
+    /// Starts the mainloop thread; false if it could not.
+    func start() -> Bool { pa_threaded_mainloop_start(mainloop) >= 0 }
+
+    /// Joins the mainloop thread: after it, no callback can come. Not holding the lock, not on
+    /// the mainloop thread.
+    func stop() { pa_threaded_mainloop_stop(mainloop) }
+
+    /// The mainloop's event API, for contexts.
+    var api: UnsafeMutablePointer<pa_mainloop_api> { pa_threaded_mainloop_get_api(mainloop) }
+
+    struct MainloopError: Error {}
+}
