@@ -28,16 +28,14 @@ extension MixerConnection {
     func startCorkTrigger(role: String) async throws -> UInt32 {
         try await waitUntilReady()
         return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<UInt32, any Error>) in
-            withLock {
-                guard phase == .ready, let context else { return waiter.resume(throwing: MixerError.unavailable(lastFailure)) }
-                if let trigger, trigger.role == role, !trigger.stopping {
-                    guard let index = trigger.index else { return self.trigger!.startWaiters.append(waiter) }
-                    return waiter.resume(returning: index)
-                }
-                // Another role (or one stopping): it makes way, without waiting.
-                endTrigger(failure: .failed("replaced by a cork trigger with role \(role)"))
-                openTrigger(context, role: role, waiter: waiter)
+            guard phase == .ready, let context else { return waiter.resume(throwing: MixerError.unavailable(lastFailure)) }
+            if let trigger, trigger.role == role, !trigger.stopping {
+                guard let index = trigger.index else { return self.trigger!.startWaiters.append(waiter) }
+                return waiter.resume(returning: index)
             }
+            // Another role (or one stopping): it makes way, without waiting.
+            endTrigger(failure: .failed("replaced by a cork trigger with role \(role)"))
+            openTrigger(context, role: role, waiter: waiter)
         }
     }
 
@@ -45,23 +43,21 @@ extension MixerConnection {
     /// or after `requestTimeout`.
     func stopCorkTrigger() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            withLock {
-                guard trigger != nil else { return waiter.resume() }
-                trigger!.stopWaiters.append(waiter)
-                guard !trigger!.stopping else { return }
-                trigger!.stopping = true
-                let id = trigger!.id
-                // TERMINATED comes only with the server's answer, when the sink input is gone.
-                guard pa_stream_disconnect(trigger!.stream) >= 0 else { return endTrigger(failure: .failed("stopped")) }
-                queue.asyncAfter(deadline: .now() + settings.requestTimeout.dispatchInterval) { [weak self] in
-                    guard let self else { return }
-                    withLock { if trigger?.id == id { endTrigger(failure: .failed("stopped")) } }
+            guard trigger != nil else { return waiter.resume() }
+            trigger!.stopWaiters.append(waiter)
+            guard !trigger!.stopping else { return }
+            trigger!.stopping = true
+            let id = trigger!.id
+            // TERMINATED comes only with the server's answer, when the sink input is gone.
+            guard pa_stream_disconnect(trigger!.stream) >= 0 else { return endTrigger(failure: .failed("stopped")) }
+            executor.queue.asyncAfter(deadline: .now() + settings.requestTimeout.dispatchInterval) { [weak self] in
+                self?.soon { connection in
+                    if connection.trigger?.id == id { connection.endTrigger(failure: .failed("stopped")) }
                 }
             }
         }
     }
 
-    /// Lock held.
     private func openTrigger(_ context: OpaquePointer, role: String, waiter: CheckedContinuation<UInt32, any Error>) {
         var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: CorkTrigger.sampleRate, channels: 1)
         let properties = Self.proplist([
@@ -76,7 +72,8 @@ extension MixerConnection {
         let id = makeID()
         trigger = CorkTrigger(stream: stream, id: id, role: role, startWaiters: [waiter])
         pa_stream_set_state_callback(stream, { stream, user in
-            MixerConnection.owner(user).triggerStateChanged(stream)
+            let address = Int(bitPattern: stream)
+            MixerConnection.owner(user).fromCallback { $0.triggerStateChanged(address) }
         }, selfPointer)
         // Needs nothing of ours: it only fills what the server asks for with zeros.
         pa_stream_set_write_callback(stream, { stream, bytes, _ in
@@ -87,18 +84,18 @@ extension MixerConnection {
         guard pa_stream_connect_playback(stream, nil, &attributes, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
             return endTrigger(failure: .failed("cork trigger: \(Self.describe(pa_context_errno(context)))"))
         }
-        queue.asyncAfter(deadline: .now() + settings.requestTimeout.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            withLock {
-                guard let trigger, trigger.id == id, trigger.index == nil else { return }
-                endTrigger(failure: .unavailable("cork trigger: not playing within \(settings.requestTimeout)"))
+        let timeout = settings.requestTimeout
+        executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+            self?.soon { connection in
+                guard let trigger = connection.trigger, trigger.id == id, trigger.index == nil else { return }
+                connection.endTrigger(failure: .unavailable("cork trigger: not playing within \(timeout)"))
             }
         }
     }
 
-    /// Lock held (libpulse callback).
-    func triggerStateChanged(_ stream: OpaquePointer?) {
-        guard let stream, trigger?.stream == stream else { return }
+    /// (A libpulse callback.)
+    func triggerStateChanged(_ address: Int) {
+        guard let stream = trigger?.stream, Int(bitPattern: stream) == address else { return }
         let state = pa_stream_get_state(stream)
         if state == PA_STREAM_READY {
             let index = pa_stream_get_index(stream)
@@ -111,7 +108,7 @@ extension MixerConnection {
         }
     }
 
-    /// Lock held. Drops the trigger stream (the server removes it if it has not already) and
+    /// Drops the trigger stream (the server removes it if it has not already) and
     /// answers whoever waits on it: a start still waiting gets `failure`.
     func endTrigger(failure: MixerError) {
         guard let trigger else { return }
@@ -126,8 +123,8 @@ extension MixerConnection {
         for waiter in trigger.stopWaiters { waiter.resume() }
     }
 
-    /// Lock held (libpulse callback). Zeros straight into the server's buffer: no copy, no state.
-    static func writeSilence(_ stream: OpaquePointer?, _ bytes: Int) {
+    /// (A libpulse callback.) Zeros straight into the server's buffer: no copy, no state.
+    nonisolated static func writeSilence(_ stream: OpaquePointer?, _ bytes: Int) {
         guard let stream else { return }
         var remaining = bytes
         while remaining > 0 {

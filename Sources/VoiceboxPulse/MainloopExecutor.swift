@@ -56,6 +56,9 @@ final class MainloopExecutor: SerialExecutor, @unchecked Sendable {
         return try body()
     }
 
+    /// Whether this is the mainloop thread (a libpulse callback, lock held).
+    var onMainloopThread: Bool { pa_threaded_mainloop_in_thread(mainloop) != 0 }
+
     /// Starts the mainloop thread; false if it could not.
     func start() -> Bool { pa_threaded_mainloop_start(mainloop) >= 0 }
 

@@ -3,17 +3,14 @@ import Dispatch
 import VoiceboxCore
 
 /// Connecting, noticing the server go away, reconnecting with backoff, and the end.
-/// Functions marked "Lock held" expect the caller to hold the mainloop lock.
-///
 /// Why not PA_CONTEXT_NOFAIL: libpulse then waits for the server only through D-Bus name tracking,
 /// only when no server address is given, and never after a ready connection failed. A fresh
 /// context per attempt, on a backoff timer, covers every case (and pipewire-pulse).
 extension MixerConnection {
-    /// Lock held.
     func connect() {
         attempt += 1
         phase = .connecting
-        let api = pa_threaded_mainloop_get_api(mainloop)
+        let api = executor.api
         let properties = Self.proplist([PA_PROP_APPLICATION_NAME: settings.applicationName])
         defer { pa_proplist_free(properties) }
         guard let context = pa_context_new_with_proplist(api, settings.applicationName, properties) else {
@@ -21,10 +18,11 @@ extension MixerConnection {
         }
         self.context = context
         pa_context_set_state_callback(context, { context, user in
-            MixerConnection.owner(user).contextStateChanged(context)
+            let address = Int(bitPattern: context)
+            MixerConnection.owner(user).fromCallback { $0.contextStateChanged(address) }
         }, selfPointer)
         pa_context_set_subscribe_callback(context, { _, type, index, user in
-            MixerConnection.owner(user).serverEvent(type, index)
+            MixerConnection.owner(user).fromCallback { $0.serverEvent(type, index) }
         }, selfPointer)
         // No autospawn: a missing server is waited for, not started by us.
         guard pa_context_connect(context, settings.server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
@@ -34,18 +32,18 @@ extension MixerConnection {
         }
         // A server that accepts the connection but never answers must not leave us connecting forever.
         let thisAttempt = attempt
-        queue.asyncAfter(deadline: .now() + settings.connectTimeout.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            withLock {
-                guard phase == .connecting, attempt == thisAttempt else { return }
-                connectionLost("no answer from the sound server within \(settings.connectTimeout)")
+        let timeout = settings.connectTimeout
+        executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+            self?.soon { connection in
+                guard connection.phase == .connecting, connection.attempt == thisAttempt else { return }
+                connection.connectionLost("no answer from the sound server within \(timeout)")
             }
         }
     }
 
-    /// Lock held (libpulse callback).
-    func contextStateChanged(_ context: OpaquePointer?) {
-        guard let context, context == self.context else { return }
+    /// `address`: the context it is about (a pointer's bits: ours, or one dropped meanwhile).
+    func contextStateChanged(_ address: Int) {
+        guard let context, Int(bitPattern: context) == address else { return }
         let state = pa_context_get_state(context)
         if state == PA_CONTEXT_READY {
             subscribe(context)
@@ -54,20 +52,20 @@ extension MixerConnection {
         }
     }
 
-    /// Lock held. Ready only once subscribed: nothing that happens after `.serverReady` is missed.
+    /// Ready only once subscribed: nothing that happens after `.serverReady` is missed.
     func subscribe(_ context: OpaquePointer) {
         let mask = PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue | PA_SUBSCRIPTION_MASK_SOURCE_OUTPUT.rawValue
             | PA_SUBSCRIPTION_MASK_MODULE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue
         let operation = pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), { context, success, user in
-            MixerConnection.owner(user).subscribed(context, success != 0)
+            let address = Int(bitPattern: context)
+            MixerConnection.owner(user).fromCallback { $0.subscribed(address, success != 0) }
         }, selfPointer)
         guard let operation else { return connectionLost(Self.describe(pa_context_errno(context))) }
         pa_operation_unref(operation)
     }
 
-    /// Lock held (libpulse callback).
-    func subscribed(_ context: OpaquePointer?, _ success: Bool) {
-        guard let context, context == self.context, phase == .connecting else { return }
+    func subscribed(_ address: Int, _ success: Bool) {
+        guard let context, Int(bitPattern: context) == address, phase == .connecting else { return }
         guard success else { return connectionLost("the server refused the subscription: \(Self.describe(pa_context_errno(context)))") }
         phase = .ready
         backoff.reset()
@@ -78,7 +76,7 @@ extension MixerConnection {
         readyWaiters = [:]
     }
 
-    /// Lock held. The connection failed or was lost: report it (once per outage), drop the
+    /// The connection failed or was lost: report it (once per outage), drop the
     /// context with everything that hung on it, and try again after the backoff delay.
     func connectionLost(_ reason: String) {
         guard phase == .connecting || phase == .ready else { return }
@@ -92,13 +90,14 @@ extension MixerConnection {
         readyWaiters = [:]
         phase = .waitingToRetry
         let thisAttempt = attempt
-        queue.asyncAfter(deadline: .now() + backoff.take().dispatchInterval) { [weak self] in
-            guard let self else { return }
-            withLock { if phase == .waitingToRetry, attempt == thisAttempt { connect() } }
+        executor.queue.asyncAfter(deadline: .now() + backoff.take().dispatchInterval) { [weak self] in
+            self?.soon { connection in
+                if connection.phase == .waitingToRetry, connection.attempt == thisAttempt { connection.connect() }
+            }
         }
     }
 
-    /// Lock held. Answers every request still waiting on this context, then closes it.
+    /// Answers every request still waiting on this context, then closes it.
     func dropContext(_ reason: String) {
         for request in pending.values { request.cancel(with: .unavailable(reason)) }
         pending = [:]
@@ -115,7 +114,7 @@ extension MixerConnection {
         }
     }
 
-    /// Lock held. The end: answers every waiter, finishes `events`, closes the connection and
+    /// The end: answers every waiter, finishes `events`, closes the connection and
     /// stops the mainloop off its own thread (stopping joins it).
     func end() {
         guard phase != .ended else { return }
@@ -126,8 +125,9 @@ extension MixerConnection {
         eventSink.finish()
         let retained = selfRetain
         selfRetain = nil
-        queue.async { [self] in
-            pa_threaded_mainloop_stop(mainloop)
+        let executor = executor
+        executor.queue.async {
+            executor.stop()
             retained?.release()
         }
     }
@@ -136,20 +136,18 @@ extension MixerConnection {
     /// attempt is under way; while waiting to retry, the server is known to be away: no wait.
     func waitUntilReady() async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
-            withLock {
-                switch phase {
-                case .ready: waiter.resume()
-                case .waitingToRetry: waiter.resume(throwing: MixerError.unavailable(lastFailure))
-                case .ended: waiter.resume(throwing: MixerError.unavailable("the mixer was shut down"))
-                case .connecting:
-                    let id = makeID()
-                    readyWaiters[id] = waiter
-                    queue.asyncAfter(deadline: .now() + settings.connectTimeout.dispatchInterval) { [weak self] in
-                        guard let self else { return }
-                        withLock {
-                            readyWaiters.removeValue(forKey: id)?.resume(throwing: MixerError.unavailable(
-                                "not connected to the sound server within \(settings.connectTimeout)"))
-                        }
+            switch phase {
+            case .ready: waiter.resume()
+            case .waitingToRetry: waiter.resume(throwing: MixerError.unavailable(lastFailure))
+            case .ended: waiter.resume(throwing: MixerError.unavailable("the mixer was shut down"))
+            case .connecting:
+                let id = makeID()
+                readyWaiters[id] = waiter
+                let timeout = settings.connectTimeout
+                executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                    self?.soon { connection in
+                        connection.readyWaiters.removeValue(forKey: id)?.resume(throwing: MixerError.unavailable(
+                            "not connected to the sound server within \(timeout)"))
                     }
                 }
             }

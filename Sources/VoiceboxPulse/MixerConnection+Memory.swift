@@ -88,7 +88,7 @@ extension MixerConnection {
         }
     }
 
-    /// Lock held. Asks for an event at every change of the memory; a server without it refuses,
+    /// Asks for an event at every change of the memory; a server without it refuses,
     /// which changes nothing (it then has nothing to report).
     func subscribeToMemory(_ context: OpaquePointer) {
         pa_ext_stream_restore_set_subscribe_cb(context, { _, user in

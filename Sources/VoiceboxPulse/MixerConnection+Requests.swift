@@ -2,7 +2,8 @@ import CPulse
 import Dispatch
 import VoiceboxCore
 
-/// A request on its way to the server and back, as the connection tracks it. Lock held for all.
+/// A request on its way to the server and back, as the connection tracks it. Used only in the
+/// connection's isolation (its actor, or a libpulse callback on the mainloop thread, lock held).
 protocol PendingRequest: AnyObject {
     /// Stops the operation (its callback will not run) and answers the caller with `error`.
     func cancel(with error: MixerError)
@@ -11,7 +12,8 @@ protocol PendingRequest: AnyObject {
 /// One request and what its callbacks have gathered so far. The connection's `pending` holds it
 /// until its last callback, a timeout or the end of the context; libpulse gets an unretained
 /// pointer to it as user data, valid because any of those three also cancels the operation.
-/// Used only under the mainloop lock, like the connection itself.
+/// Used only under the mainloop lock, like the connection itself: its callbacks run on the
+/// mainloop thread and enter the connection to finish.
 final class Request<Value: Sendable>: PendingRequest {
     let id: UInt64
     unowned let connection: MixerConnection
@@ -32,7 +34,8 @@ final class Request<Value: Sendable>: PendingRequest {
 
     /// The operation's last callback: answers the caller with `value`, or with `error`.
     func finish(_ error: MixerError? = nil) {
-        connection.pending[id] = nil
+        let id = id
+        connection.fromCallback { $0.pending[id] = nil }
         releaseOperation()
         if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: value) }
         waiter = nil
@@ -61,23 +64,21 @@ extension MixerConnection {
                                   _ issue: (OpaquePointer, UnsafeMutableRawPointer) -> OpaquePointer?) async throws -> Value {
         try await waitUntilReady()
         return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Value, any Error>) in
-            withLock {
-                guard phase == .ready, let context else {
-                    return waiter.resume(throwing: MixerError.unavailable(lastFailure))
-                }
-                let request = Request(id: makeID(), connection: self, value: initial, waiter: waiter)
-                guard let operation = issue(context, Unmanaged.passUnretained(request).toOpaque()) else {
-                    return waiter.resume(throwing: MixerError.failed("\(what): \(Self.describe(pa_context_errno(context)))"))
-                }
-                request.operation = operation
-                pending[request.id] = request
-                let id = request.id
-                queue.asyncAfter(deadline: .now() + settings.requestTimeout.dispatchInterval) { [weak self] in
-                    guard let self else { return }
-                    withLock {
-                        pending.removeValue(forKey: id)?.cancel(with: .unavailable(
-                            "\(what): no answer from the sound server within \(settings.requestTimeout)"))
-                    }
+            guard phase == .ready, let context else {
+                return waiter.resume(throwing: MixerError.unavailable(lastFailure))
+            }
+            let request = Request(id: makeID(), connection: self, value: initial, waiter: waiter)
+            guard let operation = issue(context, Unmanaged.passUnretained(request).toOpaque()) else {
+                return waiter.resume(throwing: MixerError.failed("\(what): \(Self.describe(pa_context_errno(context)))"))
+            }
+            request.operation = operation
+            pending[request.id] = request
+            let id = request.id
+            let timeout = settings.requestTimeout
+            executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                self?.soon { connection in
+                    connection.pending.removeValue(forKey: id)?.cancel(with: .unavailable(
+                        "\(what): no answer from the sound server within \(timeout)"))
                 }
             }
         }
@@ -95,7 +96,7 @@ extension MixerConnection {
     }
 
     /// A `pa_context_success_cb_t` for `streamCommand`'s requests.
-    static let commandAnswered: pa_context_success_cb_t = { context, success, user in
+    nonisolated static let commandAnswered: pa_context_success_cb_t = { context, success, user in
         let request = Request<Int32>.from(user)
         request.value = success != 0 ? 0 : max(pa_context_errno(context), 1)
         request.finish()

@@ -5,7 +5,7 @@ import VoiceboxCore
 extension MixerConnection {
     func serverInfo() async throws -> SoundServerInfo {
         try await waitUntilReady()
-        let (cached, generation) = withLock { (cachedInfo, infoGeneration) }
+        let (cached, generation) = (cachedInfo, infoGeneration)
         if let cached { return cached }
 
         let identity = try await request("server info", initial: ["", ""]) { context, user in
@@ -42,7 +42,7 @@ extension MixerConnection {
         let info = SoundServerInfo(name: identity[0], version: identity[1], isPipeWire: isPipeWire,
                                    roleCorkTriggers: cork?.triggerRoles ?? [], roleCorkTargets: cork?.corkRoles ?? [], memory: memory)
         // Kept unless a module or server event (or a reconnect) came in while we asked.
-        withLock { if infoGeneration == generation { cachedInfo = info } }
+        if infoGeneration == generation { cachedInfo = info }
         return info
     }
 }

@@ -44,7 +44,7 @@ extension MixerConnection {
         }
     }
 
-    /// Lock held (libpulse callback). One subscription event: a stream's new state is fetched
+    /// (A libpulse callback.) One subscription event: a stream's new state is fetched
     /// and yielded; a removal is yielded at once. The server answers in order, so a fetch for a
     /// stream removed meanwhile finds nothing (and yields nothing) rather than overtaking the removal.
     func serverEvent(_ type: pa_subscription_event_type_t, _ index: UInt32) {
@@ -84,7 +84,7 @@ extension PlaybackStream {
                   corked: info.corked != 0, memoryKey: properties.memoryKey, channelMap: Self.positions(info.channel_map))
     }
 
-    static func positions(_ map: pa_channel_map) -> [UInt32] {
+    nonisolated static func positions(_ map: pa_channel_map) -> [UInt32] {
         withUnsafeBytes(of: map.map) { raw in
             (0..<min(Int(map.channels), Int(PA_CHANNELS_MAX))).map {
                 UInt32(bitPattern: raw.load(fromByteOffset: $0 * MemoryLayout<pa_channel_position_t>.stride,
@@ -93,7 +93,7 @@ extension PlaybackStream {
         }
     }
 
-    static func channels(_ volume: pa_cvolume) -> [UInt32] {
+    nonisolated static func channels(_ volume: pa_cvolume) -> [UInt32] {
         withUnsafeBytes(of: volume.values) { raw in
             (0..<min(Int(volume.channels), Int(PA_CHANNELS_MAX))).map { raw.load(fromByteOffset: $0 * 4, as: UInt32.self) }
         }

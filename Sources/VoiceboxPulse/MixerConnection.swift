@@ -5,16 +5,13 @@ import VoiceboxCore
 /// PulseMixer's one long-lived server connection: a threaded mainloop (thread "voicebox-mixer")
 /// with one context at a time, replaced by a fresh one whenever the server goes away.
 ///
-/// Threads: libpulse calls back on the mainloop thread with the mainloop lock held; those
-/// callbacks update the state below and hand results off at once (continuations, `eventSink`).
-/// Timers (request and connect timeouts, reconnect backoff) run on `queue` and take the lock.
-///
-/// `@unchecked Sendable` is safe because every `var` below is read and written only while holding
-/// the threaded mainloop's lock: in libpulse callbacks (lock held by libpulse) or inside
-/// `withLock` (never on the mainloop thread, where it would deadlock; see `shutdown`). The `let`s
-/// are Sendable or C handles whose functions are thread-safe (`mainloop`: its lock/stop). The
-/// mainloop, and so the lock, lives until `deinit`, which runs only after its thread was joined.
-final class MixerConnection: @unchecked Sendable {
+/// Threads: an actor on a `MainloopExecutor`, so its state is checked by the compiler and guarded
+/// by the threaded mainloop's lock. libpulse calls back on the mainloop thread with that lock held;
+/// those callbacks enter the actor with `fromCallback` and hand results off at once (continuations,
+/// `eventSink`). Timers (request and connect timeouts, reconnect backoff) fire on the executor's
+/// queue and enter it with `soon`. Stopping the mainloop (never under the lock) runs there too,
+/// outside the actor.
+actor MixerConnection {
     struct Settings: Sendable {
         var server: String?
         var applicationName: String
@@ -26,13 +23,12 @@ final class MixerConnection: @unchecked Sendable {
 
     enum Phase { case connecting, ready, waitingToRetry, ended }
 
-    let settings: Settings
-    let events: AsyncStream<MixerEvent>
-    let eventSink: AsyncStream<MixerEvent>.Continuation
-    let mainloop: OpaquePointer
-    let queue = DispatchQueue(label: "voicebox.pulse.mixer")
+    nonisolated let settings: Settings
+    nonisolated let events: AsyncStream<MixerEvent>
+    nonisolated let eventSink: AsyncStream<MixerEvent>.Continuation
+    nonisolated let executor: MainloopExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    // Guarded by the mainloop lock (see above).
     var phase = Phase.connecting
     var context: OpaquePointer?
     /// Numbers connection attempts, so that a timer set for one leaves a later one alone.
@@ -55,46 +51,50 @@ final class MixerConnection: @unchecked Sendable {
     var selfRetain: Unmanaged<MixerConnection>?
 
     init(settings: Settings) throws {
-        guard let mainloop = pa_threaded_mainloop_new() else {
+        do {
+            executor = try MainloopExecutor(name: "voicebox-mixer", label: "voicebox.pulse.mixer")
+        } catch {
             throw MixerError.failed("cannot create a PulseAudio mainloop")
         }
-        pa_threaded_mainloop_set_name(mainloop, "voicebox-mixer")
-        self.mainloop = mainloop
         self.settings = settings
         // Events come a few at a time; a reader that fell thousands behind is gone, not slow.
         (events, eventSink) = AsyncStream.makeStream(of: MixerEvent.self, bufferingPolicy: .bufferingNewest(4096))
     }
 
-    deinit {
-        // Only reachable after `end` stopped (joined) the mainloop on `queue`.
-        pa_threaded_mainloop_free(mainloop)
-    }
-
     /// Starts the mainloop thread and the first connection attempt; returns at once.
-    func start() throws {
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+    nonisolated func start() throws {
+        guard executor.start() else {
             throw MixerError.failed("cannot start the PulseAudio mainloop thread")
         }
-        withLock {
-            selfRetain = Unmanaged.passRetained(self)
-            connect()
+        now { connection in
+            connection.selfRetain = Unmanaged.passRetained(connection)
+            connection.connect()
         }
     }
 
     /// Ends the connection for good; safe from any thread and more than once.
-    func shutdown() {
-        // From a libpulse callback the lock is already held (and taking it would abort).
-        if pa_threaded_mainloop_in_thread(mainloop) != 0 { return end() }
-        withLock { end() }
+    nonisolated func shutdown() {
+        now { $0.end() }
     }
 
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
-        return try body()
+    /// Runs `work` in the actor from libpulse's callbacks (on the mainloop thread, lock held).
+    nonisolated func fromCallback(_ work: (isolated MixerConnection) -> Void) {
+        assumeIsolated(work)
     }
 
-    /// Lock held. A fresh number for a waiter or request.
+    /// Runs `work` in the actor before returning, from any thread: a libpulse callback already
+    /// holds the lock (and taking it there would abort), anywhere else it is taken.
+    nonisolated func now(_ work: (isolated MixerConnection) -> Void) {
+        if executor.onMainloopThread { return assumeIsolated(work) }
+        executor.locked { assumeIsolated(work) }
+    }
+
+    /// Runs `work` in the actor soon, from a timer.
+    nonisolated func soon(_ work: @escaping @Sendable (isolated MixerConnection) -> Void) {
+        executor.queue.async { self.executor.locked { self.assumeIsolated(work) } }
+    }
+
+    /// A fresh number for a waiter or request.
     func makeID() -> UInt64 {
         nextID += 1
         return nextID
@@ -103,17 +103,17 @@ final class MixerConnection: @unchecked Sendable {
     /// The user data of the context's callbacks; nil once ended.
     var selfPointer: UnsafeMutableRawPointer? { selfRetain?.toOpaque() }
 
-    static func owner(_ user: UnsafeMutableRawPointer?) -> MixerConnection {
+    nonisolated static func owner(_ user: UnsafeMutableRawPointer?) -> MixerConnection {
         Unmanaged<MixerConnection>.fromOpaque(user!).takeUnretainedValue()
     }
 
     /// libpulse's text for an error code; `pa_strerror` gives NULL for codes it does not know.
-    static func describe(_ code: Int32) -> String {
+    nonisolated static func describe(_ code: Int32) -> String {
         pa_strerror(code).map { String(cString: $0) } ?? "PulseAudio error \(code)"
     }
 
     /// The caller frees the result with `pa_proplist_free`.
-    static func proplist(_ entries: [String: String]) -> OpaquePointer {
+    nonisolated static func proplist(_ entries: [String: String]) -> OpaquePointer {
         let list = pa_proplist_new()!
         for (key, value) in entries { pa_proplist_sets(list, key, value) }
         return list
