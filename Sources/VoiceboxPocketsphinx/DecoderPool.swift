@@ -3,7 +3,8 @@ import VoiceboxCore
 import VoiceboxModels
 
 /// Keeps loaded decoders warm between recognitions and frees them after a quiet spell.
-/// A model loads in 0.1-0.6 s and holds 30-95 MB, so one idle decoder per kind is kept.
+/// A model is slow to load and large to hold (the README's benchmarks give the figures), so one
+/// idle decoder per kind is kept.
 actor DecoderPool {
     struct Kind: Hashable, Sendable {
         var model: SpeechModel

@@ -4,9 +4,8 @@ import VoiceboxModels
 /// Speech recognition on this machine with CMU pocketsphinx 0.8 (see `RecognitionEngine`).
 ///
 /// Models load on first use and stay warm in a pool (one idle decoder per model and kind);
-/// after `idleUnloadAfter` without use they are freed. Dictation loads the n-gram language model
-/// (about 0.5 s, 95 MB for en-US); grammars, keyphrases and confirmations load without it
-/// (about 0.12 s, 30 MB).
+/// after `idleUnloadAfter` without use they are freed. Dictation loads the n-gram language model,
+/// the slow and large part; grammars, keyphrases and confirmations load without it.
 public final class PocketsphinxEngine: RecognitionEngine {
     public let catalog: ModelCatalog
     private let pool: DecoderPool

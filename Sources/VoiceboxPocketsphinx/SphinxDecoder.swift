@@ -24,7 +24,7 @@ final class SphinxDecoder: @unchecked Sendable {
     /// The cepstral mean normalization's starting point (the model's -cmninit).
     private let initialCepstralMean: [mfcc_t]
 
-    /// Loads the model: about 0.5 s with the language model, 0.12 s without (en-US, here).
+    /// Loads the model: slow with the language model, much faster without.
     init(model: SpeechModel, languageModel: Bool, log: LogSink?) throws {
         var arguments = ["-hmm", model.acousticModel, "-dict", model.dictionary]
         if languageModel { arguments += ["-lm", model.languageModel] }

@@ -87,7 +87,7 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
     }
 
     /// Every voice of every output module, over a separate short-lived connection: ids are
-    /// `"<module>/<name>"` (espeak-ng: 13,362 voices, about 0.3 s). Throws `.unavailable` when
+    /// `"<module>/<name>"` (espeak-ng alone lists thousands). Throws `.unavailable` when
     /// speech-dispatcher cannot be reached.
     public func listVoices() async throws -> [Voice] {
         try await lister.list()

@@ -49,8 +49,8 @@ extension SpeechdCore {
         queue.asyncAfter(deadline: .now() + Self.acceptBound) { [weak self] in self?.onQueue { $0.answerIfStillWaiting(token) } }
     }
 
-    /// How long a speak() caller waits for speech-dispatcher's 225 at most (it takes 2 ms when all
-    /// is well); the reply timeout (2 s) is for noticing a wedge, not for holding callers.
+    /// How long a speak() caller waits for speech-dispatcher's 225 at most (a healthy server answers
+    /// at once); the reply timeout is for noticing a wedge, not for holding callers.
     static let acceptBound = 0.25
 
     /// The caller of submission `token`, if still waiting, is answered: queued.

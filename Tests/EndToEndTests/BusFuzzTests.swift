@@ -66,10 +66,9 @@ final class BusFuzzTests: XCTestCase {
         XCTAssertTrue(run.answersPing, "voiceboxd does not answer Peer.Ping after the fuzzing, \(seed)")
     }
 
-    /// 4 MiB: at rest after 1,500 units VmRSS was -0.9 to +2.1 MiB from where the warm-up left it
-    /// (2026-12-01, five runs); after 20,000 units +1.1 to +2.5 MiB (four runs of bench/fuzz, since a
-    /// refresh keeps the voice list it has; before, -0.5 to +6.0). Live memory hardly grows (bench/fuzz
-    /// --heaptrack); what moves is how glibc's arena pages are shared out as decoders come and go.
+    /// 4 MiB: what the service's memory at rest moves by after the fuzzing (bench/fuzz and the README
+    /// give the measured figures). Live memory hardly grows (bench/fuzz --heaptrack); what moves is how
+    /// glibc's arena pages are shared out.
     func testFuzzedCallsLeaveMemoryBounded() async throws {
         let run = try await Self.sharedRun()
         if Self.heaptrackOutput != nil { throw XCTSkip("under heaptrack, VmRSS measures heaptrack (bench/fuzz --heaptrack reads what it found)") }

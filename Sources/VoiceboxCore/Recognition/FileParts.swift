@@ -5,8 +5,8 @@
 /// of short windows.
 enum FileParts {
     /// Parts are about this long: each cut starts a decoder afresh (its utterance and its
-    /// cepstral mean), and words near it may differ from one pass: 30 s parts changed 7 % of the
-    /// words of the test's recording, 60 s parts 3 %.
+    /// cepstral mean), and words near it may differ from one pass: the shorter the parts, the more
+    /// words change (the README's long-file benchmark gives the figures).
     static let partSeconds = 60.0
     /// A cut is looked for within `searchSeconds` of where equal parts would meet, either side.
     static let searchSeconds = 4.0

@@ -19,7 +19,7 @@ public protocol Synthesizer: Sendable {
     func pause() async throws
     func resume() async throws
 
-    /// Every voice of every output module. Slowish (0.3 s for espeak-ng's 13,362 voices).
+    /// Every voice of every output module. Slowish: espeak-ng alone has thousands.
     /// Throws when the engine cannot be reached; may return [] while the engine starts up.
     func listVoices() async throws -> [Voice]
 }
@@ -33,8 +33,8 @@ public struct Voice: Sendable, Hashable, Comparable {
     public var variant: String
     /// The speech-dispatcher output module, e.g. "espeak-ng".
     public let engine: String
-    /// The id where it is not "<engine>/<name>". Kept apart only then: the service holds 13,000
-    /// voices, and an id string of each one's own was 0.8 MiB of its 20 at rest.
+    /// The id where it is not "<engine>/<name>". Kept apart only then: the service holds
+    /// thousands of voices, and an id string of each one's own is a visible part of its memory.
     private let ownID: String?
 
     public init(id: String, name: String, language: String, variant: String, engine: String) {

@@ -139,8 +139,8 @@ public actor VoiceCache {
             matchOrder = []
         }
         // The same voices again keep the list already held. Taking the equal copy kept both alive (the
-        // remembered answers share the old list's strings: 7.0 MiB of live heap after the bus fuzzer's
-        // warm-up, 3.1 without) and strewed the copy through whatever the heap held at that moment.
+        // remembered answers share the old list's strings) and strewed the copy through whatever the
+        // heap held at that moment.
         let current = voices ?? listed
         listing = nil
         for waiter in waiters.values { waiter.resume(returning: current) }
