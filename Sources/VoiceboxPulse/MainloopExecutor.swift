@@ -71,3 +71,41 @@ final class MainloopExecutor: SerialExecutor, @unchecked Sendable {
 
     struct MainloopError: Error {}
 }
+
+/// An actor on a `MainloopExecutor`: how libpulse's callbacks, the executor's timers and other
+/// threads enter it.
+protocol MainloopActor: Actor {
+    nonisolated var executor: MainloopExecutor { get }
+}
+
+extension MainloopActor {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Runs `work` in the actor from a libpulse callback (on the mainloop thread, lock held).
+    nonisolated func fromCallback(_ work: (isolated Self) -> Void) {
+        assumeIsolated(work)
+    }
+
+    /// Runs `work` in the actor soon, from anywhere (a timer, a cancellation, a deinit).
+    nonisolated func soon(_ work: @escaping @Sendable (isolated Self) -> Void) {
+        executor.queue.async { self.executor.locked { self.assumeIsolated(work) } }
+    }
+
+    /// Runs `work` in the actor before returning, from any thread: a libpulse callback already
+    /// holds the lock (and taking it there would abort), anywhere else it is taken.
+    nonisolated func now(_ work: (isolated Self) -> Void) {
+        if executor.onMainloopThread { return assumeIsolated(work) }
+        executor.locked { assumeIsolated(work) }
+    }
+
+    /// The end of the actor's use of libpulse: joins the mainloop thread (off the lock, off that
+    /// thread), after which no callback can come, then drops `retained`, the reference the
+    /// callbacks' user data stood for.
+    nonisolated func stopMainloop(thenRelease retained: Unmanaged<Self>?) {
+        let executor = executor
+        executor.queue.async {
+            executor.stop()
+            retained?.release()
+        }
+    }
+}

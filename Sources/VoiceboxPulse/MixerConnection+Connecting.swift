@@ -123,13 +123,8 @@ extension MixerConnection {
         for waiter in readyWaiters.values { waiter.resume(throwing: MixerError.unavailable("the mixer was shut down")) }
         readyWaiters = [:]
         eventSink.finish()
-        let retained = selfRetain
+        stopMainloop(thenRelease: selfRetain)
         selfRetain = nil
-        let executor = executor
-        executor.queue.async {
-            executor.stop()
-            retained?.release()
-        }
     }
 
     /// Returns once connected and subscribed. Waits (at most `connectTimeout`) only while an

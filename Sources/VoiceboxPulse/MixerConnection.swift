@@ -11,7 +11,7 @@ import VoiceboxCore
 /// `eventSink`). Timers (request and connect timeouts, reconnect backoff) fire on the executor's
 /// queue and enter it with `soon`. Stopping the mainloop (never under the lock) runs there too,
 /// outside the actor.
-actor MixerConnection {
+actor MixerConnection: MainloopActor {
     struct Settings: Sendable {
         var server: String?
         var applicationName: String
@@ -27,7 +27,6 @@ actor MixerConnection {
     nonisolated let events: AsyncStream<MixerEvent>
     nonisolated let eventSink: AsyncStream<MixerEvent>.Continuation
     nonisolated let executor: MainloopExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     var phase = Phase.connecting
     var context: OpaquePointer?
@@ -75,23 +74,6 @@ actor MixerConnection {
     /// Ends the connection for good; safe from any thread and more than once.
     nonisolated func shutdown() {
         now { $0.end() }
-    }
-
-    /// Runs `work` in the actor from libpulse's callbacks (on the mainloop thread, lock held).
-    nonisolated func fromCallback(_ work: (isolated MixerConnection) -> Void) {
-        assumeIsolated(work)
-    }
-
-    /// Runs `work` in the actor before returning, from any thread: a libpulse callback already
-    /// holds the lock (and taking it there would abort), anywhere else it is taken.
-    nonisolated func now(_ work: (isolated MixerConnection) -> Void) {
-        if executor.onMainloopThread { return assumeIsolated(work) }
-        executor.locked { assumeIsolated(work) }
-    }
-
-    /// Runs `work` in the actor soon, from a timer.
-    nonisolated func soon(_ work: @escaping @Sendable (isolated MixerConnection) -> Void) {
-        executor.queue.async { self.executor.locked { self.assumeIsolated(work) } }
     }
 
     /// A fresh number for a waiter or request.

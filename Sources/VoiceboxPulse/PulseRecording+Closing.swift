@@ -61,13 +61,7 @@ extension PulseRecording {
             pa_context_unref(context)
             self.context = nil
         }
-        let retained = selfRetain
+        stopMainloop(thenRelease: selfRetain)
         selfRetain = nil
-        let executor = executor
-        executor.queue.async {
-            // Joins the mainloop thread: only after this no callback can reach us any more.
-            executor.stop()
-            retained?.release()
-        }
     }
 }

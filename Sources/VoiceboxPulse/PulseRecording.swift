@@ -12,7 +12,7 @@ import VoiceboxCore
 /// little work there is right there and hand audio off through an `AsyncStream` continuation.
 /// Stopping the mainloop (which must not hold the lock) runs on the executor's queue, outside the
 /// actor.
-actor PulseRecording {
+actor PulseRecording: MainloopActor {
     struct Settings: Sendable {
         var server: String?
         var source: String?
@@ -36,7 +36,6 @@ actor PulseRecording {
     nonisolated let chunks: AsyncStream<[Int16]>
     nonisolated let chunkSink: AsyncStream<[Int16]>.Continuation
     nonisolated let executor: MainloopExecutor
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     var phase = Phase.idle
     var context: OpaquePointer?
@@ -63,16 +62,6 @@ actor PulseRecording {
         chunkSink.onTermination = { [weak self] termination in
             if case .cancelled = termination { self?.closeSoon() }
         }
-    }
-
-    /// Runs `work` in the actor from libpulse's callbacks (on the mainloop thread, lock held).
-    nonisolated func fromCallback(_ work: (isolated PulseRecording) -> Void) {
-        assumeIsolated(work)
-    }
-
-    /// Runs `work` in the actor soon, from anywhere (a timer, a cancellation, a deinit).
-    nonisolated func soon(_ work: @escaping @Sendable (isolated PulseRecording) -> Void) {
-        executor.queue.async { self.executor.locked { self.assumeIsolated(work) } }
     }
 
     var currentFailure: CaptureError? { failure }

@@ -43,15 +43,10 @@ extension Invocation {
     static func parseDictate(_ reader: inout ArgumentReader) throws(UsageError) -> DictateRequest {
         var request = DictateRequest()
         var modeFlag: String?
-        var stdin = StdinAudio()
-        var streamFlags: [ArgumentReader.Item] = []
+        var stdin = StdinAudioFlags()
         while let item = reader.next() {
-            if try stdin.parse(item, &reader) {
-                streamFlags.append(item)
-                continue
-            }
+            if try stdin.parse(item, &reader) { continue }
             switch item {
-            case .flag("--stdin"): request.stdin = StdinAudio()
             case .flag(let flag) where ["--toggle", "--start", "--stop", "--cancel"].contains(flag):
                 if let modeFlag, modeFlag != flag { throw reader.error("\(modeFlag) and \(flag) cannot be used together") }
                 modeFlag = flag
@@ -80,11 +75,9 @@ extension Invocation {
             case .operand(let extra): throw reader.unexpected(extra)
             }
         }
-        if request.stdin != nil {
-            if let modeFlag { throw reader.error("--stdin dictates once, until the end of speech or of the input: not with \(modeFlag)") }
-            request.stdin = stdin
-        } else if let problem = streamFlags.lazy.compactMap(StdinAudio.wrongWithout).first {
-            throw reader.error(problem)
+        request.stdin = try stdin.audio(reader)
+        if request.stdin != nil, let modeFlag {
+            throw reader.error("--stdin dictates once, until the end of speech or of the input: not with \(modeFlag)")
         }
         return request
     }

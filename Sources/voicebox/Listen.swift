@@ -21,15 +21,10 @@ struct ListenRequest: Equatable {
 extension Invocation {
     static func parseListen(_ reader: inout ArgumentReader) throws(UsageError) -> ListenRequest {
         var request = ListenRequest()
-        var stdin = StdinAudio()
-        var streamFlags: [ArgumentReader.Item] = []
+        var stdin = StdinAudioFlags()
         while let item = reader.next() {
-            if try stdin.parse(item, &reader) {
-                streamFlags.append(item)
-                continue
-            }
+            if try stdin.parse(item, &reader) { continue }
             switch item {
-            case .flag("--stdin"): request.stdin = StdinAudio()
             case .flag("--file"): request.file = try reader.argument(of: "--file")
             case .flag("--grammar"): request.grammarFile = try reader.argument(of: "--grammar")
             case .flag("--keyphrase"): request.keyphrases.append(try reader.value(of: "--keyphrase"))
@@ -48,12 +43,8 @@ extension Invocation {
         if request.file != nil, request.silenceSeconds != nil {
             throw reader.error("--silence-seconds applies to the microphone and --stdin, not to a file")
         }
-        if request.stdin != nil {
-            if request.file != nil { throw reader.error("--stdin and --file cannot be used together") }
-            request.stdin = stdin
-        } else if let problem = streamFlags.lazy.compactMap(StdinAudio.wrongWithout).first {
-            throw reader.error(problem)
-        }
+        request.stdin = try stdin.audio(reader)
+        if request.stdin != nil, request.file != nil { throw reader.error("--stdin and --file cannot be used together") }
         return request
     }
 }

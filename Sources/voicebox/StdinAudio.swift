@@ -45,3 +45,29 @@ extension StdinAudio {
                         "stream_channels": .uint32(channels)])
     }
 }
+
+/// `--stdin` and the flags that describe its audio, as listen and dictate read them.
+struct StdinAudioFlags {
+    private var given = false
+    private var described = StdinAudio()
+    private var describing: [ArgumentReader.Item] = []
+
+    /// true when `item` was `--stdin` or one of `--format`, `--rate`, `--channels`.
+    mutating func parse(_ item: ArgumentReader.Item, _ reader: inout ArgumentReader) throws(UsageError) -> Bool {
+        if case .flag("--stdin") = item {
+            given = true
+            return true
+        }
+        guard try described.parse(item, &reader) else { return false }
+        describing.append(item)
+        return true
+    }
+
+    /// The audio `--stdin` carries, nil without `--stdin`; describing a `--stdin` that is not there
+    /// is an error.
+    func audio(_ reader: ArgumentReader) throws(UsageError) -> StdinAudio? {
+        if given { return described }
+        if let problem = describing.lazy.compactMap(StdinAudio.wrongWithout).first { throw reader.error(problem) }
+        return nil
+    }
+}
