@@ -51,7 +51,7 @@ extension MixerConnection {
             // TERMINATED comes only with the server's answer, when the sink input is gone.
             guard pa_stream_disconnect(trigger!.stream) >= 0 else { return endTrigger(failure: .failed("stopped")) }
             executor.queue.asyncAfter(deadline: .now() + settings.requestTimeout.dispatchInterval) { [weak self] in
-                self?.soon { connection in
+                self?.now { connection in
                     if connection.trigger?.id == id { connection.endTrigger(failure: .failed("stopped")) }
                 }
             }
@@ -86,7 +86,7 @@ extension MixerConnection {
         }
         let timeout = settings.requestTimeout
         executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-            self?.soon { connection in
+            self?.now { connection in
                 guard let trigger = connection.trigger, trigger.id == id, trigger.index == nil else { return }
                 connection.endTrigger(failure: .unavailable("cork trigger: not playing within \(timeout)"))
             }

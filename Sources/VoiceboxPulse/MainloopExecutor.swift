@@ -38,6 +38,9 @@ final class MainloopExecutor: SerialExecutor, @unchecked Sendable {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    /// (The runtime asks this where no Swift job of ours runs: a libpulse callback, a timer. It
+    /// does so on Linux in its default, Swift 6 mode; SWIFT_IS_CURRENT_EXECUTOR_LEGACY_MODE_OVERRIDE
+    /// set to legacy would make those `assumeIsolated` calls fail.)
     func checkIsolated() {
         let here = pthread_self()
         precondition(pa_threaded_mainloop_in_thread(mainloop) != 0 || holder.withLock { $0 == here },
@@ -46,11 +49,16 @@ final class MainloopExecutor: SerialExecutor, @unchecked Sendable {
 
     /// Runs `body` holding the mainloop lock. Never on the mainloop thread (it holds the lock
     /// already, and taking it again would deadlock).
+    /// The lock is recursive: a `locked` inside another (a job that drops the last reference to
+    /// an owner whose shutdown takes the lock) keeps the outer holder when it ends.
     func locked<T>(_ body: () throws -> T) rethrows -> T {
         pa_threaded_mainloop_lock(mainloop)
-        holder.withLock { $0 = pthread_self() }
+        let outer = holder.withLock { holder in
+            defer { holder = pthread_self() }
+            return holder
+        }
         defer {
-            holder.withLock { $0 = nil }
+            holder.withLock { $0 = outer }
             pa_threaded_mainloop_unlock(mainloop)
         }
         return try body()
@@ -86,13 +94,14 @@ extension MainloopActor {
         assumeIsolated(work)
     }
 
-    /// Runs `work` in the actor soon, from anywhere (a timer, a cancellation, a deinit).
+    /// Runs `work` in the actor soon, from anywhere (a cancellation, a deinit).
     nonisolated func soon(_ work: @escaping @Sendable (isolated Self) -> Void) {
         executor.queue.async { self.executor.locked { self.assumeIsolated(work) } }
     }
 
     /// Runs `work` in the actor before returning, from any thread: a libpulse callback already
-    /// holds the lock (and taking it there would abort), anywhere else it is taken.
+    /// holds the lock (and taking it there would abort), anywhere else it is taken. Timers use it
+    /// when they fire, so that their work is not queued behind later jobs.
     nonisolated func now(_ work: (isolated Self) -> Void) {
         if executor.onMainloopThread { return assumeIsolated(work) }
         executor.locked { assumeIsolated(work) }

@@ -34,7 +34,7 @@ extension MixerConnection {
         let thisAttempt = attempt
         let timeout = settings.connectTimeout
         executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-            self?.soon { connection in
+            self?.now { connection in
                 guard connection.phase == .connecting, connection.attempt == thisAttempt else { return }
                 connection.connectionLost("no answer from the sound server within \(timeout)")
             }
@@ -91,7 +91,7 @@ extension MixerConnection {
         phase = .waitingToRetry
         let thisAttempt = attempt
         executor.queue.asyncAfter(deadline: .now() + backoff.take().dispatchInterval) { [weak self] in
-            self?.soon { connection in
+            self?.now { connection in
                 if connection.phase == .waitingToRetry, connection.attempt == thisAttempt { connection.connect() }
             }
         }
@@ -140,7 +140,7 @@ extension MixerConnection {
                 readyWaiters[id] = waiter
                 let timeout = settings.connectTimeout
                 executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-                    self?.soon { connection in
+                    self?.now { connection in
                         connection.readyWaiters.removeValue(forKey: id)?.resume(throwing: MixerError.unavailable(
                             "not connected to the sound server within \(timeout)"))
                     }

@@ -76,7 +76,7 @@ extension MixerConnection {
             let id = request.id
             let timeout = settings.requestTimeout
             executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-                self?.soon { connection in
+                self?.now { connection in
                     connection.pending.removeValue(forKey: id)?.cancel(with: .unavailable(
                         "\(what): no answer from the sound server within \(timeout)"))
                 }

@@ -29,7 +29,7 @@ extension PulseRecording {
         // the source-output is gone: that is what makes `close` a promise, not a hope.
         guard let stream, pa_stream_disconnect(stream) >= 0 else { return end(.closed) }
         executor.queue.asyncAfter(deadline: .now() + settings.closeTimeout.dispatchInterval) { [weak self] in
-            self?.soon { recording in if recording.phase == .closing { recording.end(.closed) } }
+            self?.now { recording in if recording.phase == .closing { recording.end(.closed) } }
         }
     }
 

@@ -44,7 +44,7 @@ extension PulseRecording {
         // A server that accepts the connection but never answers must not hang `open` forever.
         let timeout = settings.openTimeout
         executor.queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-            self?.soon { recording in
+            self?.now { recording in
                 guard recording.phase == .connecting else { return }
                 recording.end(.failed(.serverUnavailable("no answer from the sound server within \(timeout)")))
             }

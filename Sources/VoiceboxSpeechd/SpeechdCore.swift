@@ -184,9 +184,10 @@ actor SpeechdCore {
     }
 
     /// Synchronous: when it returns, the connection is closed and the event stream is finished.
-    /// Must not be called on `queue`.
+    /// From any thread, `queue` included: a task that resumed from `speak` may finish there and
+    /// drop the synthesizer's last reference, whose deinit calls this.
     nonisolated func shutdown() {
-        dispatchPrecondition(condition: .notOnQueue(queue))
+        if executor.isCurrent { return onQueue { $0.shutdownOnQueue() } }
         queue.sync { onQueue { $0.shutdownOnQueue() } }
     }
 

@@ -8,19 +8,25 @@ import Dispatch
 public final class QueueExecutor: SerialExecutor {
     public let queue: DispatchQueue
 
-    public init(label: String) {
-        queue = DispatchQueue(label: label, qos: .userInitiated)
+    /// Tells `queue` from other queues on the thread running it (`isCurrent`).
+    private let marker = DispatchSpecificKey<ObjectIdentifier>()
+
+    public convenience init(label: String) {
+        self.init(queue: DispatchQueue(label: label, qos: .userInitiated))
     }
 
     /// Runs jobs on `queue`, a serial queue the caller also hands to Dispatch sources and timers.
     public init(queue: DispatchQueue) {
         self.queue = queue
+        queue.setSpecific(key: marker, value: ObjectIdentifier(self))
     }
+
+    /// Whether the calling code runs on `queue` (a job, a source handler, a timer).
+    public var isCurrent: Bool { DispatchQueue.getSpecific(key: marker) == ObjectIdentifier(self) }
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
