@@ -89,6 +89,19 @@ final class VoiceCacheTests: XCTestCase {
         XCTAssertEqual(german.map(\.id), ["espeak-ng/German"])
     }
 
+    /// A Speak's voice for a language is VoiceMatching's best (the plain language when the region
+    /// has none), taken from the remembered answers: the second Speak matches nothing again.
+    func testTheBestVoiceForALanguageIsRemembered() async throws {
+        let lister = ScriptedLister([.success(Self.more)])
+        let cache = VoiceCache(lister: { try lister.list() })
+        for language in ["de-AT", "EN", "en-NZ", "qq", "de-AT"] {
+            let best = try await cache.best(for: language)
+            XCTAssertEqual(best, VoiceMatching.best(Self.more, for: language), language)
+        }
+        let kept = await cache.rememberedLanguages
+        XCTAssertEqual(kept, 5, "de-at, de, en, en-nz, qq")
+    }
+
     private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(5)
         while !condition() {

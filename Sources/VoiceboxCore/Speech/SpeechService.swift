@@ -98,7 +98,7 @@ public actor SpeechService {
             voice = try await voices.get().first { $0.id == id }
             guard voice != nil else { throw .init(.unknownVoice, "no voice '\(id)'; ListVoices gives the ids") }
         } else if let language = options.language {
-            voice = VoiceMatching.best(try await voices.get(), for: language)
+            voice = try await voices.best(for: language)
             guard voice != nil else { throw .init(.unsupportedLanguage, "no voice speaks '\(language)'") }
         }
         let id = nextID

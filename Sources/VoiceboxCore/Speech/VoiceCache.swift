@@ -69,6 +69,14 @@ public actor VoiceCache {
         return found
     }
 
+    /// The voice to speak `language` with (`VoiceMatching.best`), from the answers remembered
+    /// above: a Speak does not match thousands of voices again.
+    public func best(for language: String) async throws(VoiceboxError) -> Voice? {
+        if let exact = try await voices(for: language).first { return exact }
+        guard let plain = VoiceMatching.plainLanguage(of: language) else { return nil }
+        return try await voices(for: plain).first
+    }
+
     /// Starts a listing now (at start-up, on RefreshVoices, when the engine comes back).
     /// A listing already running is restarted, so its backoff starts afresh.
     public func refresh() {
