@@ -130,10 +130,17 @@ final class LongFileRecognitionTests: XCTestCase {
         let (service, stack) = (self.service!, self.stack!)
         let (_, wav) = try longRecording()
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
-        var known = service.startedRecognitions
+        let known = service.startedRecognitions
         let long = Task { try await service.recognize(["file": .string(wav)], timeout: .seconds(300)) }
-        known.append(try await service.waitForNewRecognition(besides: known))
-        try await Task.sleep(for: .seconds(2))  // its parts on every core
+        let longID = try await service.waitForNewRecognition(besides: known)
+        // Its parts decoding on every core: once the file is read and cut (seconds under the thread
+        // sanitizer), a second and more of it decoded, then another second on both cores.
+        try await waitUntil("the long file's parts to decode", timeout: .seconds(60)) {
+            service.recognitionSignals(of: longID).contains {
+                $0.member == "RecognitionProgress" && ($0.arguments.dropFirst().first?.double ?? 0) > 0.01
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
 
         let other = try BusConnection(address: stack.busAddress)
         let asked = ContinuousClock.now
