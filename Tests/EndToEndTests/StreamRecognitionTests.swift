@@ -611,6 +611,12 @@ final class StreamRecognitionTests: XCTestCase {
     private func timeAStreamBesideBabble(options: [String: DBusValue], label: String) async throws {
         let (service, stack) = (self.service!, self.stack!)
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        // This machine's decoding speed now (it is shared: the same decode takes 0.27-0.65 of the
+        // audio's time from one hour to the next). Four real-time streams need 4 × that of the two
+        // cores, so past about 0.3 they leave the third caller less than the bound assumes.
+        let decodeStarted = ContinuousClock.now
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let realTimeFactor = seconds(ContinuousClock.now - decodeStarted) / Recordings.goforwardSeconds
         let bytes = try babble(seconds: 120)
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
         var known = service.startedRecognitions
@@ -620,9 +626,12 @@ final class StreamRecognitionTests: XCTestCase {
 
         let other = try BusConnection(address: stack.busAddress)
         let waited = try await timeAStream(on: other)
-        print("METRIC another caller's stream beside two callers' 4 \(label) of unbroken speech: \(waited)")
-        // Asked, 2 s for a pause that does not come, the cut, a model load, the decode.
-        XCTAssertLessThan(waited, .seconds(faultBound(8)), "streams of unbroken speech kept every stream decoder")
+        print("METRIC another caller's stream beside two callers' 4 \(label) of unbroken speech: \(waited) "
+              + "(decoding at \(String(format: "%.2f", realTimeFactor)) of real time)")
+        // Asked, 2 s for a pause that does not come, the cut, a model load, the decode: 8 s where
+        // decoding takes 0.3 of real time (the README's figure), longer as it takes more.
+        let bound = faultBound(8) * max(1, realTimeFactor / 0.3)
+        XCTAssertLessThan(waited, .seconds(bound), "streams of unbroken speech kept every stream decoder")
         for caller in callers { try await ServiceHarness.call("StopRecognition", on: caller) }
         for stream in streams {
             let heard = try await stream.value

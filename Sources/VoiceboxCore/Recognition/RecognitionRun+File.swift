@@ -27,7 +27,7 @@ extension RecognitionRun {
         var progress = RateLimiter(perSecond: 10)
         let reading: FileReading.Outcome
         do {
-            // One synchronous loop: this runs on the recognition.s own queue, so it holds up no one else.
+            // One synchronous loop: this runs on the recognition's own queue, so it holds up no one else.
             reading = try FileReading.read(file, through: decoder, maxSeconds: limit, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled

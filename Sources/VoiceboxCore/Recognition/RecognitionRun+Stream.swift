@@ -147,7 +147,7 @@ extension RecognitionRun {
     static let replaySeconds = 10.0
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
-    /// recognition.s own queue, never Swift's shared pool) while the service actor does it.
+    /// recognition's own queue, never Swift's shared pool) while the service actor does it.
     private static func blocking(_ parking: StreamParking) -> AudioStreamParking {
         AudioStreamParking(after: parkAfter, releaseAfter: releaseAfter, park: {
             let done = DispatchSemaphore(value: 0)
