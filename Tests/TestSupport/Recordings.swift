@@ -4,8 +4,6 @@ import Foundation
 public enum Recordings {
     public static let directory = "/usr/share/pocketsphinx/test/data"
     public static func path(_ name: String) -> String { directory + "/" + name }
-    /// goforward.raw: 89,160 bytes of 16 kHz 16-bit mono.
-    public static let goforwardSeconds = 2.786
 
     public static func cardsGrammar() throws -> String {
         try String(contentsOfFile: path("cards/cards.gram"), encoding: .utf8)

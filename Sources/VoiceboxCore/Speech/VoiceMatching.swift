@@ -15,9 +15,9 @@ public enum VoiceMatching {
     /// The voice to use for a language: its best match, falling back to the plain language
     /// ("en-NZ" with no New Zealand voice speaks with an English one). nil if none.
     public static func best(_ all: [Voice], for language: String) -> Voice? {
-        if let exact = keyed(all, LanguageTag.subtags(language)).min(by: { $0.key < $1.key }) { return exact.voice }
+        if let exact = voices(all, for: language).first { return exact }
         guard let plain = plainLanguage(of: language) else { return nil }
-        return keyed(all, [plain]).min(by: { $0.key < $1.key })?.voice
+        return voices(all, for: plain).first
     }
 
     /// The language without its region or script ("en" for "en-NZ"); nil when that is all it is.
