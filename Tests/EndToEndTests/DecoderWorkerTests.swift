@@ -94,6 +94,11 @@ final class DecoderWorkerTests: XCTestCase {
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("numbers.raw", in: directory)
         let pid = service.daemon.pid
+        // "At once" is as long as an ordinary Recognize of the same file takes on this machine today
+        // (its decoding speed varies 2-fold from hour to hour), plus a fresh worker's start.
+        let ordinaryStart = ContinuousClock.now
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let ordinary = seconds(ContinuousClock.now - ordinaryStart)
         for signal in [SIGSEGV, SIGABRT, SIGKILL, SIGSYS] {
             let name = Termination.name(of: signal)
             let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
@@ -114,8 +119,9 @@ final class DecoderWorkerTests: XCTestCase {
             let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
             XCTAssertEqual(next.text, "go forward ten meters")
             let took = ContinuousClock.now - asked
-            print("METRIC decoder worker killed by \(name) mid-microphone → the next Recognize answered in \(took)")
-            XCTAssertLessThan(seconds(took), faultBound(3))
+            print("METRIC decoder worker killed by \(name) mid-microphone → the next Recognize answered in \(took) "
+                  + "(an ordinary one: \(String(format: "%.2f", ordinary)) s)")
+            XCTAssertLessThan(seconds(took), faultBound(max(3, ordinary + 2)))
         }
     }
 
