@@ -300,6 +300,7 @@ final class StreamRecognitionTests: XCTestCase {
         // Round-robin by caller: once the first decoders are taken, the next turns go to the other callers.
         let order = service.startedRecognitions.compactMap { id in results.first { $0.heard.id == id }?.caller }
         XCTAssertEqual(order.count, 20)
+        print("METRIC twenty streams of five callers started in caller order \(order)")
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let turns = Array(order.dropFirst(cores).prefix(4))
         // Under a sanitizer a stream's 1 s turn can end before all five callers have queued (their

@@ -241,6 +241,22 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.park(3), 1, "a's turn again; b, without a decoder, cannot start")
     }
 
+    func testFreeDecoderPlacesGoOneToEachCallerInTurnBeforeAnySecond() {
+        var queue = FileRecognitionQueue(runningLimit: 1, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 3,
+                                         streamDecodersPerCaller: 2)
+        XCTAssertEqual(queue.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(queue.admit(2, caller: "b", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.admit(3, caller: "b", stream: true), .wait(ahead: 1))
+        XCTAssertEqual(queue.admit(4, caller: "c", stream: true), .wait(ahead: 2))
+        XCTAssertEqual(queue.admit(5, caller: "d", stream: true), .wait(ahead: 3))
+        XCTAssertEqual(queue.finished(1), 2, "three places free at once; b is first in turn")
+        XCTAssertEqual(queue.park(2), 4, "b's turn ends, b keeps its decoder: c's stream had a place")
+        XCTAssertFalse(queue.resume(2, caller: "b"))
+        XCTAssertEqual(queue.park(4), 5, "and so had d's: b's second stream got none before d had one")
+        XCTAssertFalse(queue.resume(4, caller: "c"))
+        XCTAssertEqual(queue.streamsAskedToYield, [4, 5], "now b's second waits for a place c and d hold")
+    }
+
     func testOneHolderPerWaitingStreamIsAskedToCutTheCallerHoldingMostAndLongestFirst() {
         var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
                                          streamDecodersPerCaller: 3)

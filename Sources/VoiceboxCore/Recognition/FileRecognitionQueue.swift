@@ -150,11 +150,19 @@ struct FileRecognitionQueue: Sendable {
     /// Gives the decoder places that are free to waiting streams that need one, in turn order:
     /// a place a stream gave back goes to the stream it was given back for, even before a core
     /// frees for it, never back to the stream that gave it (which waits for one again).
+    /// One place a caller a round: with several places free, a caller with two streams waiting
+    /// gets its second only once every caller in turn has had one.
     private mutating func reserveDecoders() {
-        for caller in turn {
-            for id in waiting[caller] ?? [] where streams[id] != nil && !startedStreams.contains(id) {
+        var reserved = true
+        while reserved {
+            reserved = false
+            for caller in turn where streamCanTakeDecoder(caller: caller) {
                 guard startedStreams.count < streamDecoderLimit else { return }
-                if streamCanTakeDecoder(caller: caller) { startedStreams.insert(id) }
+                let needing = (waiting[caller] ?? []).first { streams[$0] != nil && !startedStreams.contains($0) }
+                if let id = needing {
+                    startedStreams.insert(id)
+                    reserved = true
+                }
             }
         }
     }
