@@ -30,26 +30,6 @@ final class StreamRecognitionTests: XCTestCase {
         try Array(Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))
     }
 
-    /// This machine's decoding speed now, from a decode of goforward. The machine is shared, and
-    /// the same decode takes 0.27-0.65 of the audio's time from one hour to the next. Four
-    /// real-time streams need four times that of the two cores, so past about 0.3 they leave a third
-    /// caller's stream less than a fixed bound assumes.
-    private struct DecodingSpeed {
-        let realTimeFactor: Double
-        /// `seconds` where decoding takes 0.3 of real time (the README's figure), longer in
-        /// proportion as it takes more. Under a sanitizer the decode measured is itself slowed, so
-        /// the larger of that and faultBound's stretch, not both.
-        func bound(_ seconds: Double) -> Double { max(faultBound(seconds), seconds * max(1, realTimeFactor / 0.3)) }
-        var text: String { String(format: "%.2f of real time", realTimeFactor) }
-    }
-
-    /// Decodes goforward; run one before it, so that no model load or worker start is counted.
-    private func decodingSpeed(_ service: ServiceHarness) async throws -> DecodingSpeed {
-        let started = ContinuousClock.now
-        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
-        return DecodingSpeed(realTimeFactor: seconds(ContinuousClock.now - started) / (Double(try recording().count) / 32_000))
-    }
-
     // MARK: Speeds and formats
 
     // @SoundServer: no microphone taken, as the server sees it
@@ -526,8 +506,7 @@ final class StreamRecognitionTests: XCTestCase {
     /// to a third caller's stream at its next pause (after a turn's worth of holding it).
     func testStreamsOfTwoCallersYieldADecoderToAThirdCallersStream() async throws {
         let (service, stack) = (self.service!, self.stack!)
-        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
-        let speed = try await decodingSpeed(service)
+        let speed = try await service.decodingSpeed()
         let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s each
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
         var known = service.startedRecognitions
@@ -548,8 +527,7 @@ final class StreamRecognitionTests: XCTestCase {
     /// keeping what it heard.
     func testListeningStreamsOfTwoCallersYieldADecoderInAPause() async throws {
         let (service, stack) = (self.service!, self.stack!)
-        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
-        let speed = try await decodingSpeed(service)
+        let speed = try await service.decodingSpeed()
         let bytes = try [UInt8]((0..<100).map { _ in try recording() }.joined())  // 279 s, a pause every 2.8 s
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
         var known = service.startedRecognitions
@@ -633,8 +611,7 @@ final class StreamRecognitionTests: XCTestCase {
 
     private func timeAStreamBesideBabble(options: [String: DBusValue], label: String) async throws {
         let (service, stack) = (self.service!, self.stack!)
-        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
-        let speed = try await decodingSpeed(service)
+        let speed = try await service.decodingSpeed()
         let bytes = try babble(seconds: 120)
         let callers = try (0..<2).map { _ in try BusConnection(address: stack.busAddress) }
         var known = service.startedRecognitions
