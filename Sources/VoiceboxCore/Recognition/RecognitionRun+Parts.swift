@@ -58,10 +58,11 @@ extension RecognitionRun {
         var fault: VoiceboxError?
         do throws(VoiceboxError) {
             var progress = RateLimiter(perSecond: 10)
+            let ownLane = PartDecoder(decoder)
             while let part = work.next() {
                 let start = Double(part.lowerBound) / Self.sampleRate
                 do {
-                    try work.decode(part, of: samples, through: decoder, control: control, afterChunk: { segments in
+                    try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { segments in
                         if total > 0, progress.allow(at: .now) {
                             parts.bus.emit(ServiceSignals.recognitionProgress, id, min(1, work.secondsDecoded / total))
                         }
@@ -114,15 +115,28 @@ extension RecognitionRun {
 private actor PartLane {
     private let executor = QueueExecutor(label: "voicebox.recognition.part")
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    private let decoder: any SpeechDecoder
+    private let decoder: PartDecoder
 
     init(decoder: sending any SpeechDecoder) {
-        self.decoder = decoder
+        self.decoder = PartDecoder(decoder)
     }
 
     func decode(_ part: Range<Int>, of samples: [Int16], control: RecognitionControl, work: PartsWork,
                 yieldAtPause: @Sendable () -> Bool) throws {
         try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause)
+    }
+}
+
+/// A lane's decoder and where its stream stands. The decoder's word times count from the first
+/// sample it heard, and a lane takes parts that need not follow one another: its later parts'
+/// times are its own, not the file's, until they are shifted.
+private final class PartDecoder {
+    let decoder: any SpeechDecoder
+    /// Samples heard since the decoder's stream began.
+    var heard = 0
+
+    init(_ decoder: any SpeechDecoder) {
+        self.decoder = decoder
     }
 }
 
@@ -156,18 +170,22 @@ private final class PartsWork: Sendable {
         }
     }
 
-    /// Decodes `part` through `decoder` (on the calling lane's queue), counting the audio it
-    /// decodes and stopping with every lane; records what it heard. `afterChunk` gets the part's
-    /// utterances finished so far.
-    func decode(_ part: Range<Int>, of samples: [Int16], through decoder: any SpeechDecoder, control: RecognitionControl,
+    /// Decodes `part` through `lane`'s decoder (on the calling lane's queue), counting the audio
+    /// it decodes and stopping with every lane; records what it heard, word times from the part's
+    /// start. `afterChunk` gets the part's utterances finished so far.
+    func decode(_ part: Range<Int>, of samples: [Int16], through lane: PartDecoder, control: RecognitionControl,
                 yieldAtPause: () -> Bool = { false }, afterChunk: ([RecognitionResult]) -> Void = { _ in }) throws {
+        let origin = Double(lane.heard) / FileReading.sampleRate
         var read = 0.0
-        let outcome = try FileReading.read(SampleSlice(samples, part), through: decoder, shouldStop: { try shouldStop(control) },
+        var outcome = try FileReading.read(SampleSlice(samples, part), through: lane.decoder, shouldStop: { try shouldStop(control) },
                                            afterChunk: { seconds, segments in
             add(seconds: seconds - read)
             read = seconds
-            afterChunk(segments)
+            afterChunk(segments.map { $0.shifted(by: -origin) })
         }, yieldAtPause: yieldAtPause)
+        outcome.segments = outcome.segments.map { $0.shifted(by: -origin) }
+        let heard = Int((outcome.seconds * FileReading.sampleRate).rounded())
+        lane.heard += heard
         finish(part, outcome)
     }
 
