@@ -28,6 +28,10 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     /// 0.12 s to 0.9-1.4 s into a stream of steady noise at any level (±1 to σ 300 tried).
     public let detectorWarmUp = 1.5
 
+    /// The search this recognition runs, and whether the next utterances skim instead
+    /// (`hearNext`): hear the audio through the cheap search, keeping no words.
+    private let search: String?
+    private var skimming = false
     private var streamStarted = false
     private var streamSamples = 0
     private var utteranceOpen = false
@@ -39,6 +43,7 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     init(sphinx: SphinxDecoder, plan: SearchPlan, recycle: @escaping @Sendable (SphinxDecoder) -> Void) {
         self.sphinx = sphinx
         self.recycle = recycle
+        search = sphinx.currentSearch
         splitsAtPauses = plan == .languageModel
         if case .keyphrases = plan { spotsKeyphrases = true } else { spotsKeyphrases = false }
         let (settings, _) = sphinx.call { ps in
@@ -76,9 +81,19 @@ public final class PocketsphinxDecoder: SpeechDecoder {
         return inSpeech
     }
 
+    public func hearNext(searching: Bool, newStream: Bool) throws {
+        if newStream {
+            if utteranceOpen { try endUtterance() }
+            pieces = []
+            streamStarted = false
+            streamSamples = 0
+        }
+        skimming = !searching
+    }
+
     public func partial() -> String? {
         var texts = pieces.map(\.text)
-        if utteranceOpen, let current = sphinx.call({ ps in ps_get_hyp(ps, nil).map { String(cString: $0) } }).0 {
+        if utteranceOpen, !skimming, let current = sphinx.call({ ps in ps_get_hyp(ps, nil).map { String(cString: $0) } }).0 {
             texts.append(current)
         }
         let text = texts.filter { !$0.isEmpty }.joined(separator: " ")
@@ -101,6 +116,7 @@ public final class PocketsphinxDecoder: SpeechDecoder {
 
     private func openUtterance() throws {
         guard !utteranceOpen else { return }
+        try chooseSearch()
         if !streamStarted { sphinx.forgetEarlierStreams() }
         let (status, errors) = sphinx.call { ps -> Int32 in
             // A new stream: times count from its first sample, the noise estimate starts over.
@@ -119,7 +135,15 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     private func closeUtterance() throws {
         try endUtterance()
         // Without speech there are only fillers; pocketsphinx_continuous prints nothing either.
-        if heardSpeech { pieces.append(collectResult()) }
+        if heardSpeech, !skimming { pieces.append(collectResult()) }
+    }
+
+    /// The cheap search while skimming, this recognition's otherwise; without a cheap search
+    /// (a dictionary without its word) it searches anyway and drops the words.
+    private func chooseSearch() throws {
+        guard let search else { return }
+        let wanted = skimming ? sphinx.skimSearch() ?? search : search
+        if sphinx.currentSearch != wanted { try sphinx.choose(wanted) }
     }
 
     private func endUtterance() throws {

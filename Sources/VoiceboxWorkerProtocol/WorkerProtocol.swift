@@ -1,6 +1,6 @@
 import Glibc
 
-/// # The worker protocol, version 2: the boundary between the service and an engine
+/// # The worker protocol, version 3: the boundary between the service and an engine
 ///
 /// voiceboxd never decodes: it does not run pocketsphinx on any audio, nor libsndfile or
 /// libsamplerate on a caller's file. Worker processes do, `voicebox-worker`, in two modes:
@@ -81,6 +81,10 @@ import Glibc
 ///   count (UInt32) and per word: word (string), start, end, confidence (doubles, seconds since
 ///   the recognition's first sample); or `failure`.
 /// - `D` discard: ends the utterance without a result. Answer: `ready` (as for `C`) or `failure`.
+/// - `K` hearing: how the utterances from the next on are heard (`SpeechDecoder.hearNext`). Payload:
+///   two bytes, searching (1: look for words; 0: only hear the audio, adapting to it as a search
+///   would, for no words and a small part of the cost) and new stream (1: start over as a fresh
+///   decoder, the clock from 0). Answer: `ready` (as for `C`) or `failure`.
 /// A `failure` to a request is a payload of one kind byte (`g` a grammar the engine refuses, `a`
 /// an argument it refuses, `e` the engine failed) and the reason; the worker stays usable.
 ///
@@ -91,7 +95,7 @@ import Glibc
 /// process per recognition at a time, and kills them after its `--model-idle`. Closing the socket
 /// ends a worker (its next read sees the end and it exits 0).
 public enum WorkerProtocol {
-    public static let version = 2
+    public static let version = 3
     public static let executableName = "voicebox-worker"
     public static let audioFileMode = "audio-file"
     public static let decoderMode = "decoder"
@@ -107,6 +111,7 @@ public enum WorkerProtocol {
         case audio = 0x41      // A
         case partial = 0x51    // Q
         case discard = 0x44    // D
+        case hearing = 0x4B    // K
         // decoder, worker → service
         case loaded = 0x4C   // L
         case log = 0x57      // W

@@ -103,6 +103,11 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         throw worker.broke("\(tag) in answer to end")
     }
 
+    func hearNext(searching: Bool, newStream: Bool) throws {
+        _ = try Self.timing(worker.ask(.hearing, [searching ? 1 : 0, newStream ? 1 : 0], bound: WorkerProtocol.answerBound(forSamples: 0)),
+                            of: worker)
+    }
+
     func discard() throws {
         _ = try Self.timing(worker.ask(.discard, bound: WorkerProtocol.answerBound(forSamples: 0)), of: worker)
     }
@@ -116,7 +121,7 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         case .failure:
             throw DecoderWorker.error(fromFailure: answer.1)
         default:
-            throw worker.broke("\(answer.0) in answer to configure or discard")
+            throw worker.broke("\(answer.0) in answer to configure, discard or hearing")
         }
     }
 }

@@ -75,6 +75,14 @@ enum Decoding {
                 } catch {
                     send(failure(error), to: channel)
                 }
+            case .hearing:
+                guard let decoder, payload.count == 2 else { fail("a malformed hearing request", status: 65) }
+                do {
+                    try decoder.hearNext(searching: payload[0] == 1, newStream: payload[1] == 1)
+                    send(ready(decoder), to: channel)
+                } catch {
+                    send(failure(error), to: channel)
+                }
             default:
                 fail("an unexpected request \(tag)", status: 65)
             }

@@ -271,8 +271,10 @@ final class DecoderWorkerTests: XCTestCase {
         let took = ContinuousClock.now - asked
         print("METRIC an exploding grammar fails in \(took): \(error?.name ?? "no error"): \(error?.message ?? "")")
         XCTAssertNotNil(error)
-        // The answer bound (10 s), a cold model load and the reap, once: tried twice, it would be over 20 s.
-        XCTAssertLessThan(seconds(took), faultBound(16), "one worker tried, within the answer bound")
+        // The answer bound (10 s), a cold model load and the reap, once: tried twice, it would be over
+        // 20 s (two workers each building until their data limit or their bound). Measured 16.9 s once
+        // on a slow hour (goforward decoding at 0.5 of real time), so not 16.
+        XCTAssertLessThan(seconds(took), faultBound(18), "one worker tried, within the answer bound")
         XCTAssertNil(service.daemon.poll())
         let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(next.text, "go forward ten meters")

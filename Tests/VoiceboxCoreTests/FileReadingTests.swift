@@ -46,6 +46,30 @@ final class FileReadingTests: XCTestCase {
         }
     }
 
+    /// A long file's part reads on past its end only to where one pass would be between
+    /// utterances: the first utterance end at or after it; and yields only at utterance ends.
+    func testEndAfterReadsOnToTheFirstUtteranceEndAndYieldsOnlyThere() throws {
+        // Silence, speech, speech, silence, silence, speech, silence; the part ends at 1.5 chunks.
+        let file = FakeFile(samples: samples(false, 2048) + samples(true, 2048 * 2) + samples(false, 2048 * 2)
+                                + samples(true, 2048) + samples(false, 2048))
+        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0), endAfter: 3072)
+        XCTAssertEqual(outcome.seconds, 2048.0 * 4 / 16000, "on through the speech to the chunk where it ended")
+        XCTAssertEqual(outcome.segments.map(\.text), ["w1 w2"])
+        XCTAssertEqual(outcome.end, .endOfFile)
+        XCTAssertFalse(outcome.yielded)
+        // No utterance end after it: to the end of the file.
+        let rest = try FileReading.read(FakeFile(samples: samples(false, 2048 * 3)), through: FakeDecoder(warmUp: 0), endAfter: 2048)
+        XCTAssertEqual(rest.seconds, 2048.0 * 3 / 16000)
+        // Asked to yield from the first chunk: not in the silence before any speech (one pass is
+        // inside an utterance there), only where the first utterance ended.
+        var asked = 0
+        let yielded = try FileReading.read(file, through: FakeDecoder(warmUp: 0), endAfter: 2048 * 7,
+                                           yieldAtPause: { asked += 1; return true })
+        XCTAssertTrue(yielded.yielded)
+        XCTAssertEqual(yielded.seconds, 2048.0 * 4 / 16000)
+        XCTAssertEqual(asked, 1)
+    }
+
     func testAYieldComesOnlyWhereNoUtteranceIsCut() throws {
         // Speech, silence, speech: asked to yield from the first chunk, it stops at the first
         // pause, after the first utterance, never inside one.

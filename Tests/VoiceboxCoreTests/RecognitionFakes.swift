@@ -50,6 +50,8 @@ final class FakeDecoder: SpeechDecoder {
         discards += 1
         words = []
     }
+
+    func hearNext(searching: Bool, newStream: Bool) throws {}
 }
 
 /// A microphone the test feeds by hand.

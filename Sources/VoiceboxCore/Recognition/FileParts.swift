@@ -4,9 +4,9 @@
 /// Pure arithmetic over the samples: no decoder is needed to find the pauses, only the energy
 /// of short windows.
 enum FileParts {
-    /// Parts are about this long: each cut starts a decoder afresh (its utterance and its
-    /// cepstral mean), and words near it may differ from one pass: the shorter the parts, the more
-    /// words change (the README's long-file benchmark gives the figures).
+    /// Parts are about this long: units of work small enough that lanes that start late, or give
+    /// their turn back, still share the file evenly. Each cut costs the lane that takes the part
+    /// after it a skim of the file up to it (see `RecognitionRun+Parts`).
     static let partSeconds = 60.0
     /// A cut is looked for within `searchSeconds` of where equal parts would meet, either side.
     static let searchSeconds = 4.0
@@ -14,8 +14,8 @@ enum FileParts {
     static let windowSeconds = 0.3
     private static let sampleRate = FileReading.sampleRate
 
-    /// Parts are never shorter than this (more cuts, more words that may change), so many
-    /// cores do not cut a short file into slivers.
+    /// Parts are never shorter than this, so many cores do not cut a short file into slivers
+    /// (each lane's model and skim cost more than a sliver saves).
     static let minimumPartSeconds = 30.0
 
     /// How many parts a recording of `seconds` is cut into for `lanes` cores: parts of at most

@@ -53,6 +53,11 @@ public enum FileReading {
     ///   - yieldAtPause: asked after every chunk where no speech has been heard since the last
     ///     utterance ended (a place where the reading can stop without cutting one): true ends it
     ///     there (`yielded`).
+    ///   - endAfter: read on past this many samples only to the end of the utterance going on
+    ///     there (or of the next one, when it is a pause): stop at the first utterance end at or
+    ///     after it, or at the file's end; and ask `yieldAtPause` only right after an utterance
+    ///     ends. So every reading starts and ends where one pass over the file is between two
+    ///     utterances (long files' parts).
     ///   - yieldInSpeech: asked after every chunk inside an utterance: true ends the reading
     ///     there (`yielded`). An utterance up to `replaySeconds` long, counted from `preRoll`
     ///     (1.5 s) before its speech, is given back whole (`unfinished`), to be heard again from
@@ -60,7 +65,7 @@ public enum FileReading {
     ///     unbroken read.
     /// - Throws: what the file, the decoder or `shouldStop` throws.
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
-                            maxSegmentSeconds: Double = maxSegmentSeconds,
+                            maxSegmentSeconds: Double = maxSegmentSeconds, endAfter boundary: Int? = nil,
                             shouldStop: () throws -> Bool = { false },
                             afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in },
                             yieldAtPause: () -> Bool = { false },
@@ -100,11 +105,13 @@ public enum FileReading {
             taken += samples.count
             if replayable { utterance += samples }
             let inSpeech = try decoder.process(samples)
+            var ended = false
             if segmenter.feed(inSpeech: inSpeech, seconds: Double(samples.count) / sampleRate) != .continue {
                 keep(try decoder.finish())
                 segmenter.reset()
                 utterance.removeAll(keepingCapacity: true)
                 replayable = replayLimit > 0
+                ended = true
             } else if replayable {
                 if !segmenter.heardSpeech, utterance.count > preRoll {
                     utterance.removeFirst(utterance.count - preRoll)
@@ -114,7 +121,8 @@ public enum FileReading {
                 }
             }
             afterChunk(Double(taken) / sampleRate, segments)
-            if segmenter.heardSpeech ? yieldInSpeech() : yieldAtPause() {
+            if let boundary, ended, taken >= boundary { break reading }
+            if segmenter.heardSpeech ? yieldInSpeech() : (boundary == nil || ended) && yieldAtPause() {
                 yielded = true
                 if segmenter.heardSpeech, replayable {
                     let start = Double(taken - utterance.count) / sampleRate

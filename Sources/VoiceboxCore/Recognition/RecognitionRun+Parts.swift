@@ -5,8 +5,14 @@ import VoiceboxLock
 /// this recognition and up to a core's worth of helpers decode at once, each helper on a turn of
 /// its own in the fair queue (`FileLanes`). A helper gives its turn back at its next pause when
 /// another recognition waits, and the rest of its part goes back to the list. The parts'
-/// utterances are joined in order, their word times shifted to the file's. Each part's decoder
-/// starts afresh at the cut, so a few words may differ from one pass.
+/// utterances are joined in order.
+///
+/// The same words as one pass: a decoder adapts to what it has heard (pocketsphinx's cepstral
+/// mean and its detector's noise floor), so a decoder started afresh at a cut hears the next
+/// minute differently (3.8-5 % of words differed). So a lane first hears the file from its start
+/// (or from where it stands) up to its part without searching, which costs a small part of a
+/// search, and a part's decoding begins and ends where one pass is between utterances: the first
+/// utterance end at or after its cut, which the lane before finds by reading on to it.
 extension RecognitionRun {
     /// Files this long or longer are cut into parts; up to `partsMaximumSeconds` (the samples are
     /// held in memory, 32 kB a second: 38 MB at most).
@@ -60,15 +66,14 @@ extension RecognitionRun {
             var progress = RateLimiter(perSecond: 10)
             let ownLane = PartDecoder(decoder)
             while let part = work.next() {
-                let start = Double(part.lowerBound) / Self.sampleRate
                 do {
-                    try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { segments in
+                    try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { start, segments in
                         if total > 0, progress.allow(at: .now) {
                             parts.bus.emit(ServiceSignals.recognitionProgress, id, min(1, work.secondsDecoded / total))
                         }
                         // Partials once everything before this part is decoded: the text so far, in order.
-                        if let earlier = work.heard(before: part.lowerBound) {
-                            reportPartial(decoder, after: earlier + segments.map { $0.shifted(by: start) })
+                        if let earlier = work.heard(before: start) {
+                            reportPartial(decoder, after: earlier + segments)
                         }
                     })
                 } catch {
@@ -121,33 +126,64 @@ private actor PartLane {
         self.decoder = PartDecoder(decoder)
     }
 
-    func decode(_ part: Range<Int>, of samples: [Int16], control: RecognitionControl, work: PartsWork,
+    func decode(_ part: FilePart, of samples: [Int16], control: RecognitionControl, work: PartsWork,
                 yieldAtPause: @Sendable () -> Bool) throws {
         try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause)
     }
 }
 
-/// A lane's decoder and where its stream stands. The decoder's word times count from the first
-/// sample it heard, and a lane takes parts that need not follow one another: its later parts'
-/// times are its own, not the file's, until they are shifted.
+/// A lane's decoder and where it stands in the file. It has heard the file from its first
+/// sample in order, every reading beginning and ending where one pass is between utterances, so
+/// it stands where one pass would stand there (its cepstral mean, its detector) and its clock is
+/// the file's: its parts give one pass's words, at the file's times.
 private final class PartDecoder {
     let decoder: any SpeechDecoder
-    /// Samples heard since the decoder's stream began.
-    var heard = 0
+    /// The samples heard: `0..<position`.
+    var position = 0
+    private var searching = true
 
     init(_ decoder: any SpeechDecoder) {
         self.decoder = decoder
     }
+
+    /// Skims (`SpeechDecoder.hearNext`) from the next utterance on, or searches again.
+    func search(_ on: Bool) throws {
+        guard on != searching else { return }
+        try decoder.hearNext(searching: on, newStream: false)
+        searching = on
+    }
+
+    /// Back to the file's start, as a fresh decoder, skimming.
+    func startOver() throws {
+        try decoder.hearNext(searching: false, newStream: true)
+        searching = false
+        position = 0
+    }
+}
+
+/// A part of a long file: samples `range`, the rest of it read on to where one pass is between
+/// utterances. The parts the file is cut into start at a cut, where one pass may be inside an
+/// utterance; the rest of a part given back at a pause starts between two.
+private struct FilePart: Sendable {
+    var range: Range<Int>
+    var startsBetweenUtterances: Bool
 }
 
 /// The parts of one long file: those left to decode, those decoded, how much audio all lanes
 /// have decoded. Shared by the lanes, each on its own queue: a lock guards it.
 private final class PartsWork: Sendable {
+    private struct Reading {
+        var start: Int
+        var read: Int
+        var outcome: FileReading.Outcome
+    }
     private struct State {
         /// Parts not taken yet, in order; a part given back at a pause puts its rest first.
-        var pending: [Range<Int>]
-        /// Decoded parts (or their beginnings, up to a pause), by first sample.
-        var decoded: [Int: (read: Int, outcome: FileReading.Outcome)] = [:]
+        var pending: [FilePart]
+        /// What was read, in parts (or their beginnings, up to a pause), word times the file's.
+        var readings: [Reading] = []
+        /// Where one pass is first between utterances at or after a cut, once a lane has found it.
+        var afterCut: [Int: Int] = [:]
         var secondsDecoded = 0.0
         var abandoned = false
     }
@@ -156,14 +192,14 @@ private final class PartsWork: Sendable {
     private let total: Int
 
     init(_ ranges: [Range<Int>]) {
-        state = Locked(State(pending: ranges))
+        state = Locked(State(pending: ranges.map { FilePart(range: $0, startsBetweenUtterances: $0.lowerBound == 0) }))
         total = ranges.last?.upperBound ?? 0
     }
 
     var remaining: Bool { state.withLock { !$0.pending.isEmpty && !$0.abandoned } }
 
     /// The first part left, nil when none is.
-    func next() -> Range<Int>? {
+    func next() -> FilePart? {
         state.withLock { state in
             guard !state.pending.isEmpty, !state.abandoned else { return nil }
             return state.pending.removeFirst()
@@ -171,34 +207,51 @@ private final class PartsWork: Sendable {
     }
 
     /// Decodes `part` through `lane`'s decoder (on the calling lane's queue), counting the audio
-    /// it decodes and stopping with every lane; records what it heard, word times from the part's
-    /// start. `afterChunk` gets the part's utterances finished so far.
-    func decode(_ part: Range<Int>, of samples: [Int16], through lane: PartDecoder, control: RecognitionControl,
-                yieldAtPause: () -> Bool = { false }, afterChunk: ([RecognitionResult]) -> Void = { _ in }) throws {
-        let origin = Double(lane.heard) / FileReading.sampleRate
+    /// it decodes and stopping with every lane; records what it heard. First the lane hears its
+    /// way to where the part's decoding begins, without searching (from the file's start if it
+    /// stands past it): the part's start, or for a cut the first place after it where one pass is
+    /// between utterances. `afterChunk` gets the sample the decoding began at and the utterances
+    /// finished since.
+    func decode(_ part: FilePart, of samples: [Int16], through lane: PartDecoder, control: RecognitionControl,
+                yieldAtPause: () -> Bool = { false }, afterChunk: (Int, [RecognitionResult]) -> Void = { _, _ in }) throws {
+        let cut = part.range.lowerBound
+        let known = state.withLock { $0.afterCut[cut] }
+        let ready = part.startsBetweenUtterances ? lane.position == cut : known.map { lane.position == $0 } ?? false
+        if !ready {
+            if lane.position > cut { try lane.startOver() }
+            try lane.search(false)
+            let skimmed = try FileReading.read(SampleSlice(samples, lane.position..<samples.count), through: lane.decoder,
+                                               endAfter: cut - lane.position, shouldStop: { try shouldStop(control) })
+            lane.position += Int((skimmed.seconds * FileReading.sampleRate).rounded())
+            if skimmed.end == .stopped {
+                return record(Reading(start: cut, read: 0, outcome: .init(segments: [], seconds: 0, end: .stopped)))
+            }
+            if !part.startsBetweenUtterances { state.withLock { $0.afterCut[cut] = $0.afterCut[cut] ?? lane.position } }
+        }
+        try lane.search(true)
+        let start = lane.position
         var read = 0.0
-        var outcome = try FileReading.read(SampleSlice(samples, part), through: lane.decoder, shouldStop: { try shouldStop(control) },
+        let outcome = try FileReading.read(SampleSlice(samples, start..<samples.count), through: lane.decoder,
+                                           endAfter: part.range.upperBound - start, shouldStop: { try shouldStop(control) },
                                            afterChunk: { seconds, segments in
             add(seconds: seconds - read)
             read = seconds
-            afterChunk(segments.map { $0.shifted(by: -origin) })
+            afterChunk(start, segments)
         }, yieldAtPause: yieldAtPause)
-        outcome.segments = outcome.segments.map { $0.shifted(by: -origin) }
         let heard = Int((outcome.seconds * FileReading.sampleRate).rounded())
-        lane.heard += heard
-        finish(part, outcome)
-    }
-
-    /// A part decoded, or decoded up to a pause where it gave its turn back: its rest is the next
-    /// part to decode.
-    private func finish(_ part: Range<Int>, _ outcome: FileReading.Outcome) {
-        let read = Int((outcome.seconds * FileReading.sampleRate).rounded())
+        lane.position += heard
         state.withLock { state in
-            state.decoded[part.lowerBound] = (read, outcome)
-            if outcome.yielded, part.lowerBound + read < part.upperBound {
-                state.pending.insert(part.lowerBound + read..<part.upperBound, at: 0)
+            if outcome.yielded, start + heard < part.range.upperBound {
+                state.pending.insert(FilePart(range: start + heard..<part.range.upperBound, startsBetweenUtterances: true), at: 0)
+            } else if outcome.end == .endOfFile, part.range.upperBound < total {
+                state.afterCut[part.range.upperBound] = state.afterCut[part.range.upperBound] ?? start + heard
             }
         }
+        record(Reading(start: start, read: heard, outcome: outcome))
+    }
+
+    private func record(_ reading: Reading) {
+        state.withLock { $0.readings.append(reading) }
     }
 
     private func add(seconds: Double) { state.withLock { $0.secondsDecoded += seconds } }
@@ -215,30 +268,37 @@ private final class PartsWork: Sendable {
         }
     }
 
-    /// What was heard before sample `end`, word times from the file's start; nil while some of
-    /// it is not decoded yet.
+    /// What was heard before sample `end`; nil while some of it is not decoded yet.
     func heard(before end: Int) -> [RecognitionResult]? {
-        let heard = heard(upTo: end)
+        let heard = joined(upTo: end, bridging: false)
         return heard.reached >= end ? heard.segments : nil
     }
 
-    /// What was heard from the start of the file on: the parts decoded in order, up to the first
-    /// gap (after a stop), with their word times shifted to the file's.
+    /// What was heard from the start of the file on, once every lane is done: the readings in
+    /// order, up to the first that stopped.
     func heard() -> (segments: [RecognitionResult], seconds: Double, complete: Bool) {
-        let heard = heard(upTo: .max)
+        let heard = joined(upTo: .max, bridging: true)
         let complete = heard.reached >= total && !heard.stopped
         return (heard.segments, Double(heard.reached) / FileReading.sampleRate, complete)
     }
 
-    private func heard(upTo end: Int) -> (segments: [RecognitionResult], reached: Int, stopped: Bool) {
+    /// The readings joined in order from the file's start. Each begins where the one before
+    /// ended, as both lanes found the same place between utterances; should two ever disagree
+    /// (`bridging`), an overlap keeps the earlier reading's words and a gap is stepped over.
+    private func joined(upTo end: Int, bridging: Bool) -> (segments: [RecognitionResult], reached: Int, stopped: Bool) {
         state.withLock { state in
             var segments: [RecognitionResult] = []
             var reached = 0
-            while reached < end, let (read, outcome) = state.decoded[reached] {
-                segments += outcome.segments.map { $0.shifted(by: Double(reached) / FileReading.sampleRate) }
-                if outcome.end == .stopped { return (segments, reached + read, true) }
-                guard read > 0 else { break }
-                reached += read
+            for reading in state.readings.sorted(by: { ($0.start, $0.read) < ($1.start, $1.read) }) {
+                guard reached < end else { break }
+                guard reading.start == reached || bridging && reading.start + reading.read > reached else {
+                    if reading.start < reached { continue }
+                    break
+                }
+                let from = Double(reached) / FileReading.sampleRate
+                segments += reading.outcome.segments.filter { ($0.words.first?.start ?? from) >= from - 0.05 }
+                if reading.outcome.end == .stopped { return (segments, max(reached, reading.start + reading.read), true) }
+                reached = max(reached, reading.start + reading.read)
             }
             return (segments, reached, false)
         }

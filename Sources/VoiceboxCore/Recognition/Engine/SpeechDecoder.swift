@@ -18,6 +18,15 @@ public protocol SpeechDecoder: AnyObject {
     /// audio that is known not to be speech (see `detectorWarmUp`).
     func discard() throws
 
+    /// How the utterances from the next on are heard. `searching` false: the decoder only hears
+    /// the audio, for what it adapts to (its cepstral mean, its detector's noise floor); its
+    /// detector and its utterances go exactly as when searching, so that when it searches again it
+    /// stands where one pass would stand there, but it finds no words (`finish` returns `.empty`)
+    /// and costs a small part of a search (pocketsphinx: 0.005 of real time). `newStream`: it
+    /// starts over as a fresh decoder would, its clock from 0 and nothing it adapted to kept (an
+    /// utterance going on is dropped). Long files' parts use it (`RecognitionRun+Parts`).
+    func hearNext(searching: Bool, newStream: Bool) throws
+
     /// Seconds of audio the voice-activity detector needs at the start of a stream to learn the
     /// background noise; what it calls speech before then may be the noise itself (pocketsphinx:
     /// it reports "speech" from about 0.1 s to 1-1.3 s after the start, whatever the noise level).
