@@ -50,9 +50,9 @@ final class FileReadingTests: XCTestCase {
     /// utterances: the first utterance end at or after it; and yields only at utterance ends.
     func testEndAfterReadsOnToTheFirstUtteranceEndAndYieldsOnlyThere() throws {
         // Silence, speech, speech, silence, silence, speech, silence; the part ends at 1.5 chunks.
-        let file = FakeFile(samples: samples(false, 2048) + samples(true, 2048 * 2) + samples(false, 2048 * 2)
-                                + samples(true, 2048) + samples(false, 2048))
-        let outcome = try FileReading.read(file, through: FakeDecoder(warmUp: 0), endAfter: 3072)
+        let file = { FakeFile(samples: self.samples(false, 2048) + self.samples(true, 2048 * 2) + self.samples(false, 2048 * 2)
+                                  + self.samples(true, 2048) + self.samples(false, 2048)) }
+        let outcome = try FileReading.read(file(), through: FakeDecoder(warmUp: 0), endAfter: 3072)
         XCTAssertEqual(outcome.seconds, 2048.0 * 4 / 16000, "on through the speech to the chunk where it ended")
         XCTAssertEqual(outcome.segments.map(\.text), ["w1 w2"])
         XCTAssertEqual(outcome.end, .endOfFile)
@@ -63,7 +63,7 @@ final class FileReadingTests: XCTestCase {
         // Asked to yield from the first chunk: not in the silence before any speech (one pass is
         // inside an utterance there), only where the first utterance ended.
         var asked = 0
-        let yielded = try FileReading.read(file, through: FakeDecoder(warmUp: 0), endAfter: 2048 * 7,
+        let yielded = try FileReading.read(file(), through: FakeDecoder(warmUp: 0), endAfter: 2048 * 7,
                                            yieldAtPause: { asked += 1; return true })
         XCTAssertTrue(yielded.yielded)
         XCTAssertEqual(yielded.seconds, 2048.0 * 4 / 16000)
