@@ -62,9 +62,12 @@ extension RecognitionRun {
             }
         }
         var fault: VoiceboxError?
-        do throws(VoiceboxError) {
-            var progress = RateLimiter(perSecond: 10)
-            let ownLane = PartDecoder(decoder)
+        var progress = RateLimiter(perSecond: 10)
+        let ownLane = PartDecoder(decoder)
+        // This recognition's own turn decodes parts until none is left; then, once the helpers are
+        // done, the rest of any part a helper gave back after that (a helper that gives its turn
+        // back does not come back for it).
+        func decodeWhatIsLeft() throws(VoiceboxError) {
             while let part = work.next() {
                 do {
                     try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { start, segments in
@@ -80,23 +83,42 @@ extension RecognitionRun {
                     throw RecognitionFault.describe(error, options: options)
                 }
             }
+        }
+        do throws(VoiceboxError) {
+            try decodeWhatIsLeft()
         } catch {
             fault = error
             work.abandon()
         }
         await lanes.close()  // no helper waits for a turn it no longer needs
+        // Progress and partials go on while the helpers finish their parts.
+        let reporter = Task { await reportWhileHelpersDecode(work, total: total) }
         for helper in helpers {
             do { try await helper.value } catch {
                 work.abandon()
                 fault = fault ?? RecognitionFault.describe(error, options: options)
             }
         }
+        reporter.cancel()
+        if fault == nil {
+            do throws(VoiceboxError) { try decodeWhatIsLeft() } catch { fault = error }
+        }
         if let fault { throw fault }
         if control.request == .cancel { throw RecognitionFault.cancelled }
         let heard = work.heard()
+        reportPartial(heard: heard.segments)
         parts.bus.emit(ServiceSignals.recognitionProgress, id, heard.complete ? 1 : min(1, heard.seconds / max(total, 1e-9)))
         return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
                            end: heard.complete ? .endOfFile : .stopped, language: language)
+    }
+
+    /// Every quarter of a second until cancelled: the progress of all lanes, and the utterances
+    /// heard so far from the file's start as the partial text.
+    private func reportWhileHelpersDecode(_ work: PartsWork, total: Double) async {
+        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+            if total > 0 { parts.bus.emit(ServiceSignals.recognitionProgress, id, min(1, work.secondsDecoded / total)) }
+            reportPartial(heard: work.heardSoFar())
+        }
     }
 
     private func readWhole(_ file: any AudioFile) throws(VoiceboxError) -> [Int16] {
@@ -274,6 +296,11 @@ private final class PartsWork: Sendable {
         return heard.reached >= end ? heard.segments : nil
     }
 
+    /// What was heard from the start of the file on, up to the first part not decoded yet.
+    func heardSoFar() -> [RecognitionResult] {
+        joined(upTo: .max, bridging: false).segments
+    }
+
     /// What was heard from the start of the file on, once every lane is done: the readings in
     /// order, up to the first that stopped.
     func heard() -> (segments: [RecognitionResult], seconds: Double, complete: Bool) {
@@ -295,8 +322,16 @@ private final class PartsWork: Sendable {
                     if reading.start < reached { continue }
                     break
                 }
-                let from = Double(reached) / FileReading.sampleRate
-                segments += reading.outcome.segments.filter { ($0.words.first?.start ?? from) >= from - 0.05 }
+                if reading.start < reached {
+                    // Two lanes disagreed: the utterances that begin before this reading's overlap ends
+                    // were the reading before's.
+                    let from = Double(reached) / FileReading.sampleRate
+                    segments += reading.outcome.segments.filter { ($0.words.first?.start ?? from) >= from }
+                } else {
+                    // All of them, also an utterance whose first word the detector's lead (0.2 s)
+                    // places just before the reading's start.
+                    segments += reading.outcome.segments
+                }
                 if reading.outcome.end == .stopped { return (segments, max(reached, reading.start + reading.read), true) }
                 reached = max(reached, reading.start + reading.read)
             }

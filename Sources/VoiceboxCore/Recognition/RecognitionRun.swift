@@ -97,7 +97,13 @@ actor RecognitionRun {
     func reportPartial(_ decoder: any SpeechDecoder, after earlier: [RecognitionResult] = []) {
         guard options.partialResults else { return }
         let current = decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
-        let text = RecognitionResult(joining: earlier + current).text
+        reportPartial(heard: earlier + current)
+    }
+
+    /// The same for utterances already heard, without a decoder's guess.
+    func reportPartial(heard: [RecognitionResult]) {
+        guard options.partialResults else { return }
+        let text = RecognitionResult(joining: heard).text
         if partials.shouldSend(text, at: .now) { parts.bus.emit(ServiceSignals.recognitionPartial, id, text) }
     }
 
