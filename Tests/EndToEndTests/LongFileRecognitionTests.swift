@@ -154,6 +154,10 @@ final class LongFileRecognitionTests: XCTestCase {
         XCTAssertEqual(stopped.reason, "stopped")
         XCTAssertLessThan(stopped.duration, 100)
         XCTAssertTrue(stopped.text.hasPrefix("and"), stopped.text)
+        // Progress never goes back, though the stop keeps less than both cores decoded.
+        let progress = service.recognitionSignals(of: longID).filter { $0.member == "RecognitionProgress" }
+            .compactMap { $0.arguments.dropFirst().first?.double }
+        XCTAssertEqual(progress, progress.sorted())
         await other.close()
     }
 

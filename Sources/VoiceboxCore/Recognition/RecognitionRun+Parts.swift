@@ -72,7 +72,7 @@ extension RecognitionRun {
                 do {
                     try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { start, segments in
                         if total > 0, progress.allow(at: .now) {
-                            parts.bus.emit(ServiceSignals.recognitionProgress, id, min(1, work.secondsDecoded / total))
+                            reportProgress(work.secondsDecoded / total)
                         }
                         // Partials once everything before this part is decoded: the text so far, in order.
                         if let earlier = work.heard(before: start) {
@@ -107,7 +107,7 @@ extension RecognitionRun {
         if control.request == .cancel { throw RecognitionFault.cancelled }
         let heard = work.heard()
         reportPartial(heard: heard.segments)
-        parts.bus.emit(ServiceSignals.recognitionProgress, id, heard.complete ? 1 : min(1, heard.seconds / max(total, 1e-9)))
+        reportProgress(heard.complete ? 1 : heard.seconds / max(total, 1e-9))
         return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
                            end: heard.complete ? .endOfFile : .stopped, language: language)
     }
@@ -116,7 +116,7 @@ extension RecognitionRun {
     /// heard so far from the file's start as the partial text.
     private func reportWhileHelpersDecode(_ work: PartsWork, total: Double) async {
         while (try? await Task.sleep(for: .milliseconds(250))) != nil {
-            if total > 0 { parts.bus.emit(ServiceSignals.recognitionProgress, id, min(1, work.secondsDecoded / total)) }
+            if total > 0 { reportProgress(work.secondsDecoded / total) }
             reportPartial(heard: work.heardSoFar())
         }
     }

@@ -34,6 +34,9 @@ actor RecognitionRun {
     /// Whether RecognitionStarted went out (and so RecognitionFinished must follow).
     private var started = false
     private var partials = PartialReporter()
+    /// The highest RecognitionProgress sent: it never goes back (a long file's parts count audio
+    /// decoded on every core, more than a stop keeps).
+    private var progressSent = 0.0
 
     init(id: UInt64, options: RecognizeOptions, language: String, parts: Parts, control: RecognitionControl) {
         self.id = id
@@ -98,6 +101,12 @@ actor RecognitionRun {
         guard options.partialResults else { return }
         let current = decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
         reportPartial(heard: earlier + current)
+    }
+
+    /// Sends RecognitionProgress: `fraction` of the audio decoded, never less than already sent.
+    func reportProgress(_ fraction: Double) {
+        progressSent = max(progressSent, min(1, fraction))
+        parts.bus.emit(ServiceSignals.recognitionProgress, id, progressSent)
     }
 
     /// The same for utterances already heard, without a decoder's guess.
