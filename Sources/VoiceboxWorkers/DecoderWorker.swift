@@ -25,6 +25,13 @@ final class DecoderWorker: Sendable {
     /// Broken because the process ended by itself (a crash, the OOM killer), not stopped by us for
     /// silence or a protocol violation.
     var diedByItself: Bool { state.withLock { $0.broken && !$0.stoppedByUs } }
+    /// Ended by a signal (the OOM killer, a person, a crash), not by exiting: a worker that exits
+    /// has run, and so has seen what it was asked (a grammar whose network outgrows its data limit
+    /// ends it with status 255).
+    var endedBySignal: Bool {
+        if case .signalled = child.termination { return true }
+        return false
+    }
     /// Whether the process has ended (killed while idle, by the OOM killer or a person); never blocks.
     var hasEnded: Bool { child.termination != nil }
 

@@ -32,7 +32,8 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
         let pool = self.pool
         let kind = DecoderWorkerPool.Kind(model: model, languageModel: configuration.usesLanguageModel)
         // A warm worker may have died while idle (the OOM killer): then one more, started afresh.
-        // Not one we stopped for silence: a configuration that hangs one worker would hang the next.
+        // Not one we stopped for silence: a configuration that hangs one worker would hang the
+        // next; nor one that exited, which ran and so exited on the configuration itself.
         var retried = false
         while true {
             let worker = try await pool.take(kind)
@@ -43,7 +44,7 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
                 }
             } catch {
                 await pool.giveBack(worker)
-                guard worker.diedByItself, !retried else { throw error }
+                guard worker.diedByItself, worker.endedBySignal, !retried else { throw error }
                 retried = true
             }
         }
