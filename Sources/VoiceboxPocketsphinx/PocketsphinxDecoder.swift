@@ -143,7 +143,7 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     private func chooseSearch() throws {
         guard let search else { return }
         let wanted = skimming ? sphinx.skimSearch() ?? search : search
-        if sphinx.currentSearch != wanted { try sphinx.choose(wanted) }
+        if sphinx.currentSearch != wanted { try sphinx.select(wanted) }
     }
 
     private func endUtterance() throws {

@@ -98,17 +98,13 @@ extension SphinxDecoder {
 
     static let skimSearchName = "voicebox-skim"
 
-    /// Selects the search named `search` (between utterances only).
-    func choose(_ search: String) throws {
-        try select(search)
-    }
-
     /// The search pocketsphinx runs now.
     var currentSearch: String? {
         call { ps in ps_get_search(ps).map { String(cString: $0) } }.0
     }
 
-    private func select(_ search: String) throws {
+    /// Selects the search named `search` (between utterances only).
+    func select(_ search: String) throws {
         let (status, errors) = call { ps in ps_set_search(ps, search) }
         guard status == 0 else {
             throw RecognitionError.engineFailure("cannot select search \(search): \(errors.joined(separator: "; "))")
