@@ -89,7 +89,7 @@ final class LongFileRecognitionTests: XCTestCase {
         try stream.close()
 
         started = ContinuousClock.now
-        let inParts = try await service.recognize(["file": .string(wav)], timeout: .seconds(300))
+        let inParts = try await service.recognize(["file": .string(wav), "partial_results": .boolean(true)], timeout: .seconds(300))
         let inPartsTime = ContinuousClock.now - started
         XCTAssertEqual(inParts.reason, "end_of_file")
         XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)
@@ -121,6 +121,11 @@ final class LongFileRecognitionTests: XCTestCase {
         XCTAssertGreaterThan(progress.count, 3)
         XCTAssertEqual(progress, progress.sorted())
         XCTAssertEqual(progress.last, 1)
+        // Partials cover the whole file, also the part the other core was still decoding when
+        // this recognition's own core had finished its part.
+        let lastPartial = service.recognitionSignals(of: inParts.id).last { $0.member == "RecognitionPartial" }?
+            .arguments.dropFirst().first?.string ?? ""
+        XCTAssertGreaterThanOrEqual(lastPartial.split(separator: " ").count * 10, inParts.words.count * 9, lastPartial)
     }
 
     /// While a long file decodes in parts on both cores, another caller's short file waits at

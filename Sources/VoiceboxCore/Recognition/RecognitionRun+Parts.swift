@@ -38,6 +38,9 @@ extension RecognitionRun {
         let configuration = options.configuration(language: language)
         let engine = parts.engine
         let options = options
+        // A helper's chunks, told to this recognition's own turn so that it reports progress and
+        // partials once it has no part of its own left; ends when every helper is done.
+        let (helperChunks, chunkDecoded) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let helpers = (0..<min(lanes.extra, ranges.count - 1)).map { _ in
             Task { () async throws -> Void in
                 var lane: PartLane?
@@ -52,7 +55,8 @@ extension RecognitionRun {
                                 control.attachDecoder(decoder)
                                 lane = PartLane(decoder: decoder)
                             }
-                            try await lane!.decode(part, of: samples, control: control, work: work, yieldAtPause: lanes.othersWait)
+                            try await lane!.decode(part, of: samples, control: control, work: work, yieldAtPause: lanes.othersWait,
+                                                   afterChunk: { chunkDecoded.yield() })
                         } catch { failure = error }
                     }
                     await lanes.giveBack(turn)
@@ -91,34 +95,31 @@ extension RecognitionRun {
             work.abandon()
         }
         await lanes.close()  // no helper waits for a turn it no longer needs
-        // Progress and partials go on while the helpers finish their parts.
-        let reporter = Task { await reportWhileHelpersDecode(work, total: total) }
+        // Progress and partials go on while the helpers finish their parts, after their chunks.
+        Task {
+            for helper in helpers { _ = try? await helper.value }
+            chunkDecoded.finish()
+        }
+        for await _ in helperChunks where progress.allow(at: .now) {
+            if total > 0 { reportProgress(work.secondsDecoded / total) }
+            reportPartial(heard: work.heardSoFar())
+        }
         for helper in helpers {
             do { try await helper.value } catch {
                 work.abandon()
                 fault = fault ?? RecognitionFault.describe(error, options: options)
             }
         }
-        reporter.cancel()
         if fault == nil {
             do throws(VoiceboxError) { try decodeWhatIsLeft() } catch { fault = error }
         }
         if let fault { throw fault }
         if control.request == .cancel { throw RecognitionFault.cancelled }
         let heard = work.heard()
-        reportPartial(heard: heard.segments)
+        reportPartial(heard: heard.segments, whole: true)
         reportProgress(heard.complete ? 1 : heard.seconds / max(total, 1e-9))
         return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
                            end: heard.complete ? .endOfFile : .stopped, language: language)
-    }
-
-    /// Every quarter of a second until cancelled: the progress of all lanes, and the utterances
-    /// heard so far from the file's start as the partial text.
-    private func reportWhileHelpersDecode(_ work: PartsWork, total: Double) async {
-        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
-            if total > 0 { reportProgress(work.secondsDecoded / total) }
-            reportPartial(heard: work.heardSoFar())
-        }
     }
 
     private func readWhole(_ file: any AudioFile) throws(VoiceboxError) -> [Int16] {
@@ -149,8 +150,9 @@ private actor PartLane {
     }
 
     func decode(_ part: FilePart, of samples: [Int16], control: RecognitionControl, work: PartsWork,
-                yieldAtPause: @Sendable () -> Bool) throws {
-        try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause)
+                yieldAtPause: @Sendable () -> Bool, afterChunk: @Sendable () -> Void) throws {
+        try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause,
+                        afterChunk: { _, _ in afterChunk() })
     }
 }
 

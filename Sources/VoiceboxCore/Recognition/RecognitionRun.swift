@@ -109,11 +109,12 @@ actor RecognitionRun {
         parts.bus.emit(ServiceSignals.recognitionProgress, id, progressSent)
     }
 
-    /// The same for utterances already heard, without a decoder's guess.
-    func reportPartial(heard: [RecognitionResult]) {
+    /// The same for utterances already heard, without a decoder's guess. `whole`: the final
+    /// text, sent even within 0.1 s of the last partial, so that the partials end with all of it.
+    func reportPartial(heard: [RecognitionResult], whole: Bool = false) {
         guard options.partialResults else { return }
         let text = RecognitionResult(joining: heard).text
-        if partials.shouldSend(text, at: .now) { parts.bus.emit(ServiceSignals.recognitionPartial, id, text) }
+        if partials.shouldSend(text, at: .now, whole: whole) { parts.bus.emit(ServiceSignals.recognitionPartial, id, text) }
     }
 
     func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {
@@ -129,14 +130,15 @@ actor RecognitionRun {
     }
 }
 
-/// RecognitionPartial's rules: only a text that changed, at most 10 a second. A change held
+/// RecognitionPartial's rules: only a text that changed, at most 10 a second (a long file's final
+/// text excepted: `whole`). A change held
 /// back by the limit goes out with the next chunk after it, if the text still differs then.
 struct PartialReporter: Sendable {
     private var limiter = RateLimiter(perSecond: 10)
     private var last = ""
 
-    mutating func shouldSend(_ text: String, at now: ContinuousClock.Instant) -> Bool {
-        guard text != last, limiter.allow(at: now) else { return false }
+    mutating func shouldSend(_ text: String, at now: ContinuousClock.Instant, whole: Bool = false) -> Bool {
+        guard text != last, whole || limiter.allow(at: now) else { return false }
         last = text
         return true
     }
