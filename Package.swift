@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "voiceboxd", targets: ["voiceboxd"]),
         .executable(name: "voicebox", targets: ["voicebox"]),
         .executable(name: "voicebox-worker", targets: ["voicebox-worker"]),
+        .executable(name: "voicebox-audio", targets: ["voicebox-audio"]),
     ],
     targets: [
         // C libraries from Debian, seen through module maps.
@@ -42,16 +43,20 @@ let package = Package(
         .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxModels", "VoiceboxStreams", "VoiceboxPulse", "VoiceboxLock",
+                                                  "VoiceboxModels", "VoiceboxStreams", "VoiceboxLock",
                                                   "VoiceboxSpawn", "VoiceboxWorkers"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // The worker protocol (one file, shared by both sides), the service's side of it, and the worker.
-        .target(name: "VoiceboxWorkerProtocol"),
+        .target(name: "VoiceboxWorkerProtocol", dependencies: ["VoiceboxCore"]),
         .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxModels", "VoiceboxSpawn",
                                                    "VoiceboxWorkerProtocol"]),
         .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile",
                                                                   "VoiceboxWorkerProtocol"]),
+        // The sound-server connections (libpulse, which brings libsndfile), in a helper process of
+        // their own, so that the service maps neither (AudioHelperProtocol).
+        .executableTarget(name: "voicebox-audio", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxLock", "VoiceboxPulse",
+                                                                 "VoiceboxWorkerProtocol"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
         // The one way to start a child (clean signal state, chosen descriptors, working directory),

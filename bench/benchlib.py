@@ -119,6 +119,8 @@ def release_daemon():
     subprocess.run(["swift", "build", "-c", "release", "--product", "voiceboxd"], check=True, stdout=subprocess.DEVNULL)
     # voiceboxd starts it beside itself for callers' files.
     subprocess.run(["swift", "build", "-c", "release", "--product", "voicebox-worker"], check=True, stdout=subprocess.DEVNULL)
+    # ...and this one for the sound server (the mixer, the microphone).
+    subprocess.run(["swift", "build", "-c", "release", "--product", "voicebox-audio"], check=True, stdout=subprocess.DEVNULL)
     return run(["swift", "build", "-c", "release", "--show-bin-path"]).stdout.strip() + "/voiceboxd"
 
 

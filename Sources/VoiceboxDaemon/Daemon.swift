@@ -6,7 +6,6 @@ import VoiceboxCore
 import VoiceboxInterface
 import VoiceboxModels
 import VoiceboxStreams
-import VoiceboxPulse
 import VoiceboxSpeechd
 import VoiceboxWorkers
 
@@ -52,15 +51,10 @@ public enum Daemon {
         var policy = VoiceCache.Policy()
         policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
         // The audio session: pauses or ducks other audio while we speak or listen, and holds our
-        // own work while a call has the audio. One long-lived sound-server connection.
-        let mixer: PulseMixer
-        do {
-            mixer = try PulseMixer()  // throws only when libpulse cannot make a mainloop at all
-        } catch {
-            log("cannot start the sound-server connection: \(error)")
-            return 1
-        }
-        let session = AudioSession(mixer: mixer, players: MPRISPlayers(connection: connection), journal: FileJournalStore.default(),
+        // own work while a call has the audio. The sound-server connections (the mixer, every
+        // microphone recording) live in the voicebox-audio helper: the service links no libpulse.
+        let audio = AudioHelper(helperPath: AudioHelper.besideThisExecutable(), log: { message in Daemon.log(message) })
+        let session = AudioSession(mixer: audio, players: MPRISPlayers(connection: connection), journal: FileJournalStore.default(),
                                    bus: object, settings: options.audio, ownProcessID: getpid(),
                                    log: { message in Daemon.log(message) })
         let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy)
@@ -72,7 +66,7 @@ public enum Daemon {
         let engine = WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)),
                                              log: sphinxLog)
         let files = WorkerAudioFiles(workerPath: workerPath)
-        let recognition = RecognitionService(engine: engine, capture: PulseCapture(), files: files,
+        let recognition = RecognitionService(engine: engine, capture: audio, files: files,
                                              streams: DescriptorAudioStreams(), bus: object, session: session,
                                              maxFileRecognitions: Self.usableCores)
         await recognition.run()  // its properties are there before a caller can find the name
@@ -125,7 +119,7 @@ public enum Daemon {
         try? await connection.releaseName(Speech1.busName)
         await connection.close()
         synthesizer.shutdown()
-        mixer.shutdown()
+        audio.shutdown()
         return status
     }
 

@@ -95,24 +95,10 @@ final class DecoderWorker: Sendable {
     }
 
     private func write(_ bytes: [UInt8], until deadline: ContinuousClock.Instant) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if sent >= 0 {
-                offset += sent
-                continue
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN:
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else { throw fault("did not take a request in time and was stopped", kill: true) }
-                var entry = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&entry, 1, Child.milliseconds(left))
-            default:
-                // EPIPE, ECONNRESET: it has gone; its end says why.
-                throw fault(nil, kill: false)
-            }
+        switch FrameReader.write(bytes, to: socket, until: deadline) {
+        case nil: return
+        case ETIMEDOUT?: throw fault("did not take a request in time and was stopped", kill: true)
+        default: throw fault(nil, kill: false)  // EPIPE, ECONNRESET: it has gone; its end says why.
         }
     }
 

@@ -14,13 +14,13 @@ public struct WorkerAudioFiles: AudioFiles {
     }
 
     /// The worker installed beside the running executable (`.build/debug`, `/usr/local/bin`, ...).
-    public static func besideThisExecutable() -> String {
+    public static func besideThisExecutable(_ name: String = WorkerProtocol.executableName) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return WorkerProtocol.executableName }
+        guard length > 0 else { return name }
         let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return directory + "/" + WorkerProtocol.executableName
+        return directory + "/" + name
     }
 
     public func open(path: String) throws -> any AudioFile {

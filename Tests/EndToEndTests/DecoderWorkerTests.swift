@@ -64,8 +64,18 @@ final class DecoderWorkerTests: XCTestCase {
         let ours = Self.mappedLibraries(of: pid)
         XCTAssertFalse(ours.isEmpty)
         for library in ours where library.contains("pocketsphinx") || library.contains("sphinxbase") || library.contains("sphinxad")
-            || library.hasPrefix("libsamplerate") {
+            || library.hasPrefix("libsamplerate") || library.hasPrefix("libsndfile") {
             XCTFail("voiceboxd maps \(library)")
+        }
+        // Nor libpulse, which brings libsndfile with it: the sound server is the audio helper's,
+        // and the microphone Recognize above was heard through it.
+        for library in ours where library.hasPrefix("libpulse") {
+            XCTFail("voiceboxd maps \(library)")
+        }
+        let helpers = AudioHelperTests.audioHelpers(of: pid)
+        XCTAssertEqual(helpers.count, 1, "one voicebox-audio")
+        for helper in helpers {
+            XCTAssert(Self.mappedLibraries(of: helper).contains { $0.hasPrefix("libpulse.so") }, "voicebox-audio \(helper)")
         }
         // Nor what was a third of its resident memory: Foundation (with ICU; what the service
         // needed of it now comes from libc and a small JSON coder of its own), and libspeechd with
@@ -80,7 +90,7 @@ final class DecoderWorkerTests: XCTestCase {
         for worker in workers {
             XCTAssert(Self.mappedLibraries(of: worker).contains { $0.hasPrefix("libpocketsphinx") }, "worker \(worker)")
         }
-        print("METRIC voiceboxd maps \(ours.filter { $0.hasPrefix("lib") }.count) libraries, none of pocketsphinx")
+        print("METRIC voiceboxd maps \(ours.filter { $0.hasPrefix("lib") }.count) libraries, none of pocketsphinx, libsndfile or libpulse")
     }
 
     /// SIGSEGV, abort, SIGKILL (the OOM killer) and SIGSYS (the seccomp filter) in the decoder

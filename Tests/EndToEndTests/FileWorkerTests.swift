@@ -49,10 +49,15 @@ final class FileWorkerTests: XCTestCase {
 
     /// voiceboxd's children running voicebox-worker, in any mode.
     static func allWorkers(of daemon: pid_t) -> [pid_t] {
+        children(of: daemon, running: "voicebox-worker")
+    }
+
+    /// `daemon`'s children running `program` (its first 15 bytes, as /proc/PID/comm keeps them).
+    static func children(of daemon: pid_t, running program: String) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap { pid_t($0) }.filter { pid in
             guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == "voicebox-worker",
+                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == String(program.prefix(15)),
                   let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                   let afterName = stat.range(of: ") ") else { return false }
             let fields = stat[afterName.upperBound...].split(separator: " ")

@@ -42,7 +42,7 @@ public protocol AudioMixer: Sendable {
     func stopCorkTrigger() async
 }
 
-public struct SoundServerInfo: Sendable, Equatable {
+public struct SoundServerInfo: Sendable, Equatable, Codable {
     /// e.g. "pulseaudio", "PulseAudio (on PipeWire 0.3.65)".
     public var name: String
     public var version: String
@@ -70,7 +70,7 @@ public struct SoundServerInfo: Sendable, Equatable {
 
 /// The sound server's memory of stream settings: the volume and mute it gives the next stream of
 /// an application or role, saved whenever a client changes a stream's (Voicebox included).
-public enum ServerMemory: Sendable, Equatable {
+public enum ServerMemory: Sendable, Equatable, Codable {
     /// Nothing is remembered (PulseAudio without module-stream-restore).
     case nothing
     /// PulseAudio's module-stream-restore: ext-stream-restore reads, writes and deletes entries
@@ -104,7 +104,7 @@ public struct RememberedSetting: Sendable, Codable, Equatable {
 }
 
 /// A sink input, as the session policy sees it.
-public struct PlaybackStream: Sendable, Equatable, Identifiable {
+public struct PlaybackStream: Sendable, Equatable, Identifiable, Codable {
     /// The server's index; unique while the stream lives.
     public var id: UInt32
     /// The server's index of the client that owns it.
@@ -143,7 +143,7 @@ public struct PlaybackStream: Sendable, Equatable, Identifiable {
 }
 
 /// A source output (a recording), as the session policy sees it.
-public struct RecordingStream: Sendable, Equatable, Identifiable {
+public struct RecordingStream: Sendable, Equatable, Identifiable, Codable {
     public var id: UInt32
     public var client: UInt32?
     public var applicationName: String?
@@ -162,7 +162,7 @@ public struct RecordingStream: Sendable, Equatable, Identifiable {
     }
 }
 
-public enum MixerEvent: Sendable, Equatable {
+public enum MixerEvent: Sendable, Equatable, Codable {
     /// Connected (first time or again): read the lists afresh.
     case serverReady
     /// The server went away; the mixer is reconnecting.
@@ -175,7 +175,7 @@ public enum MixerEvent: Sendable, Equatable {
     case rememberedChanged
 }
 
-public enum MixerError: Error, Sendable, Equatable {
+public enum MixerError: Error, Sendable, Equatable, Codable {
     case unavailable(String)
     case noSuchStream(UInt32)
     case failed(String)

@@ -30,7 +30,7 @@ public protocol CaptureStream: Sendable {
     func close() async
 }
 
-public enum CaptureError: Error, Sendable, Equatable {
+public enum CaptureError: Error, Sendable, Equatable, Codable {
     /// The named source does not exist (or went away), or there is no source at all.
     case noMicrophone(String)
     /// The sound server cannot be reached, or went away during the recording.

@@ -1,0 +1,105 @@
+import Glibc
+
+/// Reads frames (a tag byte, a UInt32 little-endian payload length, the payload) from a pipe or
+/// socket, buffered, waiting in poll(2) at most the bound it is given for each frame. Both of the
+/// service's helper protocols frame their messages so.
+public struct FrameReader {
+    public enum Outcome: Equatable {
+        case frame(tag: UInt8, payload: [UInt8])
+        /// The other side closed its end before a whole frame came.
+        case closed
+        /// Nothing whole came within the bound.
+        case silent
+        /// A length over the maximum.
+        case malformed(String)
+        /// read or poll failed (errno).
+        case failed(Int32)
+    }
+
+    private let descriptor: Int32
+    private let maximumPayload: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// What one read(2) fills, kept from read to read.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
+
+    public init(descriptor: Int32, maximumPayload: Int) {
+        self.descriptor = descriptor
+        self.maximumPayload = maximumPayload
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    /// The next frame; `bound` nil waits as long as it takes.
+    public mutating func next(within bound: Duration?) -> Outcome {
+        let deadline = bound.map { ContinuousClock.now + $0 }
+        while true {
+            let available = buffer.count - start
+            if available >= 5 {
+                var length = 0
+                for index in 0..<4 { length |= Int(buffer[start + 1 + index]) << (8 * index) }
+                guard length <= maximumPayload else { return .malformed("a message of \(length) bytes") }
+                if available >= 5 + length {
+                    let tag = buffer[start]
+                    let payload = Array(buffer[(start + 5)..<(start + 5 + length)])
+                    start += 5 + length
+                    return .frame(tag: tag, payload: payload)
+                }
+            }
+            if start > 0 {
+                buffer.removeFirst(start)
+                start = 0
+            }
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return .silent }
+                timeout = Self.milliseconds(left)
+            }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, timeout)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .failed(errno)
+            }
+            if ready == 0 { return .silent }
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if got < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                return .failed(errno)
+            }
+            if got == 0 { return .closed }
+            buffer.append(contentsOf: chunk[0..<got])
+        }
+    }
+
+    /// A poll(2) timeout: whole milliseconds, rounded up so that a wait never ends early.
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: max(0, milliseconds))
+    }
+
+    /// Writes all of `bytes` to a non-blocking-capable descriptor, waiting in poll(2) until
+    /// `deadline` at most. Returns nil, or the errno that ended it (ETIMEDOUT for the deadline).
+    public static func write(_ bytes: [UInt8], to descriptor: Int32, until deadline: ContinuousClock.Instant) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if sent >= 0 {
+                offset += sent
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return ETIMEDOUT }
+                var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&entry, 1, milliseconds(left))
+            default:
+                return errno
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,69 @@
+import VoiceboxCore
+import VoiceboxWorkerProtocol
+
+/// `AudioMixer`, one call to one request of the helper's (`AudioHelperProtocol.Call`).
+extension AudioHelper {
+    public func serverInfo() async throws -> SoundServerInfo {
+        guard case .serverInfo(let info) = try await mixerCall(.serverInfo) else { throw Self.unexpected }
+        return info
+    }
+
+    public func playbackStreams() async throws -> [PlaybackStream] {
+        guard case .playbackStreams(let streams) = try await mixerCall(.playbackStreams) else { throw Self.unexpected }
+        return streams
+    }
+
+    public func recordingStreams() async throws -> [RecordingStream] {
+        guard case .recordingStreams(let streams) = try await mixerCall(.recordingStreams) else { throw Self.unexpected }
+        return streams
+    }
+
+    public func setMute(_ stream: UInt32, _ muted: Bool) async throws {
+        _ = try await mixerCall(.setMute(stream: stream, muted: muted))
+    }
+
+    public func setVolume(_ stream: UInt32, _ volume: [UInt32]) async throws {
+        _ = try await mixerCall(.setVolume(stream: stream, volume: volume))
+    }
+
+    public func attenuate(_ volume: [UInt32], byDecibels decibels: Double) -> [UInt32] {
+        CubicVolume.attenuate(volume, byDecibels: decibels)
+    }
+
+    public func rememberedSettings() async throws -> [RememberedSetting] {
+        guard case .rememberedSettings(let settings) = try await mixerCall(.rememberedSettings) else { throw Self.unexpected }
+        return settings
+    }
+
+    public func remember(_ settings: [RememberedSetting]) async throws {
+        _ = try await mixerCall(.remember(settings))
+    }
+
+    public func forgetRemembered(_ names: [String]) async throws {
+        _ = try await mixerCall(.forgetRemembered(names))
+    }
+
+    public func startCorkTrigger(role: String) async throws -> UInt32 {
+        guard case .index(let index) = try await mixerCall(.startCorkTrigger(role: role)) else { throw Self.unexpected }
+        return index
+    }
+
+    public func stopCorkTrigger() async {
+        _ = try? await mixerCall(.stopCorkTrigger)
+    }
+
+    private static var unexpected: MixerError { .failed("the audio helper answered something else") }
+
+    /// The outcome of `call`; throws the mixer's error, `unavailable` while the helper cannot
+    /// answer, `CancellationError` for a cancelled task.
+    private func mixerCall(_ call: AudioHelperProtocol.Call) async throws -> AudioHelperProtocol.Outcome {
+        switch await ask(call) {
+        case .outcome(.mixerError(let error)): throw error
+        case .outcome(.captureError(let error)): throw MixerError.failed("\(error)")
+        case .outcome(.badRequest(let why)): throw MixerError.failed("the audio helper could not read the request: \(why)")
+        case .outcome(let outcome): return outcome
+        case .unreachable(let why): throw MixerError.unavailable(why)
+        case .cancelled: throw CancellationError()
+        }
+    }
+}

@@ -1,0 +1,345 @@
+import Glibc
+import VoiceboxCore
+import VoiceboxLock
+import VoiceboxSpawn
+import VoiceboxWorkerProtocol
+
+/// The sound server, reached through the `voicebox-audio` helper process (see
+/// `AudioHelperProtocol`): the service's mixer and its microphone, so that the service itself
+/// never links libpulse (nor the libsndfile that libpulse brings).
+///
+/// A helper that ends or stops answering is replaced, with a growing pause while replacements
+/// keep failing; what it held ends with it (its recordings fail, its cork trigger stops) and the
+/// new helper's `serverReady` has the audio session read the server afresh.
+public final class AudioHelper: AudioMixer, AudioCapture {
+    /// One running helper: the process and the service's end of its socket.
+    final class Process: Sendable {
+        let child: Child
+        let socket: Int32
+        let started = ContinuousClock.now
+        /// Frames go out whole, one at a time.
+        let writing = Locked(())
+
+        init(child: Child, socket: Int32) {
+            self.child = child
+            self.socket = socket
+        }
+
+        /// Hands `bytes` to the helper; false if it is gone or did not take them in time.
+        func send(_ bytes: [UInt8]) -> Bool {
+            writing.withLock { _ in
+                FrameReader.write(bytes, to: socket, until: .now + AudioHelperProtocol.writeBound) == nil
+            }
+        }
+    }
+
+    /// How a request ended.
+    enum Reply: Sendable {
+        case outcome(AudioHelperProtocol.Outcome)
+        /// The helper ended or did not answer in time: why, for people.
+        case unreachable(String)
+        case cancelled
+    }
+
+    struct Waiting {
+        let reply: CheckedContinuation<Reply, Never>
+        let timeout: Task<Void, Never>
+    }
+
+    /// A recording's receiving end.
+    struct CaptureSink: Sendable {
+        let chunks: AsyncStream<[Int16]>.Continuation
+        let failure: Locked<CaptureError?>
+    }
+
+    struct State {
+        var process: Process?
+        var nextRequest: UInt32 = 1
+        var nextCapture: UInt32 = 1
+        var waiting: [UInt32: Waiting] = [:]
+        var captures: [UInt32: CaptureSink] = [:]
+        /// Replacements that failed in a row (the pause before the next grows with them).
+        var failures = 0
+        var shutDown = false
+        /// Why the last helper ended, while no new one runs yet.
+        var lastEnd = "the audio helper is starting"
+        /// Calls waiting for a replacement to start, by a number of their own.
+        var awaitingHelper: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextAwaiting: UInt64 = 0
+    }
+
+    /// How long a call waits for a helper being replaced before it fails (a replacement starts
+    /// 0.1 s after the end of the last, in a few milliseconds).
+    static let replacementWait: Duration = .seconds(1)
+
+    private let helperPath: String
+    private let log: LogSink?
+    private let launcher = WorkerLauncher()
+    let state = Locked(State())
+    public let events: AsyncStream<MixerEvent>
+    let eventSink: AsyncStream<MixerEvent>.Continuation
+
+    /// Starts the helper at once; `events` says `.serverReady` once it has reached the server.
+    public init(helperPath: String, log: LogSink? = nil) {
+        self.helperPath = helperPath
+        self.log = log
+        (events, eventSink) = AsyncStream.makeStream(of: MixerEvent.self, bufferingPolicy: .bufferingNewest(4096))
+        launch()
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// `voicebox-audio` beside this executable (voiceboxd and the helper are installed together).
+    public static func besideThisExecutable() -> String {
+        WorkerAudioFiles.besideThisExecutable(AudioHelperProtocol.executableName)
+    }
+
+    /// Ends the helper (its recordings and trigger with it) and `events`; calls fail from now on.
+    public func shutdown() {
+        let (process, waiting, captures, awaiting) = state.withLock { state in
+            state.shutDown = true
+            state.lastEnd = "the service is stopping"
+            defer { state.process = nil; state.waiting = [:]; state.captures = [:]; state.awaitingHelper = [:] }
+            return (state.process, state.waiting, state.captures, Array(state.awaitingHelper.values))
+        }
+        for call in awaiting { call.resume() }
+        end(waiting: waiting, captures: captures, reason: "the service is stopping")
+        eventSink.finish()
+        guard let process else { return }
+        // Closing its socket ends it (it exits 0, its server connections close); killed if not.
+        Glibc.shutdown(process.socket, Int32(SHUT_RDWR))
+        _ = process.child.end(within: WorkerProtocol.reapBound)
+    }
+
+    // MARK: - Starting and losing the helper
+
+    private func launch() {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return failedToStart("cannot make a socket for the audio helper: \(String(cString: strerror(errno)))")
+        }
+        var spec = ChildSpec(helperPath, ["--parent", "\(getpid())"], environment: Self.environment())
+        spec.descriptors = [3: pair[1]]
+        spec.standardOutput = .inherit
+        spec.standardError = .inherit
+        spec.workingDirectory = "/"
+        let child: Child
+        do {
+            child = try launcher.start(spec).child
+            close(pair[1])  // the helper has its own copy; ours would hide its end from us
+        } catch {
+            close(pair[0])
+            close(pair[1])
+            return failedToStart("cannot start the audio helper: \(error)")
+        }
+        let process = Process(child: child, socket: pair[0])
+        let (kept, awaiting) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            defer { state.awaitingHelper = [:] }
+            let awaiting = Array(state.awaitingHelper.values)
+            guard !state.shutDown else { return (false, awaiting) }
+            state.process = process
+            return (true, awaiting)
+        }
+        for call in awaiting { call.resume() }
+        guard kept else {
+            close(process.socket)
+            _ = child.end(within: .zero)
+            return
+        }
+        OwnThread.start(name: "audio-helper") { [weak self] in
+            // Blocks until the helper ends: it sends events whenever the server has some.
+            var reader = FrameReader(descriptor: process.socket, maximumPayload: AudioHelperProtocol.maximumPayload)
+            while true {
+                let outcome = reader.next(within: nil)
+                guard let self else { return }
+                guard case .frame(let tag, let payload) = outcome else {
+                    self.lost(process, outcome == .closed ? nil : "it broke the protocol (\(outcome))")
+                    return
+                }
+                if let why = self.receive(tag, payload) {
+                    self.lost(process, "it broke the protocol (\(why))")
+                    return
+                }
+            }
+        }
+    }
+
+    /// The helper's environment: the service's (libpulse finds the server through it), with the
+    /// streams it opens claimed for the service's pid (libpulse's `PULSE_PROP_*` variables).
+    static func environment() -> [String] {
+        var entries: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if !text.hasPrefix("PULSE_PROP_application.process.id=") && !text.hasPrefix("SWIFT_BACKTRACE=") { entries.append(text) }
+            cursor += 1
+        }
+        return entries + ["PULSE_PROP_application.process.id=\(getpid())", "SWIFT_BACKTRACE=enable=no"]
+    }
+
+    private func failedToStart(_ reason: String) {
+        log?(reason)
+        scheduleReplacement(after: reason)
+    }
+
+    /// `process` ended or misbehaved: everything waiting on it fails, and a new one starts after
+    /// a pause. `why` nil: it closed its end (how it ended names why).
+    func lost(_ process: Process, _ why: String?) {
+        guard let (waiting, captures) = state.withLock({ state -> ([UInt32: Waiting], [UInt32: CaptureSink])? in
+            guard state.process === process else { return nil }
+            state.process = nil
+            defer { state.waiting = [:]; state.captures = [:] }
+            return (state.waiting, state.captures)
+        }) else { return }
+        Glibc.shutdown(process.socket, Int32(SHUT_RDWR))
+        let (termination, killed) = process.child.end(within: WorkerProtocol.reapBound)
+        close(process.socket)
+        let reason = why.map { "the audio helper was stopped: \($0)" }
+            ?? (killed ? "the audio helper stopped answering and was killed" : "the audio helper \(termination)")
+        log?(reason)
+        end(waiting: waiting, captures: captures, reason: reason)
+        let livedLong = ContinuousClock.now - process.started > .seconds(10)
+        if livedLong { state.withLock { $0.failures = 0 } }
+        scheduleReplacement(after: reason)
+    }
+
+    private func scheduleReplacement(after reason: String) {
+        let pause: Duration? = state.withLock { state in
+            guard !state.shutDown else { return nil }
+            state.lastEnd = reason
+            defer { state.failures += 1 }
+            return .milliseconds(min(5_000, 100 << min(state.failures, 6)))
+        }
+        guard let pause else { return }
+        Task { [weak self] in
+            try? await Task.sleep(for: pause)
+            self?.launch()
+        }
+    }
+
+    private func end(waiting: [UInt32: Waiting], captures: [UInt32: CaptureSink], reason: String) {
+        for entry in waiting.values {
+            entry.timeout.cancel()
+            entry.reply.resume(returning: .unreachable(reason))
+        }
+        for sink in captures.values {
+            sink.failure.withLock { $0 = .serverUnavailable(reason) }
+            sink.chunks.finish()
+        }
+    }
+
+    // MARK: - What the helper sends
+
+    /// Handles one frame; returns why it is malformed, nil if it is not.
+    private func receive(_ tag: UInt8, _ payload: [UInt8]) -> String? {
+        switch AudioHelperProtocol.Tag(rawValue: tag) {
+        case .answer:
+            guard let answer = try? JSON.decode(AudioHelperProtocol.Answer.self, from: payload) else { return "a malformed answer" }
+            // An answer nobody waits for: its request was cancelled, timed out, or sent one-way.
+            guard let entry = state.withLock({ $0.waiting.removeValue(forKey: answer.id) }) else { return nil }
+            entry.timeout.cancel()
+            entry.reply.resume(returning: .outcome(answer.outcome))
+        case .mixerEvent:
+            guard let event = try? JSON.decode(MixerEvent.self, from: payload) else { return "a malformed event" }
+            eventSink.yield(event)
+        case .samples:
+            guard let (capture, samples) = AudioHelperProtocol.samples(fromPayload: payload) else { return "malformed samples" }
+            state.withLock { $0.captures[capture] }?.chunks.yield(samples)
+        case .captureEnded:
+            guard let end = try? JSON.decode(AudioHelperProtocol.CaptureEnd.self, from: payload) else { return "a malformed capture end" }
+            if let sink = state.withLock({ $0.captures.removeValue(forKey: end.capture) }) {
+                sink.failure.withLock { $0 = end.failure }
+                sink.chunks.finish()
+            }
+        case .request, nil:
+            return "a message \(tag)"
+        }
+        return nil
+    }
+
+    // MARK: - Asking
+
+    /// Sends `call` and waits for its answer, at most `AudioHelperProtocol.answerBound`; a helper
+    /// that does not answer by then is replaced. A cancelled task stops waiting at once.
+    func ask(_ call: AudioHelperProtocol.Call) async -> Reply {
+        if state.withLock({ $0.process == nil && !$0.shutDown }) { await helperReplaced() }
+        let (process, id, lastEnd) = state.withLock { state in
+            defer { state.nextRequest &+= 1 }
+            return (state.process, state.nextRequest, state.lastEnd)
+        }
+        guard let process else { return .unreachable(lastEnd) }
+        let frame = AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (reply: CheckedContinuation<Reply, Never>) in
+                let timeout = Task { [weak self] in
+                    guard (try? await Task.sleep(for: AudioHelperProtocol.answerBound)) != nil, let self else { return }
+                    guard let entry = self.state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+                    entry.reply.resume(returning: .unreachable("the audio helper did not answer within 8 s"))
+                    // Stuck: killing it ends its reader's wait, which replaces it.
+                    process.child.signal(SIGKILL)
+                }
+                let registered = state.withLock { state -> Bool in
+                    guard state.process === process else { return false }
+                    state.waiting[id] = Waiting(reply: reply, timeout: timeout)
+                    return true
+                }
+                guard registered else {
+                    timeout.cancel()
+                    return reply.resume(returning: .unreachable(lastEnd))
+                }
+                if Task.isCancelled { return cancel(id) }
+                if !process.send(frame) {
+                    process.child.signal(SIGKILL)  // gone or stuck: its reader sees the end
+                }
+            }
+        } onCancel: {
+            cancel(id)
+        }
+    }
+
+    /// Returns once a helper runs again, or after `replacementWait`, or at a cancel.
+    private func helperReplaced() async {
+        let key = state.withLock { state in
+            defer { state.nextAwaiting += 1 }
+            return state.nextAwaiting
+        }
+        let resumeIfWaiting: @Sendable () -> Void = { [state] in state.withLock { $0.awaitingHelper.removeValue(forKey: key) }?.resume() }
+        let timeout = Task {
+            try? await Task.sleep(for: Self.replacementWait)
+            resumeIfWaiting()
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (arrived: CheckedContinuation<Void, Never>) in
+                let waits = state.withLock { state -> Bool in
+                    guard state.process == nil, !state.shutDown else { return false }
+                    state.awaitingHelper[key] = arrived
+                    return true
+                }
+                if !waits { arrived.resume() }
+            }
+        } onCancel: {
+            resumeIfWaiting()
+        }
+        timeout.cancel()
+    }
+
+    private func cancel(_ id: UInt32) {
+        guard let entry = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+        entry.timeout.cancel()
+        entry.reply.resume(returning: .cancelled)
+    }
+
+    /// Sends `call` without waiting for its answer (a dropped recording's close).
+    func tell(_ call: AudioHelperProtocol.Call) {
+        let (process, id) = state.withLock { state in
+            defer { state.nextRequest &+= 1 }
+            return (state.process, state.nextRequest)
+        }
+        guard let process else { return }
+        if !process.send(AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))) {
+            process.child.signal(SIGKILL)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Glibc
+import TestSupport
+import VoiceboxBus
+import VoiceboxSpawn
+import XCTest
+
+/// The sound server is reached through one `voicebox-audio` helper (AudioHelperProtocol): voiceboxd
+/// links no libpulse. Its streams are the service's (they carry voiceboxd's pid); a helper that
+/// dies ends only its recording, is replaced at once, and leaves no other stream changed once the
+/// interruption it was part of ends; it never outlives the service.
+final class AudioHelperTests: XCTestCase {
+    var cleanUps: [() async -> Void] = []
+
+    override func tearDown() async throws {
+        for cleanUp in cleanUps.reversed() { await cleanUp() }
+        cleanUps = []
+    }
+
+    /// voiceboxd's voicebox-audio children.
+    static func audioHelpers(of daemon: pid_t) -> [pid_t] {
+        FileWorkerTests.children(of: daemon, running: "voicebox-audio")
+    }
+
+    private func service(_ stack: Stack) async throws -> ServiceHarness {
+        let service = try await ServiceHarness(stack: stack)
+        cleanUps.append { await service.stop() }
+        return service
+    }
+
+    private func helper(of service: ServiceHarness, besides old: pid_t? = nil) async throws -> pid_t {
+        var found: pid_t?
+        try await waitUntil("voiceboxd's audio helper", timeout: .seconds(5)) {
+            found = Self.audioHelpers(of: service.daemon.pid).first { $0 != old && FileWorkerTests.running($0) }
+            return found != nil
+        }
+        return found!
+    }
+
+    /// SIGSEGV, abort and SIGKILL in the helper while the microphone is heard: that Recognize fails
+    /// with NoMicrophone naming the signal, the server no longer records for us, voiceboxd lives on,
+    /// a new helper runs, and the next microphone Recognize hears what is played. While it listens,
+    /// its recording carries voiceboxd's pid (so that the audio session knows it for its own).
+    // @SoundServer: the microphone, as the server sees it
+    func testAHelperThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await service(stack)
+        let directory = try makeTemporaryDirectory(self)
+        let numbers = try Recordings.wav("numbers.raw", in: directory)
+        let goforward = try Recordings.wav("goforward.raw", in: directory)
+        let pid = service.daemon.pid
+        var helper = try await helper(of: service)
+        for signal in [SIGSEGV, SIGABRT, SIGKILL] {
+            let name = Termination.name(of: signal)
+            let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+            try await service.waitForListening(true)
+            XCTAssertNotNil(try ServerStream.recording(of: pid), "our recording carries voiceboxd's pid")
+            let player = try Player(numbers, sink: stack.micSink)
+            try await Task.sleep(for: .milliseconds(700))
+            let killed = ContinuousClock.now
+            kill(helper, signal)
+            let error = await failing.value
+            player.stop()
+            XCTAssertEqual(error?.name, "org.voicebox.Error.NoMicrophone", "\(name): \(error?.message ?? "no error")")
+            XCTAssert(error?.message.contains(name) == true, "the error names \(name): \(error?.message ?? "")")
+            XCTAssertLessThan(seconds(ContinuousClock.now - killed), faultBound(2))
+            XCTAssertNil(service.daemon.poll(), "voiceboxd must not die with its audio helper")
+            try await waitUntil("the server to stop recording for us", timeout: .seconds(3)) {
+                (try? ServerStream.recording(of: pid)) == nil
+            }
+            try await service.waitForListening(false)
+            helper = try await self.helper(of: service, besides: helper)
+
+            let next = Task { try await service.recognize([:]) }
+            try await service.waitForListening(true)
+            let speech = try Player(goforward, sink: stack.micSink)
+            let heard = try await next.value
+            await speech.waitUntilDone()
+            XCTAssertEqual(heard.text, "go forward ten meters", "after \(name)")
+        }
+    }
+
+    /// The helper killed while others are silenced for speech: the silenced stream plays again once
+    /// the speech ends, as the server shows it, and the interruption ends once; the new helper
+    /// serves the next one.
+    // @SoundServer: mutes and corks other audio and checks what the server shows
+    func testAHelperKilledMidInterruptionLeavesNoStreamChanged() async throws {
+        let stack = try Stack.require()
+        let service = try await service(stack)
+        let browser = try PlayingStream(sink: stack.sink, role: nil)
+        let music = try PlayingStream(sink: stack.sink, role: "music")
+        cleanUps.append { await browser.stop(); await music.stop() }
+        _ = try await browser.waitUntilListed()
+        _ = try await music.waitUntilListed()
+        let helper = try await helper(of: service)
+        let id = try await service.speak(SpeechTests.long, ["others": .string("pause")])
+        try await waitUntil("AudioInterruption began") { service.signals.contains { $0.member == "AudioInterruption" } }
+        XCTAssertEqual(browser.state?.muted, true)
+        kill(helper, SIGKILL)
+        _ = try await self.helper(of: service, besides: helper)
+        let finished = try await service.waitForFinish(id, timeout: .seconds(30))
+        XCTAssertEqual(finished, "done")
+        try await waitUntil("both streams to play again", timeout: .seconds(5)) {
+            guard let browser = browser.state, let music = music.state else { return false }
+            return !browser.muted && !music.muted && !music.corked
+        }
+        let states = service.signals.filter { $0.member == "AudioInterruption" }.map { $0.arguments.first?.string ?? "" }
+        XCTAssertEqual(states, ["began", "ended"])
+
+        let next = try await service.speak("Again.", ["others": .string("pause")])
+        try await waitUntil("the next interruption to mute the browser") { browser.state?.muted == true }
+        let nextFinished = try await service.waitForFinish(next)
+        XCTAssertEqual(nextFinished, "done")
+        try await waitUntil("the browser to play again") { browser.state?.muted == false }
+    }
+
+    /// No helper outlives voiceboxd killed with SIGKILL, and the server drops its recording.
+    // @SoundServer: the recording, as the server sees it
+    func testNoHelperOutlivesTheService() async throws {
+        let stack = try Stack.require()
+        let service = try await service(stack)
+        let helper = try await helper(of: service)
+        let pid = service.daemon.pid
+        let listening = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+        try await service.waitForListening(true)
+        XCTAssertNotNil(try ServerStream.recording(of: pid))
+        service.daemon.signal(SIGKILL)
+        _ = await service.daemon.wait()
+        _ = await listening.value
+        try await waitUntil("the audio helper to end", timeout: .seconds(3)) { !FileWorkerTests.running(helper) }
+        try await waitUntil("the server to drop the recording", timeout: .seconds(3)) {
+            (try? ServerStream.recording(of: pid)) == nil
+        }
+    }
+}
