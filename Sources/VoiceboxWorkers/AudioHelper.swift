@@ -167,20 +167,27 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     }
 
     /// The helper's environment: the service's (libpulse finds the server through it), with the
-    /// streams it opens claimed for the service's pid (libpulse's `PULSE_PROP_*` variables).
+    /// streams it opens claimed for the service's pid (libpulse's `PULSE_PROP_*` variables). A crash
+    /// is an answer, not a report: no backtrace, and a sanitizer build (the tests') leaves crash
+    /// signals alone, so that the helper's end names them.
     static func environment() -> [String] {
         var entries: [String] = []
         var cursor = environ
         while let entry = cursor.pointee {
             let text = String(cString: entry)
-            if !text.hasPrefix("PULSE_PROP_application.process.id=") && !text.hasPrefix("SWIFT_BACKTRACE=") { entries.append(text) }
+            if text.hasPrefix("TSAN_OPTIONS=") || text.hasPrefix("ASAN_OPTIONS=") {
+                entries.append(text + " handle_segv=0 handle_sigbus=0 handle_sigfpe=0")
+            } else if !text.hasPrefix("PULSE_PROP_application.process.id=") && !text.hasPrefix("SWIFT_BACKTRACE=") {
+                entries.append(text)
+            }
             cursor += 1
         }
         return entries + ["PULSE_PROP_application.process.id=\(getpid())", "SWIFT_BACKTRACE=enable=no"]
     }
 
     private func failedToStart(_ reason: String) {
-        log?(reason)
+        // Said a few times, not every 5 s for as long as the helper cannot be started.
+        if state.withLock({ $0.failures < 3 }) { log?(reason) }
         scheduleReplacement(after: reason)
     }
 
