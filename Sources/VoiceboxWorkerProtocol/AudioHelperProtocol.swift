@@ -37,11 +37,16 @@ import VoiceboxCore
 ///
 /// ## Bounds and ends
 /// The helper bounds its own waits on the server (2 s to connect, 2 s an answer, 5 s to open a
-/// recording, 1 s to close one). The service waits at most `answerBound` for any answer; a helper
-/// that does not answer in that time, or that ends, is killed and reaped and a new one started
+/// recording, 1 s to close one). The service waits at most `answerBound` for any answer but a
+/// close's (`closeBound`); a helper that does not answer in that time, or that ends, is killed and
+/// reaped and a new one started
 /// (after 0.1 s, doubling to 5 s while they keep failing). Its recordings fail with
 /// `serverUnavailable` naming how it ended; the mixer's calls meanwhile fail with `unavailable`,
-/// and the new helper's `serverReady` makes the audio session read the server afresh.
+/// and the new helper's `serverReady` makes the audio session read the server afresh. A mixer call
+/// whose helper was lost is asked again of the replacement (waiting up to 6 s for it): each is
+/// idempotent, and what the session changed must be given back. While a recording is open the
+/// service sends `ping` every 2 s, bounded by 2 s: a stopped helper sends no samples, and nothing
+/// else would notice it. While nothing is recording, a stopped helper is found by the next call.
 public enum AudioHelperProtocol {
     public static let version = 1
     public static let executableName = "voicebox-audio"
@@ -57,6 +62,9 @@ public enum AudioHelperProtocol {
     /// The longest the service waits for an answer: above the helper's own bounds on the server
     /// (a connect and a request, or a recording's opening), with room for a loaded machine.
     public static let answerBound: Duration = .seconds(8)
+    /// The longest the service waits for a recording's close (the helper's own bound is 1 s): a
+    /// stop must not wait for a stuck helper as long as other answers may.
+    public static let closeBound: Duration = .seconds(2)
     /// The longest either side waits to hand a frame to the other.
     public static let writeBound: Duration = .seconds(2)
     /// A frame holds at most this many bytes of payload.
@@ -89,6 +97,9 @@ public enum AudioHelperProtocol {
         /// Releases the microphone; answered once the server no longer records for it. A close
         /// that arrives while the capture is still opening closes it as soon as it is open.
         case closeCapture(capture: UInt32)
+        /// Answered `done` at once: the service asks every 2 s while a recording is open, so that
+        /// a stopped helper (which sends no samples) is found and replaced.
+        case ping
     }
 
     public struct Answer: Codable, Sendable {

@@ -16,6 +16,7 @@ extension AudioHelper {
         let forget = { [state] in _ = state.withLock { $0.captures.removeValue(forKey: id) } }
         switch await ask(.openCapture(capture: id, source: source)) {
         case .outcome(.done):
+            keepHeartbeat()
             return HelperCaptureStream(id: id, helper: self, chunks: chunks, failure: failure)
         case .outcome(.captureError(let error)):
             forget()
@@ -24,7 +25,7 @@ extension AudioHelper {
             forget()
             tell(.closeCapture(capture: id))
             throw CaptureError.failed("the audio helper answered \(other)")
-        case .unreachable(let why):
+        case .unreachable(let why), .lost(let why):
             forget()
             tell(.closeCapture(capture: id))  // it may still open it
             throw CaptureError.serverUnavailable(why)
@@ -72,8 +73,8 @@ final class HelperCaptureStream: CaptureStream {
         _ = await helper.ask(.setCaptureCorked(capture: id, corked: corked))
     }
 
-    /// Returns once the helper says the server no longer records for us, or could not say so in
-    /// time (then the helper is replaced, which hangs up its connections).
+    /// Returns once the helper says the server no longer records for us, or after `closeBound`
+    /// (then the helper is killed, which hangs up its server connections, and replaced).
     func close() async {
         let first = closed.withLock { closed in
             defer { closed = true }
@@ -82,7 +83,7 @@ final class HelperCaptureStream: CaptureStream {
         guard first else { return }
         // Not cancelled with the caller's task: the microphone must be released before we return.
         let helper = helper, id = id
-        await Task { _ = await helper.ask(.closeCapture(capture: id)) }.value
+        await Task { _ = await helper.ask(.closeCapture(capture: id), within: AudioHelperProtocol.closeBound) }.value
         helper.finishCapture(id)
     }
 }

@@ -36,8 +36,10 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     /// How a request ended.
     enum Reply: Sendable {
         case outcome(AudioHelperProtocol.Outcome)
-        /// The helper ended or did not answer in time: why, for people.
+        /// No helper runs (one is being replaced, or none can be started): why, for people.
         case unreachable(String)
+        /// The helper it went to ended or did not answer in time, having carried it out or not.
+        case lost(String)
         case cancelled
     }
 
@@ -63,6 +65,8 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         var shutDown = false
         /// Why the last helper ended, while no new one runs yet.
         var lastEnd = "the audio helper is starting"
+        /// Whether the heartbeat runs (while any recording is open).
+        var heartbeatRuns = false
         /// Calls waiting for a replacement to start, by a number of their own.
         var awaitingHelper: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextAwaiting: UInt64 = 0
@@ -71,6 +75,12 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     /// How long a call waits for a helper being replaced before it fails (a replacement starts
     /// 0.1 s after the end of the last, in a few milliseconds).
     static let replacementWait: Duration = .seconds(1)
+    /// How long a mixer call whose helper was lost waits for the replacement before it is asked
+    /// again: the longest pause between replacements (5 s) and a start.
+    static let retryWait: Duration = .seconds(6)
+    /// While a recording is open, the helper is asked to answer this often, within the same
+    /// bound: a stopped helper sends no samples, and a recording must not wait for them forever.
+    static let heartbeat: Duration = .seconds(2)
 
     private let helperPath: String
     private let log: LogSink?
@@ -155,7 +165,9 @@ public final class AudioHelper: AudioMixer, AudioCapture {
                 let outcome = reader.next(within: nil)
                 guard let self else { return }
                 guard case .frame(let tag, let payload) = outcome else {
-                    self.lost(process, outcome == .closed ? nil : "it broke the protocol (\(outcome))")
+                    // Closed, or reset by a helper killed with data unread: how it ended says why.
+                    let ended = outcome == .closed || outcome == .failed(ECONNRESET)
+                    self.lost(process, ended ? nil : "it broke the protocol (\(outcome))")
                     return
                 }
                 if let why = self.receive(tag, payload) {
@@ -229,7 +241,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     private func end(waiting: [UInt32: Waiting], captures: [UInt32: CaptureSink], reason: String) {
         for entry in waiting.values {
             entry.timeout.cancel()
-            entry.reply.resume(returning: .unreachable(reason))
+            entry.reply.resume(returning: .lost(reason))
         }
         for sink in captures.values {
             sink.failure.withLock { $0 = .serverUnavailable(reason) }
@@ -268,10 +280,11 @@ public final class AudioHelper: AudioMixer, AudioCapture {
 
     // MARK: - Asking
 
-    /// Sends `call` and waits for its answer, at most `AudioHelperProtocol.answerBound`; a helper
-    /// that does not answer by then is replaced. A cancelled task stops waiting at once.
-    func ask(_ call: AudioHelperProtocol.Call) async -> Reply {
-        if state.withLock({ $0.process == nil && !$0.shutDown }) { await helperReplaced() }
+    /// Sends `call` and waits for its answer, at most `bound`; a helper that does not answer by
+    /// then is killed (which also hangs up its server connections) and replaced. A cancelled task
+    /// stops waiting at once.
+    func ask(_ call: AudioHelperProtocol.Call, within bound: Duration = AudioHelperProtocol.answerBound) async -> Reply {
+        if state.withLock({ $0.process == nil && !$0.shutDown }) { await helperReplaced(within: Self.replacementWait) }
         let (process, id, lastEnd) = state.withLock { state in
             defer { state.nextRequest &+= 1 }
             return (state.process, state.nextRequest, state.lastEnd)
@@ -281,9 +294,9 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (reply: CheckedContinuation<Reply, Never>) in
                 let timeout = Task { [weak self] in
-                    guard (try? await Task.sleep(for: AudioHelperProtocol.answerBound)) != nil, let self else { return }
+                    guard (try? await Task.sleep(for: bound)) != nil, let self else { return }
                     guard let entry = self.state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
-                    entry.reply.resume(returning: .unreachable("the audio helper did not answer within 8 s"))
+                    entry.reply.resume(returning: .lost("the audio helper did not answer within \(bound)"))
                     // Stuck: killing it ends its reader's wait, which replaces it.
                     process.child.signal(SIGKILL)
                 }
@@ -306,15 +319,15 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         }
     }
 
-    /// Returns once a helper runs again, or after `replacementWait`, or at a cancel.
-    private func helperReplaced() async {
+    /// Returns once a helper runs again, or after `bound`, or at a cancel.
+    func helperReplaced(within bound: Duration) async {
         let key = state.withLock { state in
             defer { state.nextAwaiting += 1 }
             return state.nextAwaiting
         }
         let resumeIfWaiting: @Sendable () -> Void = { [state] in state.withLock { $0.awaitingHelper.removeValue(forKey: key) }?.resume() }
         let timeout = Task {
-            try? await Task.sleep(for: Self.replacementWait)
+            try? await Task.sleep(for: bound)
             resumeIfWaiting()
         }
         await withTaskCancellationHandler {
@@ -347,6 +360,25 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         guard let process else { return }
         if !process.send(AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))) {
             process.child.signal(SIGKILL)
+        }
+    }
+
+    /// Asks the helper to answer every `heartbeat` while any recording is open; one that does not
+    /// answer in time is killed, which fails its recordings (`ask`'s bound).
+    func keepHeartbeat() {
+        guard state.withLock({ state -> Bool in
+            defer { state.heartbeatRuns = true }
+            return !state.heartbeatRuns
+        }) else { return }
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: Self.heartbeat)
+                guard let self, self.state.withLock({ state -> Bool in
+                    if state.captures.isEmpty { state.heartbeatRuns = false }
+                    return !state.captures.isEmpty
+                }) else { return }
+                _ = await self.ask(.ping, within: Self.heartbeat)
+            }
         }
     }
 }

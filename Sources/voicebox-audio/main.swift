@@ -69,6 +69,7 @@ struct Answerer: Sendable {
             case .openCapture(let capture, let source): return await recordings.open(capture, source: source)
             case .setCaptureCorked(let capture, let corked): await recordings.setCorked(capture, corked)
             case .closeCapture(let capture): await recordings.close(capture)
+            case .ping: break
             }
             return .done
         } catch let error as MixerError {

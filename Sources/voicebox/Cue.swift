@@ -20,8 +20,14 @@ enum Cue {
         // On a thread of its own, so nothing waits for it; bounded, so a stuck sound server does not
         // leave it behind.
         Thread.detachNewThread {
-            _ = try? ChildProcess.run(paplay, ["--property=media.role=event", file], timeout: .seconds(5))
+            _ = try? ChildProcess.run(paplay, Cue.paplayArguments(file), timeout: .seconds(5))
         }
+    }
+
+    /// As client "Voicebox": the service spares Voicebox's own streams when it pauses others for
+    /// the listening the cue announces.
+    static func paplayArguments(_ file: String) -> [String] {
+        ["--client-name=Voicebox", "--property=media.role=event", file]
     }
 
     /// The tone's file in $XDG_RUNTIME_DIR (or /tmp), written once.

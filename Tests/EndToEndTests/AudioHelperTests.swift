@@ -115,6 +115,77 @@ final class AudioHelperTests: XCTestCase {
         try await waitUntil("the browser to play again") { browser.state?.muted == false }
     }
 
+    /// A stopped helper (SIGSTOP: it sends no samples and answers nothing) mid-microphone: the
+    /// heartbeat finds it within 2 s + 2 s, the Recognize fails with NoMicrophone instead of
+    /// listening for ever, the server stops recording for us, and the next Recognize hears.
+    // @SoundServer: the microphone, as the server sees it
+    func testAStoppedHelperEndsItsRecognitionInsteadOfListeningForEver() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await service(stack)
+        let directory = try makeTemporaryDirectory(self)
+        let goforward = try Recordings.wav("goforward.raw", in: directory)
+        let pid = service.daemon.pid
+        let helper = try await helper(of: service)
+        let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+        try await service.waitForListening(true)
+        let stopped = ContinuousClock.now
+        kill(helper, SIGSTOP)
+        let error = await failing.value
+        let took = seconds(ContinuousClock.now - stopped)
+        print("METRIC audio helper stopped mid-microphone → Recognize failed in \(String(format: "%.2f", took)) s")
+        XCTAssertEqual(error?.name, "org.voicebox.Error.NoMicrophone", error?.message ?? "no error")
+        XCTAssertLessThan(took, faultBound(6))
+        try await waitUntil("the server to stop recording for us", timeout: .seconds(3)) {
+            (try? ServerStream.recording(of: pid)) == nil
+        }
+        XCTAssertFalse(FileWorkerTests.running(helper), "the stopped helper was killed")
+        _ = try await self.helper(of: service, besides: helper)
+        let next = Task { try await service.recognize([:]) }
+        try await service.waitForListening(true)
+        let speech = try Player(goforward, sink: stack.micSink)
+        let heard = try await next.value
+        await speech.waitUntilDone()
+        XCTAssertEqual(heard.text, "go forward ten meters")
+    }
+
+    /// A helper stopped while others are silenced, then the speech stopped: the restore goes to a
+    /// helper that answers nothing, which is killed after 8 s, and the restore is asked again of
+    /// its replacement. Every stream comes back as the user left it: unmuted (pause) or at its
+    /// volume (duck).
+    // @SoundServer: mutes and ducks other audio and checks what the server shows
+    func testAStoppedHelperAtTheEndOfAnInterruptionStillGivesEveryStreamBack() async throws {
+        let stack = try Stack.require()
+        let service = try await service(stack)
+        for others in ["pause", "duck"] {
+            let first = try PlayingStream(sink: stack.sink, role: nil)
+            let second = try PlayingStream(sink: stack.sink, role: nil)
+            cleanUps.append { await first.stop(); await second.stop() }
+            let before = [try await first.settledState(), try await second.settledState()]
+            let helper = try await helper(of: service)
+            let began = service.signals.filter { $0.member == "AudioInterruption" }.count
+            _ = try await service.speak(SpeechTests.long, ["others": .string(others)])
+            try await waitUntil("both streams to be silenced (\(others))") {
+                [first.state, second.state].allSatisfy { state in
+                    guard let state else { return false }
+                    return others == "pause" ? state.muted : state.volume != before[0].volume
+                }
+            }
+            XCTAssertEqual(service.signals.filter { $0.member == "AudioInterruption" }.count, began + 1)
+            kill(helper, SIGSTOP)
+            _ = try await service.call("StopAllSpeaking")
+            try await waitUntil("both streams back as they were (\(others))", timeout: .seconds(25)) {
+                guard let one = first.state, let two = second.state else { return false }
+                return !one.muted && !two.muted && one.volume == before[0].volume && two.volume == before[1].volume
+            }
+            try await waitUntil("the interruption to end") {
+                service.signals.filter { $0.member == "AudioInterruption" }.count == began + 2
+            }
+            await first.stop()
+            await second.stop()
+        }
+    }
+
     /// No helper outlives voiceboxd killed with SIGKILL, and the server drops its recording.
     // @SoundServer: the recording, as the server sees it
     func testNoHelperOutlivesTheService() async throws {

@@ -231,6 +231,24 @@ final class AudioSessionTests: XCTestCase {
     }
 
     /// voiceboxd killed while music is paused and muted: the next one restores both.
+    /// A stream of a client named Voicebox (the `voicebox` client plays its dictation cues so,
+    /// `Cue.paplayArguments`) plays on while others are silenced; another client's does not.
+    func testVoiceboxsOwnCuesAreNotSilenced() async throws {
+        let cue = try PlayingStream(sink: stack.sink, role: "event", application: "Voicebox")
+        let other = try PlayingStream(sink: stack.sink, role: "event")
+        cleanUps.append { await cue.stop(); await other.stop() }
+        _ = try await cue.waitUntilListed()
+        _ = try await other.waitUntilListed()
+        let id = try await service.speak(SpeechTests.long, ["others": .string("pause")])
+        _ = try await waitForInterruption("began")
+        try await waitUntil("the other client's stream to be silenced") {
+            other.state.map { $0.muted || $0.corked } ?? false
+        }
+        XCTAssertEqual(cue.state?.muted, false, "Voicebox's own cue is never muted")
+        XCTAssertEqual(cue.state?.corked, false)
+        _ = try await service.call("StopSpeaking", [.uint64(id)])
+    }
+
     func testAVoiceboxdKilledMidInterruptionIsCleanedUpAfterByTheNext() async throws {
         let mpv = try await player()
         let browser = try await stream(role: nil)

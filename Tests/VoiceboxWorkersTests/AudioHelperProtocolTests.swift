@@ -17,7 +17,7 @@ final class AudioHelperProtocolTests: XCTestCase {
             .setVolume(stream: UInt32.max, volume: [0, 65536, UInt32.max]), .rememberedSettings, .remember([setting]),
             .forgetRemembered(["a", ""]), .startCorkTrigger(role: "phone"), .stopCorkTrigger,
             .openCapture(capture: 3, source: nil), .openCapture(capture: 4, source: "mic.monitor"),
-            .setCaptureCorked(capture: 3, corked: false), .closeCapture(capture: 3),
+            .setCaptureCorked(capture: 3, corked: false), .closeCapture(capture: 3), .ping,
         ]
         for call in calls {
             let request = try roundTrip(AudioHelperProtocol.Request(id: 42, call: call))

@@ -206,6 +206,12 @@ final class InvocationTests: XCTestCase {
                        "typing on X11 needs xdotool: apt install xdotool")
     }
 
+    /// The cue plays as client "Voicebox", whose streams the service never silences (a dictation's
+    /// cue would otherwise be muted by the listening it announces; AudioSessionTests hears it).
+    func testTheCuePlaysAsVoiceboxsOwnClient() {
+        XCTAssertEqual(Cue.paplayArguments("/x.wav"), ["--client-name=Voicebox", "--property=media.role=event", "/x.wav"])
+    }
+
     func testCueIsAWAVFile() {
         let data = Cue.wav(Cue.tone(from: 660, to: 990))
         XCTAssertEqual(data.prefix(4), Data("RIFF".utf8))

@@ -4,9 +4,11 @@ struct StreamKinds: Sendable {
     let settings: AudioSessionSettings
     let ownProcessID: Int32
 
-    /// Not Voicebox's own, not speech-dispatcher's, not a spared role, not a call.
+    /// Not Voicebox's own (the service's, or a stream of a client named Voicebox: the `voicebox`
+    /// client's cue tones), not speech-dispatcher's, not a spared role, not a call.
     func isOthers(_ stream: PlaybackStream) -> Bool {
         if stream.processID == ownProcessID { return false }
+        if stream.applicationName == "Voicebox" { return false }
         if let name = stream.applicationName?.lowercased(), name.hasPrefix("speech-dispatcher") { return false }
         if let media = stream.mediaName?.lowercased(), media.hasPrefix("speech-dispatcher") { return false }
         if let role = stream.role?.lowercased(), settings.spareRoles.contains(role) { return false }
