@@ -42,9 +42,10 @@ import VoiceboxCore
 /// reaped and a new one started
 /// (after 0.1 s, doubling to 5 s while they keep failing). Its recordings fail with
 /// `serverUnavailable` naming how it ended; the mixer's calls meanwhile fail with `unavailable`,
-/// and the new helper's `serverReady` makes the audio session read the server afresh. A mixer call
-/// whose helper was lost is asked again of the replacement (waiting up to 6 s for it): each is
-/// idempotent, and what the session changed must be given back. While a recording is open the
+/// and the new helper's `serverReady` makes the audio session read the server afresh. Any call waits up
+/// to 6 s for the replacement of a helper that ended (1 s while none can be started), and a mixer
+/// call whose helper was lost is asked again of the replacement: each is idempotent, and what the
+/// session changed must be given back. While a recording is open the
 /// service sends `ping` every 2 s, bounded by 2 s: a stopped helper sends no samples, and nothing
 /// else would notice it. While nothing is recording, a stopped helper is found by the next call.
 public enum AudioHelperProtocol {

@@ -57,16 +57,14 @@ extension AudioHelper {
     /// The outcome of `call`; throws the mixer's error, `unavailable` while the helper cannot
     /// answer, `CancellationError` for a cancelled task.
     ///
-    /// A call whose helper was lost is asked again of its replacement: every one is idempotent
+    /// A call whose helper was lost is asked again of its replacement (`ask` waits for it): every
+    /// one is idempotent
     /// (a mute, a volume, a memory entry set to a value; a list; a trigger, which died with the
     /// helper), and the audio session must be able to give back what it changed even when the
     /// helper it changed it through is gone.
     private func mixerCall(_ call: AudioHelperProtocol.Call) async throws -> AudioHelperProtocol.Outcome {
         var reply = await ask(call)
-        if case .lost = reply {
-            await helperReplaced(within: Self.retryWait)
-            reply = await ask(call)
-        }
+        if case .lost = reply { reply = await ask(call) }  // after waiting for the replacement
         switch reply {
         case .outcome(.mixerError(let error)): throw error
         case .outcome(.captureError(let error)): throw MixerError.failed("\(error)")

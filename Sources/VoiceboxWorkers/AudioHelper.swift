@@ -65,6 +65,9 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         var shutDown = false
         /// Why the last helper ended, while no new one runs yet.
         var lastEnd = "the audio helper is starting"
+        /// The last attempt to start a helper failed (rather than a helper ending): calls do not
+        /// wait long for a replacement that may never come.
+        var startFailed = false
         /// Whether the heartbeat runs (while any recording is open).
         var heartbeatRuns = false
         /// Calls waiting for a replacement to start, by a number of their own.
@@ -72,12 +75,13 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         var nextAwaiting: UInt64 = 0
     }
 
-    /// How long a call waits for a helper being replaced before it fails (a replacement starts
-    /// 0.1 s after the end of the last, in a few milliseconds).
-    static let replacementWait: Duration = .seconds(1)
-    /// How long a mixer call whose helper was lost waits for the replacement before it is asked
-    /// again: the longest pause between replacements (5 s) and a start.
-    static let retryWait: Duration = .seconds(6)
+    /// How long a call waits for the replacement of a helper that ended before it fails: the
+    /// longest pause between replacements (5 s, after a run of deaths) and a start. What the audio
+    /// session gives back must reach the server even while the helper is being killed repeatedly.
+    static let replacementWait: Duration = .seconds(6)
+    /// How long a call waits while no helper could be started at all (a missing executable): not
+    /// long, as calls fail at once while the sound server is known to be away.
+    static let startFailedWait: Duration = .seconds(1)
     /// While a recording is open, the helper is asked to answer this often, within the same
     /// bound: a stopped helper sends no samples, and a recording must not wait for them forever.
     static let heartbeat: Duration = .seconds(2)
@@ -150,6 +154,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             let awaiting = Array(state.awaitingHelper.values)
             guard !state.shutDown else { return (false, awaiting) }
             state.process = process
+            state.startFailed = false
             return (true, awaiting)
         }
         for call in awaiting { call.resume() }
@@ -159,6 +164,8 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             return
         }
         OwnThread.start(name: "audio-helper") { [weak self] in
+            // The socket is closed only here, once nothing waits on it (`lost` shuts it down).
+            defer { close(process.socket) }
             // Blocks until the helper ends: it sends events whenever the server has some.
             var reader = FrameReader(descriptor: process.socket, maximumPayload: AudioHelperProtocol.maximumPayload)
             while true {
@@ -198,6 +205,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     }
 
     private func failedToStart(_ reason: String) {
+        state.withLock { $0.startFailed = true }
         // Said a few times, not every 5 s for as long as the helper cannot be started.
         if state.withLock({ $0.failures < 3 }) { log?(reason) }
         scheduleReplacement(after: reason)
@@ -214,7 +222,6 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         }) else { return }
         Glibc.shutdown(process.socket, Int32(SHUT_RDWR))
         let (termination, killed) = process.child.end(within: WorkerProtocol.reapBound)
-        close(process.socket)
         let reason = why.map { "the audio helper was stopped: \($0)" }
             ?? (killed ? "the audio helper stopped answering and was killed" : "the audio helper \(termination)")
         log?(reason)
@@ -284,7 +291,11 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     /// then is killed (which also hangs up its server connections) and replaced. A cancelled task
     /// stops waiting at once.
     func ask(_ call: AudioHelperProtocol.Call, within bound: Duration = AudioHelperProtocol.answerBound) async -> Reply {
-        if state.withLock({ $0.process == nil && !$0.shutDown }) { await helperReplaced(within: Self.replacementWait) }
+        let wait = state.withLock { state -> Duration? in
+            guard state.process == nil, !state.shutDown else { return nil }
+            return state.startFailed ? Self.startFailedWait : Self.replacementWait
+        }
+        if let wait { await helperReplaced(within: wait) }
         let (process, id, lastEnd) = state.withLock { state in
             defer { state.nextRequest &+= 1 }
             return (state.process, state.nextRequest, state.lastEnd)
@@ -295,10 +306,11 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             await withCheckedContinuation { (reply: CheckedContinuation<Reply, Never>) in
                 let timeout = Task { [weak self] in
                     guard (try? await Task.sleep(for: bound)) != nil, let self else { return }
-                    guard let entry = self.state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
-                    entry.reply.resume(returning: .lost("the audio helper did not answer within \(bound)"))
-                    // Stuck: killing it ends its reader's wait, which replaces it.
+                    guard self.state.withLock({ $0.waiting[id] != nil }) else { return }
+                    // Stuck: killed, and lost at once (this answer with it), so that a call asked
+                    // again waits for the replacement rather than going to it.
                     process.child.signal(SIGKILL)
+                    self.lost(process, "it did not answer within \(bound)")
                 }
                 let registered = state.withLock { state -> Bool in
                     guard state.process === process else { return false }
@@ -320,7 +332,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     }
 
     /// Returns once a helper runs again, or after `bound`, or at a cancel.
-    func helperReplaced(within bound: Duration) async {
+    private func helperReplaced(within bound: Duration) async {
         let key = state.withLock { state in
             defer { state.nextAwaiting += 1 }
             return state.nextAwaiting

@@ -30,7 +30,7 @@ final class AudioHelperTests: XCTestCase {
 
     private func helper(of service: ServiceHarness, besides old: pid_t? = nil) async throws -> pid_t {
         var found: pid_t?
-        try await waitUntil("voiceboxd's audio helper", timeout: .seconds(5)) {
+        try await waitUntil("voiceboxd's audio helper", timeout: .seconds(8)) {  // the longest pause is 5 s
             found = Self.audioHelpers(of: service.daemon.pid).first { $0 != old && FileWorkerTests.running($0) }
             return found != nil
         }
@@ -184,6 +184,49 @@ final class AudioHelperTests: XCTestCase {
             await first.stop()
             await second.stop()
         }
+    }
+
+    /// The helper killed seven times in a row, each replacement as soon as it appears (the pause
+    /// before the next grows to 5 s), then the speech stopped: the restore, asked for while no
+    /// helper runs, waits for the next one, and every stream plays again. A stream the user turned
+    /// down while the helper was stopped at the end of a ducking keeps the user's level.
+    // @SoundServer: mutes and ducks other audio and checks what the server shows
+    func testRepeatedHelperDeathsAndAUsersChangeAreAllHonouredAtTheEnd() async throws {
+        let stack = try Stack.require()
+        let service = try await service(stack)
+        let first = try PlayingStream(sink: stack.sink, role: nil)
+        let second = try PlayingStream(sink: stack.sink, role: nil)
+        cleanUps.append { await first.stop(); await second.stop() }
+        let before = [try await first.settledState(), try await second.settledState()]
+        var helper = try await helper(of: service)
+        _ = try await service.speak(SpeechTests.long + " " + SpeechTests.long, ["others": .string("pause")])
+        try await waitUntil("both streams muted") { first.state?.muted == true && second.state?.muted == true }
+        for _ in 0..<7 {
+            kill(helper, SIGKILL)
+            helper = try await self.helper(of: service, besides: helper)
+        }
+        kill(helper, SIGKILL)
+        _ = try await service.call("StopAllSpeaking")
+        try await waitUntil("both streams unmuted after seven deaths", timeout: .seconds(20)) {
+            first.state?.muted == false && second.state?.muted == false
+        }
+
+        // Ducking; the helper stopped; the user turns the first stream down meanwhile.
+        helper = try await self.helper(of: service, besides: helper)
+        try await Task.sleep(for: .seconds(1))
+        _ = try await service.speak(SpeechTests.long, ["others": .string("duck")])
+        try await waitUntil("both streams ducked") {
+            first.state?.volume != before[0].volume && second.state?.volume != before[1].volume
+        }
+        kill(helper, SIGSTOP)
+        let users: UInt32 = 20_000
+        _ = try ServerStream.run("/usr/bin/pactl", ["set-sink-input-volume", "\(before[0].index)", "\(users)"])
+        _ = try await service.call("StopAllSpeaking")
+        try await waitUntil("the second stream back at its level", timeout: .seconds(25)) {
+            second.state?.volume == before[1].volume
+        }
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(first.state?.volume, [users, users], "the user's level is the user's")
     }
 
     /// No helper outlives voiceboxd killed with SIGKILL, and the server drops its recording.
