@@ -139,12 +139,7 @@ public enum AudioHelperProtocol {
     /// One frame, encoded.
     public static func frame(_ tag: Tag, _ payload: [UInt8]) -> [UInt8] {
         precondition(payload.count <= maximumPayload)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(5 + payload.count)
-        bytes.append(tag.rawValue)
-        withUnsafeBytes(of: UInt32(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: payload)
-        return bytes
+        return payload.withUnsafeBytes { FrameReader.frame(tag: tag.rawValue, $0) }
     }
 
     /// A JSON frame. The types above always encode.

@@ -79,6 +79,16 @@ public struct FrameReader {
         return Int32(clamping: max(0, milliseconds))
     }
 
+    /// One frame: the tag, the payload's length (UInt32, little-endian) and the payload.
+    public static func frame(tag: UInt8, _ payload: UnsafeRawBufferPointer) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(5 + payload.count)
+        bytes.append(tag)
+        withUnsafeBytes(of: UInt32(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: payload)
+        return bytes
+    }
+
     /// Writes all of `bytes` to a non-blocking-capable descriptor, waiting in poll(2) until
     /// `deadline` at most. Returns nil, or the errno that ended it (ETIMEDOUT for the deadline).
     public static func write(_ bytes: [UInt8], to descriptor: Int32, until deadline: ContinuousClock.Instant) -> Int32? {

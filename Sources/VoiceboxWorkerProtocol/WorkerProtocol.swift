@@ -155,12 +155,7 @@ public enum WorkerProtocol {
     /// One message, encoded: tag, length, payload.
     public static func encode(_ tag: Tag, _ payload: UnsafeRawBufferPointer) -> [UInt8] {
         precondition(payload.count <= maximumPayload)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(5 + payload.count)
-        bytes.append(tag.rawValue)
-        withUnsafeBytes(of: UInt32(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: payload)
-        return bytes
+        return FrameReader.frame(tag: tag.rawValue, payload)
     }
 
     public static func encode(_ tag: Tag, _ payload: [UInt8] = []) -> [UInt8] {

@@ -132,25 +132,15 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     // MARK: - Starting and losing the helper
 
     private func launch() {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            return failedToStart("cannot make a socket for the audio helper: \(String(cString: strerror(errno)))")
-        }
-        var spec = ChildSpec(helperPath, ["--parent", "\(getpid())"], environment: Self.environment())
-        spec.descriptors = [3: pair[1]]
-        spec.standardOutput = .inherit
-        spec.standardError = .inherit
-        spec.workingDirectory = "/"
-        let child: Child
+        let spec = ChildSpec(helperPath, ["--parent", "\(getpid())"], environment: Self.environment())
+        let started: (child: Child, socket: Int32)
         do {
-            child = try launcher.start(spec).child
-            close(pair[1])  // the helper has its own copy; ours would hide its end from us
+            started = try launcher.startWithSocket(spec)
         } catch {
-            close(pair[0])
-            close(pair[1])
             return failedToStart("cannot start the audio helper: \(error)")
         }
-        let process = Process(child: child, socket: pair[0])
+        let child = started.child
+        let process = Process(child: child, socket: started.socket)
         let (kept, awaiting) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             defer { state.awaitingHelper = [:] }
             let awaiting = Array(state.awaitingHelper.values)

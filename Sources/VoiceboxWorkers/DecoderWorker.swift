@@ -46,29 +46,18 @@ final class DecoderWorker: Sendable {
     init(_ kind: DecoderWorkerPool.Kind, workerPath: String, launcher: WorkerLauncher, log: LogSink?) throws {
         self.kind = kind
         self.log = log
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw RecognitionError.engineFailure("cannot make a socket for the recognition worker: \(String(cString: strerror(errno)))")
-        }
         var arguments = [WorkerProtocol.decoderMode, "--parent", "\(getpid())", "--language", kind.model.language,
                          "--acoustic", kind.model.acousticModel, "--dictionary", kind.model.dictionary]
         if kind.languageModel { arguments += ["--language-model", kind.model.languageModel] }
         if log != nil { arguments += ["--log", "all"] }
-        var spec = ChildSpec(workerPath, arguments, environment: WorkerAudioFile.environment)
-        spec.descriptors = [3: pair[1]]
-        spec.standardOutput = .inherit  // pocketsphinx prints a grammar it cannot parse there
-        spec.standardError = .inherit
-        spec.workingDirectory = "/"
+        // Descriptor 3 is the socket; standard output is inherited because pocketsphinx prints a
+        // grammar it cannot parse there.
         do {
-            child = try launcher.start(spec).child
-            close(pair[1])  // the worker has its own copy; ours would hide its end from us
+            (child, socket) = try launcher.startWithSocket(ChildSpec(workerPath, arguments, environment: WorkerAudioFile.environment))
         } catch {
-            close(pair[0])
-            close(pair[1])
             throw RecognitionError.engineFailure("cannot start the recognition worker: \(error)")
         }
-        socket = pair[0]
-        reader = Locked(MessageReader(descriptor: pair[0]))
+        reader = Locked(MessageReader(descriptor: socket))
         state = Locked((false, false))
         let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
         let (tag, payload) = try answer(within: WorkerProtocol.loadBound, loading: name)

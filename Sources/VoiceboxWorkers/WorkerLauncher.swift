@@ -1,3 +1,4 @@
+import Glibc
 import Dispatch
 import VoiceboxLock
 import VoiceboxSpawn
@@ -57,6 +58,31 @@ final class WorkerLauncher: Sendable {
             throw WorkerLaunchTimeout()
         }
         return try request.result.withLock { $0 }!.get()
+    }
+}
+
+extension WorkerLauncher {
+    /// Starts `spec` (standard output and error inherited, working directory "/") with one end of
+    /// a new stream socket pair as its descriptor 3; returns the child and the other end, ours.
+    func startWithSocket(_ spec: ChildSpec) throws -> (child: Child, socket: Int32) {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw Errno(errno)
+        }
+        var spec = spec
+        spec.descriptors = [3: pair[1]]
+        spec.standardOutput = .inherit
+        spec.standardError = .inherit
+        spec.workingDirectory = "/"
+        do {
+            let child = try start(spec).child
+            close(pair[1])  // the child has its own copy; ours would hide its end from us
+            return (child, pair[0])
+        } catch {
+            close(pair[0])
+            close(pair[1])
+            throw error
+        }
     }
 }
 
