@@ -64,7 +64,14 @@ extension AudioHelper {
     /// helper it changed it through is gone.
     private func mixerCall(_ call: AudioHelperProtocol.Call) async throws -> AudioHelperProtocol.Outcome {
         var reply = await ask(call)
-        if case .lost = reply { reply = await ask(call) }  // after waiting for the replacement
+        // Asked again, after waiting for each replacement, while helpers die under it: twice more.
+        // The audio session reads the streams before it gives back what it changed, and a read
+        // that fails leaves it with what it knew before the helper went (which cannot show a
+        // change the user made meanwhile).
+        for _ in 0..<2 {
+            guard case .lost = reply else { break }
+            reply = await ask(call)
+        }
         switch reply {
         case .outcome(.mixerError(let error)): throw error
         case .outcome(.captureError(let error)): throw MixerError.failed("\(error)")
