@@ -30,7 +30,7 @@ final class AudioHelperTests: XCTestCase {
 
     private func helper(of service: ServiceHarness, besides old: pid_t? = nil) async throws -> pid_t {
         var found: pid_t?
-        try await waitUntil("voiceboxd's audio helper", timeout: .seconds(12)) {  // an 8 s answer bound, or a 5 s pause
+        try await waitUntil("voiceboxd's audio helper", timeout: .seconds(16)) {  // an 8 s answer bound and a 5 s pause
             found = Self.audioHelpers(of: service.daemon.pid).first { $0 != old && FileWorkerTests.running($0) }
             return found != nil
         }
