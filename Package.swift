@@ -48,7 +48,7 @@ let package = Package(
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // The worker protocol (one file, shared by both sides), the service's side of it, and the worker.
-        .target(name: "VoiceboxWorkerProtocol", dependencies: ["VoiceboxCore"]),
+        .target(name: "VoiceboxWorkerProtocol", dependencies: ["VoiceboxCore", "VoiceboxSpawn"]),
         .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxModels", "VoiceboxSpawn",
                                                    "VoiceboxWorkerProtocol"]),
         .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile",

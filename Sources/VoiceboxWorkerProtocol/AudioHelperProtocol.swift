@@ -157,11 +157,9 @@ public enum AudioHelperProtocol {
 
     /// A samples frame's capture id and samples; nil for a malformed payload.
     public static func samples(fromPayload payload: [UInt8]) -> (capture: UInt32, samples: [Int16])? {
-        guard payload.count >= 4, payload.count % 2 == 0 else { return nil }
+        guard payload.count >= 4, let samples = WorkerProtocol.samples(fromPayload: payload.dropFirst(4)) else { return nil }
         var capture: UInt32 = 0
         for index in 0..<4 { capture |= UInt32(payload[index]) << (8 * UInt32(index)) }
-        var samples = [Int16](repeating: 0, count: (payload.count - 4) / 2)
-        samples.withUnsafeMutableBytes { $0.copyBytes(from: payload[4...]) }
-        return (capture, samples.map { Int16(littleEndian: $0) })
+        return (capture, samples)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxSpawn
 
 /// Reads frames (a tag byte, a UInt32 little-endian payload length, the payload) from a pipe or
 /// socket, buffered, waiting in poll(2) at most the bound it is given for each frame. Both of the
@@ -53,7 +54,7 @@ public struct FrameReader {
             if let deadline {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return .silent }
-                timeout = Self.milliseconds(left)
+                timeout = Child.milliseconds(left)
             }
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&entry, 1, timeout)
@@ -70,13 +71,6 @@ public struct FrameReader {
             if got == 0 { return .closed }
             buffer.append(contentsOf: chunk[0..<got])
         }
-    }
-
-    /// A poll(2) timeout: whole milliseconds, rounded up so that a wait never ends early.
-    static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: max(0, milliseconds))
     }
 
     /// One frame: the tag, the payload's length (UInt32, little-endian) and the payload.
@@ -105,7 +99,7 @@ public struct FrameReader {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return ETIMEDOUT }
                 var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&entry, 1, milliseconds(left))
+                _ = poll(&entry, 1, Child.milliseconds(left))
             default:
                 return errno
             }

@@ -184,8 +184,8 @@ public enum WorkerProtocol {
         return .some(value.isNaN ? nil : value)
     }
 
-    /// Decodes a samples payload; nil for an odd length.
-    public static func samples(fromPayload payload: [UInt8]) -> [Int16]? {
+    /// Decodes a samples payload (signed 16-bit little-endian); nil for an odd length.
+    public static func samples(fromPayload payload: some Collection<UInt8>) -> [Int16]? {
         guard payload.count % 2 == 0 else { return nil }
         var samples = [Int16](repeating: 0, count: payload.count / 2)
         samples.withUnsafeMutableBytes { $0.copyBytes(from: payload) }

@@ -197,9 +197,12 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     }
 
     private func failedToStart(_ reason: String) {
-        state.withLock { $0.startFailed = true }
+        let firstFew = state.withLock { state in
+            state.startFailed = true
+            return state.failures < 3
+        }
         // Said a few times, not every 5 s for as long as the helper cannot be started.
-        if state.withLock({ $0.failures < 3 }) { log?(reason) }
+        if firstFew { log?(reason) }
         scheduleReplacement(after: reason)
     }
 
@@ -288,10 +291,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             return state.startFailed ? Self.startFailedWait : Self.replacementWait
         }
         if let wait { await helperReplaced(within: wait) }
-        let (process, id, lastEnd) = state.withLock { state in
-            defer { state.nextRequest &+= 1 }
-            return (state.process, state.nextRequest, state.lastEnd)
-        }
+        let (process, id, lastEnd) = takeRequestID()
         guard let process else { return .unreachable(lastEnd) }
         let frame = AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))
         return await withTaskCancellationHandler {
@@ -320,6 +320,14 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             }
         } onCancel: {
             cancel(id)
+        }
+    }
+
+    /// The helper running now (nil: why none does), and a new request id.
+    private func takeRequestID() -> (process: Process?, id: UInt32, lastEnd: String) {
+        state.withLock { state in
+            defer { state.nextRequest &+= 1 }
+            return (state.process, state.nextRequest, state.lastEnd)
         }
     }
 
@@ -357,10 +365,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
 
     /// Sends `call` without waiting for its answer (a dropped recording's close).
     func tell(_ call: AudioHelperProtocol.Call) {
-        let (process, id) = state.withLock { state in
-            defer { state.nextRequest &+= 1 }
-            return (state.process, state.nextRequest)
-        }
+        let (process, id, _) = takeRequestID()
         guard let process else { return }
         if !process.send(AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))) {
             process.child.signal(SIGKILL)
