@@ -1,6 +1,7 @@
 import CDBus
 import Glibc
 import Synchronization
+import VoiceboxLock
 
 /// A connection to a message bus, served by its own event-loop thread. Every method may be
 /// called from any thread or task; work is handed to the loop in order, so signals and
@@ -78,7 +79,8 @@ public final class BusConnection: Sendable {
                      arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws(DBusError) -> [DBusValue] {
         let message = try Self.makeCall(destination: destination, path: path, interface: interface, member: member, arguments: arguments)
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<[DBusValue], DBusError>, Never>) in
+        // The reply is made on the loop thread: handed over under a lock that ThreadSanitizer sees.
+        let result = await withHandOver { (done: HandOver<Result<[DBusValue], DBusError>>) in
             loop.submit({ state in
                 state.call(message, timeoutMilliseconds: milliseconds) { done.resume(returning: $0) }
             }, orElse: { done.resume(returning: .failure(.disconnected())) })

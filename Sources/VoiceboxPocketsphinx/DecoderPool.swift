@@ -1,6 +1,7 @@
 import Dispatch
 import VoiceboxCore
 import VoiceboxModels
+import VoiceboxLock
 
 /// Keeps loaded decoders warm between recognitions and frees them after a quiet spell.
 /// A model is slow to load and large to hold (the README's benchmarks give the figures), so one
@@ -62,13 +63,13 @@ actor DecoderPool {
 
     private func load(_ kind: Kind) async throws -> SphinxDecoder {
         let log = self.log
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withHandOver { (loaded: HandOver<Result<SphinxDecoder, any Error>>) in
             Self.loader.async {
-                continuation.resume(with: Result {
+                loaded.resume(returning: Result {
                     try SphinxDecoder(model: kind.model, languageModel: kind.languageModel, log: log)
                 })
             }
-        }
+        }.get()
     }
 
     private func touch() {

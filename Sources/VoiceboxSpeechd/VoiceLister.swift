@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import VoiceboxCore
+import VoiceboxLock
 
 /// Lists the voices of every output module over a separate short-lived connection, on its own queue,
 /// so that a listing (speech-dispatcher only lists the current output module's voices, and switching
@@ -34,11 +35,11 @@ final class VoiceLister: Sendable {
         }
         let configuration = self.configuration
         let queue = self.queue
-        return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<[Voice], any Error>) in
+        return try await withHandOver { (waiter: HandOver<Result<[Voice], SynthesizerError>>) in
             queue.async {
-                Self.list(configuration, on: queue) { waiter.resume(with: $0.mapError { $0 as any Error }) }
+                Self.list(configuration, on: queue) { waiter.resume(returning: $0) }
             }
-        }
+        }.get()
     }
 
     /// On `queue`. Opening may block (autospawn); that only holds up this listing's own queue.

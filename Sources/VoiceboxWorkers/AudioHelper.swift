@@ -46,7 +46,8 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     }
 
     struct Waiting {
-        let reply: CheckedContinuation<Reply, Never>
+        /// Answers are decoded on the reader thread: handed over under a lock ThreadSanitizer sees.
+        let reply: HandOver<Reply>
         let timeout: Task<Void, Never>
     }
 
@@ -295,7 +296,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         guard let process else { return .unreachable(lastEnd) }
         let frame = AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (reply: CheckedContinuation<Reply, Never>) in
+            await withHandOver { (reply: HandOver<Reply>) in
                 let timeout = Task { [weak self] in
                     guard (try? await Task.sleep(for: bound)) != nil, let self else { return }
                     guard self.state.withLock({ $0.waiting[id] != nil }) else { return }

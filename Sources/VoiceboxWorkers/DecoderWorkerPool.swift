@@ -1,6 +1,7 @@
 import Dispatch
 import VoiceboxCore
 import VoiceboxModels
+import VoiceboxLock
 
 /// Decoder workers kept warm per model and kind, so that no recognition waits for a start it
 /// could have avoided: when one is taken and none is left, a fresh one starts in the background.
@@ -122,11 +123,11 @@ actor DecoderWorkerPool {
     /// for as long as the load takes).
     private nonisolated func start(_ kind: Kind) async throws -> DecoderWorker {
         let (workerPath, launcher, log) = (self.workerPath, self.launcher, self.log)
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withHandOver { (started: HandOver<Result<DecoderWorker, any Error>>) in
             DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, log: log) })
+                started.resume(returning: Result { try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, log: log) })
             }
-        }
+        }.get()
     }
 
     private func touch(_ kind: Kind) {

@@ -2,6 +2,7 @@ import Dispatch
 import VoiceboxCore
 import VoiceboxModels
 import VoiceboxWorkerProtocol
+import VoiceboxLock
 
 /// The service's `RecognitionEngine`: every decoder is a `voicebox-worker decoder` process (see
 /// `WorkerProtocol`), so this process never loads a model nor decodes, and a model or audio that
@@ -55,11 +56,11 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
     /// of the service, speech included.
     private static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) async throws
         -> WorkerSpeechDecoder.Timing {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withHandOver { (configured: HandOver<Result<WorkerSpeechDecoder.Timing, any Error>>) in
             DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try WorkerSpeechDecoder.configure(worker, configuration) })
+                configured.resume(returning: Result { try WorkerSpeechDecoder.configure(worker, configuration) })
             }
-        }
+        }.get()
     }
 
     /// Stops every idle worker now (the idle timer does this by itself).

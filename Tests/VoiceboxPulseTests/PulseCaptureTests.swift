@@ -23,6 +23,11 @@ final class PulseCaptureTests: XCTestCase {
         let play = try runCommand(["paplay", "--raw", "--format=s16le", "--rate=16000", "--channels=1",
                                    "-d", micSink, speech], seconds: 15)
         XCTAssertEqual(play.status, 0, "paplay failed")
+        // Until the 2.8 s have come through (a slow reader, as under ThreadSanitizer on a busy
+        // machine, may be behind when paplay ends; close() drops what is not yet read), then 0.3 s.
+        _ = await waitUntil(.seconds(5)) {
+            await recorder.chunks.dropFirst(silenceCount).reduce(0) { $0 + $1.samples.count } > 16_000 * 28 / 10
+        }
         try await Task.sleep(for: .milliseconds(300))
         await capture.close()
 
