@@ -7,12 +7,17 @@
 /// `swift_continuation_await` returns on a fast path with no TSan acquire when the value came before
 /// the task suspended. Rare: 10,000 concurrent calls under load did not reproduce it here. A pthread
 /// mutex is an edge TSan always sees; outside TSan it costs one uncontended lock per call.
-public func withHandOver<Value: Sendable>(_ start: (HandOver<Value>) -> Void) async -> Value {
+public func withHandOver<Value: Sendable>(isolation: isolated (any Actor)? = #isolation,
+                                          _ start: (HandOver<Value>) -> Void) async -> Value {
     let slot = Locked<Value?>(nil)
-    await withCheckedContinuation { (arrived: CheckedContinuation<Void, Never>) in
+    await withCheckedContinuation(isolation: isolation) { (arrived: CheckedContinuation<Void, Never>) in
         start(HandOver(slot: slot, arrived: arrived))
     }
-    guard let value = slot.withLock({ $0 }) else { preconditionFailure("a HandOver resumed without a value") }
+    // Taken out, not copied: the slot may outlive this call on the other thread (the HandOver is
+    // dropped there), and the value's last reference must not be freed there, after our reads.
+    guard let value = slot.withLock({ slot in defer { slot = nil }; return slot }) else {
+        preconditionFailure("a HandOver resumed without a value")
+    }
     return value
 }
 

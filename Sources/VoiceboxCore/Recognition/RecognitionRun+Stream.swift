@@ -111,17 +111,20 @@ extension RecognitionRun {
     }
 
     /// Starts a round with a fresh decoder: its clock and utterance start here. Listening, it
-    /// learns the background noise again. Taking over after speech, or after 1.5 s of audio, it
-    /// hears the last 1.5 s first and forgets them but the noise, so that no warm-up hides the
-    /// speech to come nor counts its own false start as speech; its clock starts with them.
+    /// learns the background noise again. Taking over after speech, or after 1.8 s of audio, it
+    /// hears the last 1.8 s first and forgets them but the noise (in a pause, all but a word's
+    /// onset: `StreamHeard.hearFirst`), so that no warm-up hides the speech to come nor counts its
+    /// own false start as speech; its clock starts with them.
     private func startRound(with fresh: any SpeechDecoder, _ heard: inout StreamHeard) throws(VoiceboxError) {
         heard.decoderTaken = .now
         heard.roundStart = heard.seconds
         heard.utteranceSeconds = 0
         guard let live = heard.live else { return }
         if !heard.recent.isEmpty, live.endpointer.heardSpeech || heard.recent.count == StreamHeard.recentSamples {
-            _ = try decode(fresh, heard.recent)
-            try drop(fresh)
+            let inPause = live.endpointer.heardSpeech && live.endpointer.trailingSilenceSeconds > 0
+            do { try StreamHeard.hearFirst(heard.recent, into: fresh, inPauseAfterSpeech: inPause) } catch {
+                throw RecognitionFault.describe(error, options: options)
+            }
             heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
             heard.live?.warmUp = DetectorWarmUp(seconds: 0)
         } else {
@@ -265,7 +268,7 @@ extension RecognitionRun {
             // the detector's warm-up: a fresh decoder would warm up again, and speech said within
             // a warm-up is not heard (the red team lost whole utterances so). When no pause came
             // soon enough (unbroken speech, or noise before any), it is cut here all the same, and
-            // the fresh decoder hears the last 1.5 s first.
+            // the fresh decoder hears the last 1.8 s first.
             let inPauseAfterSpeech = live.endpointer.heardSpeech && live.endpointer.trailingSilenceSeconds > 0
             if live.warmUp.isOver, inPauseAfterSpeech && heard.shouldYield(control) || heard.mustCut(control) {
                 if live.endpointer.heardSpeech {
@@ -311,7 +314,23 @@ struct StreamHeard {
     var secondsRead: Double { seconds + (unfinished?.utterance.seconds ?? 0) }
     /// Listening: the last `recentSamples` samples read, for a fresh decoder to hear first.
     var recent: [Int16] = []
-    static let recentSamples = 24_000  // 1.5 s: pocketsphinx's warm-up
+    /// 1.5 s of pocketsphinx's warm-up, and after it `onsetSamples`.
+    static let recentSamples = 24_000 + onsetSamples
+    /// 0.3 s: pocketsphinx's detector calls speech only 0.1 s after it begins and keeps the 0.2 s
+    /// before, so a word that began this close to a cut in a pause was not yet speech to the last
+    /// decoder. Forgotten with the warm-up, it was lost ("go forward" heard as "forward").
+    static let onsetSamples = 4_800
+
+    /// What a fresh decoder hears before the stream's next samples: `recent` as warm-up, forgotten
+    /// (so that neither its detector's warm-up nor its false start touches the speech to come) but,
+    /// taking over in a pause after speech, the last `onsetSamples`, heard as the next utterance's
+    /// beginning. (Inside speech they stay forgotten: the last decoder has heard them in its words.)
+    static func hearFirst(_ recent: [Int16], into decoder: any SpeechDecoder, inPauseAfterSpeech: Bool) throws {
+        let onset = inPauseAfterSpeech ? min(onsetSamples, recent.count) : 0
+        _ = try decoder.process(Array(recent.dropLast(onset)))
+        try decoder.discard()
+        if onset > 0 { _ = try decoder.process(Array(recent.suffix(onset))) }
+    }
 
     mutating func keepRecent(_ chunk: [Int16]) {
         recent += chunk
