@@ -32,6 +32,8 @@ public struct Endpointer: Sendable, Equatable {
     public var elapsedSeconds: Double { Double(elapsedNanos) / 1e9 }
     /// Seconds of silence since the last speech (0 before any speech).
     public var trailingSilenceSeconds: Double { Double(silenceNanos) / 1e9 }
+    /// Speech was heard, and the detector has reported silence since.
+    public var inPauseAfterSpeech: Bool { heardSpeech && silenceNanos > 0 }
 
     /// Feeds one chunk: whether the detector heard speech and how long the chunk lasted.
     /// Once it says `.endpoint` or `.maxDuration` it keeps saying so until `reset`.

@@ -121,8 +121,7 @@ extension RecognitionRun {
         heard.utteranceSeconds = 0
         guard let live = heard.live else { return }
         if !heard.recent.isEmpty, live.endpointer.heardSpeech || heard.recent.count == StreamHeard.recentSamples {
-            let inPause = live.endpointer.heardSpeech && live.endpointer.trailingSilenceSeconds > 0
-            do { try StreamHeard.hearFirst(heard.recent, into: fresh, inPauseAfterSpeech: inPause) } catch {
+            do { try StreamHeard.hearFirst(heard.recent, into: fresh, inPauseAfterSpeech: live.endpointer.inPauseAfterSpeech) } catch {
                 throw RecognitionFault.describe(error, options: options)
             }
             heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
@@ -269,8 +268,7 @@ extension RecognitionRun {
             // a warm-up is not heard (the red team lost whole utterances so). When no pause came
             // soon enough (unbroken speech, or noise before any), it is cut here all the same, and
             // the fresh decoder hears the last 1.8 s first.
-            let inPauseAfterSpeech = live.endpointer.heardSpeech && live.endpointer.trailingSilenceSeconds > 0
-            if live.warmUp.isOver, inPauseAfterSpeech && heard.shouldYield(control) || heard.mustCut(control) {
+            if live.warmUp.isOver, live.endpointer.inPauseAfterSpeech && heard.shouldYield(control) || heard.mustCut(control) {
                 if live.endpointer.heardSpeech {
                     heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
                 }
