@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Waits for a value another thread makes: `withCheckedContinuation`, with the value handed over
 /// under a `Locked`, so that ThreadSanitizer sees the hand-over.
 ///
@@ -30,4 +32,14 @@ public struct HandOver<Value: Sendable>: Sendable {
         slot.withLock { $0 = value }
         arrived.resume()
     }
+}
+
+/// Runs blocking `work` (a model load, a worker's start, an exchange bounded by a poll) on `queue`,
+/// off Swift's small cooperative pool, where two such waits would hold up every other task, and
+/// returns what it made or throws what it threw, handed over as `withHandOver` hands values over.
+public func runBlocking<Value: Sendable>(on queue: DispatchQueue, isolation: isolated (any Actor)? = #isolation,
+                                        _ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withHandOver(isolation: isolation) { (done: HandOver<Result<Value, any Error>>) in
+        queue.async { done.resume(returning: Result { try work() }) }
+    }.get()
 }

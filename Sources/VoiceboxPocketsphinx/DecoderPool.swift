@@ -63,13 +63,9 @@ actor DecoderPool {
 
     private func load(_ kind: Kind) async throws -> SphinxDecoder {
         let log = self.log
-        return try await withHandOver { (loaded: HandOver<Result<SphinxDecoder, any Error>>) in
-            Self.loader.async {
-                loaded.resume(returning: Result {
-                    try SphinxDecoder(model: kind.model, languageModel: kind.languageModel, log: log)
-                })
-            }
-        }.get()
+        return try await runBlocking(on: Self.loader) {
+            try SphinxDecoder(model: kind.model, languageModel: kind.languageModel, log: log)
+        }
     }
 
     private func touch() {

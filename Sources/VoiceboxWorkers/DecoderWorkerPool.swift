@@ -123,11 +123,9 @@ actor DecoderWorkerPool {
     /// for as long as the load takes).
     private nonisolated func start(_ kind: Kind) async throws -> DecoderWorker {
         let (workerPath, launcher, log) = (self.workerPath, self.launcher, self.log)
-        return try await withHandOver { (started: HandOver<Result<DecoderWorker, any Error>>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                started.resume(returning: Result { try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, log: log) })
-            }
-        }.get()
+        return try await runBlocking(on: .global(qos: .userInitiated)) {
+            try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, log: log)
+        }
     }
 
     private func touch(_ kind: Kind) {

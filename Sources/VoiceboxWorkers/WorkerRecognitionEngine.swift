@@ -56,11 +56,7 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
     /// of the service, speech included.
     private static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) async throws
         -> WorkerSpeechDecoder.Timing {
-        try await withHandOver { (configured: HandOver<Result<WorkerSpeechDecoder.Timing, any Error>>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                configured.resume(returning: Result { try WorkerSpeechDecoder.configure(worker, configuration) })
-            }
-        }.get()
+        try await runBlocking(on: .global(qos: .userInitiated)) { try WorkerSpeechDecoder.configure(worker, configuration) }
     }
 
     /// Stops every idle worker now (the idle timer does this by itself).

@@ -32,4 +32,21 @@ final class HandOverTests: XCTestCase {
         }
         XCTAssertEqual(values.sorted(), Array(0..<200))
     }
+
+    /// Blocking work on a queue: its value comes back, and so does what it threw.
+    func testRunBlockingReturnsTheValueOrTheErrorOfTheWork() async throws {
+        struct Refused: Error, Equatable {}
+        let queue = DispatchQueue(label: "test.blocking")
+        let value = try await runBlocking(on: queue) { () throws -> [String] in
+            dispatchPrecondition(condition: .onQueue(queue))
+            return ["made", "there"]
+        }
+        XCTAssertEqual(value, ["made", "there"])
+        do {
+            _ = try await runBlocking(on: queue) { () throws -> Int in throw Refused() }
+            XCTFail("the work's error was not thrown")
+        } catch {
+            XCTAssertEqual(error as? Refused, Refused())
+        }
+    }
 }
