@@ -276,6 +276,31 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.admit(6, caller: "c", stream: true), .wait(ahead: 1))
         XCTAssertEqual(queue.streamsAskedToCut, [1, 3], "two waiting streams: a's two holders, the longest first")
         XCTAssertEqual(queue.admit(7, caller: "a", stream: true), .wait(ahead: 2))
-        XCTAssertEqual(queue.streamsAskedToCut, [1, 3, 4], "a's own stream is waited for by another's holder, never a's")
+        XCTAssertEqual(queue.streamsAskedToCut, [1, 3], "a, holding two, takes none of b's or c's only decoders")
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 3], "nor at a pause")
+    }
+
+    /// CI, 2026-12-05: a third caller's stream, given a decoder by a cut, was asked for it back at
+    /// its first pause by the stream that gave it, while another caller held two; it waited a
+    /// second cut (8 s more) to finish 2.8 s of speech.
+    func testAStreamGivenACallersOnlyDecoderIsNotAskedForItWhileACallerHoldsTwo() {
+        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 2)
+        for (id, caller) in [(1, "a"), (2, "a"), (3, "b"), (4, "b")] {
+            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
+        }
+        XCTAssertEqual(queue.admit(5, caller: "c", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.streamsAskedToCut, [1], "the longest holder of the callers holding two")
+        XCTAssertNil(queue.park(1))
+        XCTAssertEqual(queue.releaseDecoder(1), 5, "a cuts: c's stream decodes")
+        XCTAssertFalse(queue.resume(1, caller: "a"), "a's stream waits for a decoder again")
+        XCTAssertEqual(queue.streamsAskedToYield, [3, 4], "b holds two, a and c one each: only b's are asked")
+        XCTAssertEqual(queue.streamsAskedToCut, [3])
+        XCTAssertNil(queue.park(3))
+        XCTAssertEqual(queue.releaseDecoder(3), 1, "b yields: a's stream decodes again")
+        XCTAssertFalse(queue.resume(3, caller: "b"))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "now a holds two: only a's are asked, never c's")
+        XCTAssertEqual(queue.finished(5), 3, "c's stream ends: b's stream has its place back")
+        XCTAssertEqual(queue.streamsAskedToYield, [])
     }
 }

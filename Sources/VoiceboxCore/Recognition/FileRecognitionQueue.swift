@@ -195,33 +195,42 @@ struct FileRecognitionQueue: Sendable {
     }
 
     /// The streams that should give their decoders back at their next pause: while a stream
-    /// waits that the decoder limits keep from starting (not its own caller's share), every
-    /// stream of another caller that holds a decoder. Empty when no stream waits so.
+    /// waits that the decoder limits keep from starting (not its own caller's share), the streams
+    /// of other callers it may take a decoder from (`holdersToAsk`). Empty when no stream waits so.
     var streamsAskedToYield: Set<UInt64> {
-        let blockedCallers = Set(blockedStreams.map(\.caller))
-        guard !blockedCallers.isEmpty else { return [] }
-        return startedStreams.filter { id in
-            guard let holder = streams[id] else { return false }
-            return blockedCallers.contains { $0 != holder }
-        }
+        Set(blockedStreams.flatMap { holdersToAsk(for: $0.caller) })
     }
 
     /// The streams that should give their decoders back even inside speech if no pause comes
     /// soon (a stream of unbroken speech would otherwise keep it until its 30 s cut): one holder
-    /// per waiting stream, of another caller, from the caller that holds the most, the longest
+    /// per waiting stream, of those it may ask, from the caller that holds the most, the longest
     /// holder first. A subset of `streamsAskedToYield`.
     var streamsAskedToCut: Set<UInt64> {
-        let share = { (id: UInt64) in self.startedStreams.filter { self.streams[$0] == self.streams[id] }.count }
         var asked: Set<UInt64> = []
         for blocked in blockedStreams {
-            let holders = startedStreams.filter { streams[$0] != blocked.caller && !asked.contains($0) }
-            let longest = holders.max { first, second in
-                (share(first), -(decoderOrder[first] ?? 0)) < (share(second), -(decoderOrder[second] ?? 0))
+            let longest = holdersToAsk(for: blocked.caller).filter { !asked.contains($0) }.max { first, second in
+                (heldBy(streams[first]), -(decoderOrder[first] ?? 0)) < (heldBy(streams[second]), -(decoderOrder[second] ?? 0))
             }
-            guard let longest else { break }
-            asked.insert(longest)
+            if let longest { asked.insert(longest) }
         }
         return asked
+    }
+
+    /// The holders a stream of `caller` waiting for a decoder may ask for one: those of callers
+    /// that hold more decoders than `caller`; when none does, those of callers that hold as many
+    /// (so that equals take turns); never one of a caller that holds fewer. So a stream just
+    /// given a decoder, its caller's only one, is not asked for it back by the stream that gave it
+    /// while a third caller holds two (found by CI: the two handed one decoder back and forth).
+    private func holdersToAsk(for caller: String) -> Set<UInt64> {
+        let own = heldBy(caller)
+        let others = startedStreams.filter { streams[$0] != caller }
+        let more = others.filter { heldBy(streams[$0]) > own }
+        return more.isEmpty ? others.filter { heldBy(streams[$0]) == own } : more
+    }
+
+    /// How many decoders `caller`'s streams hold.
+    private func heldBy(_ caller: String?) -> Int {
+        startedStreams.filter { streams[$0] == caller }.count
     }
 
     /// Waiting streams that only the decoder limit keeps from starting (not their caller's
