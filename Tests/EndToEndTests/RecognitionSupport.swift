@@ -193,7 +193,9 @@ final class Player: Sendable {
 
     init(_ file: String, sink: String) throws {
         // Role "test": the service spares it (ServiceHarness), as a real microphone is no stream at all.
-        process = try Subprocess("/usr/bin/paplay", ["-d", sink, "--property=media.role=test", file])
+        // Full volume set by the client, so that no level a test left in the server's stream memory
+        // (module-stream-restore, pulse-stock) plays the speech softer.
+        process = try Subprocess("/usr/bin/paplay", ["-d", sink, "--volume=65536", "--property=media.role=test", file])
     }
 
     func waitUntilDone(timeout: Duration = .seconds(30)) async {

@@ -20,7 +20,10 @@ final class PulseCaptureTests: XCTestCase {
         try await Task.sleep(for: .milliseconds(500))  // half a second of silence
         let silenceCount = await recorder.count
 
-        let play = try runCommand(["paplay", "--raw", "--format=s16le", "--rate=16000", "--channels=1",
+        // At full volume set by the client: on pulse-stock, module-stream-restore otherwise starts
+        // paplay at the last level a test's "user" gave a paplay stream (CI, 2026-12-05:
+        // AudioSessionTests' 30000, so -20 dB here, speech RMS 84 instead of 875).
+        let play = try runCommand(["paplay", "--raw", "--format=s16le", "--rate=16000", "--channels=1", "--volume=65536",
                                    "-d", micSink, speech], seconds: 15)
         XCTAssertEqual(play.status, 0, "paplay failed")
         // Until the 2.8 s have come through (a slow reader, as under ThreadSanitizer on a busy
