@@ -254,7 +254,7 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertFalse(queue.resume(2, caller: "b"))
         XCTAssertEqual(queue.park(4), 5, "and so had d's: b's second stream got none before d had one")
         XCTAssertFalse(queue.resume(4, caller: "c"))
-        XCTAssertEqual(queue.streamsAskedToYield, [4, 5], "now b's second waits for a place c and d hold")
+        XCTAssertEqual(queue.streamsAskedToYield, [], "b holds one as c and d do: its second takes neither's only one")
     }
 
     func testOneHolderPerWaitingStreamIsAskedToCutTheCallerHoldingMostAndLongestFirst() {
@@ -302,5 +302,42 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "now a holds two: only a's are asked, never c's")
         XCTAssertEqual(queue.finished(5), 3, "c's stream ends: b's stream has its place back")
         XCTAssertEqual(queue.streamsAskedToYield, [])
+    }
+
+    /// Review, 2026-12-05: a holds two, b and c one; d's stream waits. Only a's are asked: had b's
+    /// yielded, b would have asked d's straight back (each holding one then), and the two would
+    /// hand one decoder back and forth while a kept two.
+    func testAWaitingStreamAsksTheCallerWhoseHandOverEvensThingsOut() {
+        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 2)
+        for (id, caller) in [(1, "a"), (2, "a"), (3, "b"), (4, "c")] {
+            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
+        }
+        XCTAssertEqual(queue.admit(5, caller: "d", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "a holds two more than d; b and c one more")
+        XCTAssertEqual(queue.streamsAskedToCut, [1])
+        XCTAssertNil(queue.park(2))
+        XCTAssertEqual(queue.releaseDecoder(2), 5)
+        XCTAssertFalse(queue.resume(2, caller: "a"))
+        XCTAssertEqual(queue.streamsAskedToYield, [], "one each now: a's second waits for a decoder to free")
+        XCTAssertEqual(queue.finished(3), 2, "b's stream ends: a's second has its place")
+    }
+
+    /// Review, 2026-12-05: a decoder given back goes to a waiting stream that asked for it, not
+    /// to the first in turn that waited only for another caller's.
+    func testADecoderGivenBackGoesToAStreamThatAskedForIt() {
+        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 2)
+        for (id, caller) in [(1, "a"), (2, "a"), (3, "b"), (4, "x")] {
+            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
+        }
+        XCTAssertEqual(queue.admit(5, caller: "x", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "x holds one: it may ask only a, who holds two")
+        XCTAssertEqual(queue.admit(6, caller: "y", stream: true), .wait(ahead: 1))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "y holds none: a's two even things out, so only a's")
+        XCTAssertNil(queue.park(1))
+        XCTAssertEqual(queue.releaseDecoder(1), 6, "y, who asked for it, before x, first in turn")
+        XCTAssertFalse(queue.resume(1, caller: "a"))
+        XCTAssertEqual(queue.streamsAskedToYield, [], "a, b, x and y hold one each")
     }
 }

@@ -142,21 +142,31 @@ struct FileRecognitionQueue: Sendable {
     /// A parked stream gave its decoder back too (its writer stayed silent): a stream that
     /// waits for a decoder may take one. Returns that stream, if one now decodes.
     mutating func releaseDecoder(_ id: UInt64) -> UInt64? {
-        guard parked[id] != nil, startedStreams.remove(id) != nil else { return nil }
-        reserveDecoders()
+        guard parked[id] != nil, startedStreams.contains(id) else { return nil }
+        // It goes to a waiting stream that asked for it: one of a caller that may ask this
+        // stream's caller, before one that was waiting only for someone else's.
+        let askedBy = Set(blockedStreams.filter { holdersToAsk(for: $0.caller).contains(id) }.map(\.caller))
+        startedStreams.remove(id)
+        reserveDecoders(preferring: askedBy)
         return promote()
     }
 
-    /// Gives the decoder places that are free to waiting streams that need one, in turn order:
-    /// a place a stream gave back goes to the stream it was given back for, even before a core
-    /// frees for it, never back to the stream that gave it (which waits for one again).
+    /// Gives the decoder places that are free to waiting streams that need one: a place a stream
+    /// gave back goes to a stream that asked for it (`preferred` callers), even before a core
+    /// frees for it, never back to the stream that gave it (which waits for one again); then to
+    /// the callers that hold fewest, in turn order.
     /// One place a caller a round: with several places free, a caller with two streams waiting
     /// gets its second only once every caller in turn has had one.
-    private mutating func reserveDecoders() {
+    private mutating func reserveDecoders(preferring preferred: Set<String> = []) {
         var reserved = true
         while reserved {
             reserved = false
-            for caller in turn where streamCanTakeDecoder(caller: caller) {
+            // Callers that asked for the place first, then those that hold fewest; turn order else.
+            let order = turn.enumerated().sorted { first, second in
+                (preferred.contains(first.element) ? 0 : 1, heldBy(first.element), first.offset)
+                    < (preferred.contains(second.element) ? 0 : 1, heldBy(second.element), second.offset)
+            }.map(\.element)
+            for caller in order where streamCanTakeDecoder(caller: caller) {
                 guard startedStreams.count < streamDecoderLimit else { return }
                 let needing = (waiting[caller] ?? []).first { streams[$0] != nil && !startedStreams.contains($0) }
                 if let id = needing {
@@ -216,16 +226,19 @@ struct FileRecognitionQueue: Sendable {
         return asked
     }
 
-    /// The holders a stream of `caller` waiting for a decoder may ask for one: those of callers
-    /// that hold more decoders than `caller`; when none does, those of callers that hold as many
-    /// (so that equals take turns); never one of a caller that holds fewer. So a stream just
-    /// given a decoder, its caller's only one, is not asked for it back by the stream that gave it
-    /// while a third caller holds two (found by CI: the two handed one decoder back and forth).
+    /// The holders a stream of `caller` waiting for a decoder may ask for one, so that no hand-over
+    /// leaves the callers less evenly served: those of callers that hold at least two more
+    /// decoders than `caller` (the hand-over evens them out); when none does, those of callers that
+    /// hold one more (it swaps them, so that equals take turns); never a caller that holds as many
+    /// or fewer. (CI, 2026-12-05: when every other caller's holder was asked, a third caller's
+    /// stream, given its only decoder by a cut, was asked for it back by the stream that was cut
+    /// while another caller held two, and the two handed it back and forth.) With per-caller limits
+    /// above 2, a stream whose caller holds the most asks nobody: it waits for a decoder to free.
     private func holdersToAsk(for caller: String) -> Set<UInt64> {
         let own = heldBy(caller)
         let others = startedStreams.filter { streams[$0] != caller }
-        let more = others.filter { heldBy(streams[$0]) > own }
-        return more.isEmpty ? others.filter { heldBy(streams[$0]) == own } : more
+        let evening = others.filter { heldBy(streams[$0]) >= own + 2 }
+        return evening.isEmpty ? others.filter { heldBy(streams[$0]) == own + 1 } : evening
     }
 
     /// How many decoders `caller`'s streams hold.
