@@ -220,7 +220,7 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.releaseDecoder(2), 4, "b yields: c's stream decodes")
         XCTAssertEqual(queue.streamsAskedToYield, [], "b waits now only for its own share")
         XCTAssertFalse(queue.resume(2, caller: "b"))
-        XCTAssertEqual(queue.streamsAskedToYield, [1, 4], "b waits for a decoder that a and c hold")
+        XCTAssertEqual(queue.streamsAskedToYield, [1], "b waits for a decoder a holds (c's it gave c itself)")
     }
 
     func testADecoderGivenBackGoesToTheStreamItWasGivenBackFor() {
@@ -235,7 +235,7 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertNil(queue.releaseDecoder(2), "b's decoder is c's now, but the core is a's")
         XCTAssertEqual(queue.streamsAskedToYield, [], "c has its decoder place")
         XCTAssertFalse(queue.resume(2, caller: "b"), "b waits for a decoder again")
-        XCTAssertEqual(queue.streamsAskedToYield, [1, 3], "now b waits for one")
+        XCTAssertEqual(queue.streamsAskedToYield, [1], "now b waits for one, a's (c's it gave c itself)")
         XCTAssertEqual(queue.park(1), 3, "c decodes before b, who gave the place back")
         XCTAssertFalse(queue.resume(1, caller: "a"))
         XCTAssertEqual(queue.park(3), 1, "a's turn again; b, without a decoder, cannot start")
@@ -299,7 +299,7 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertNil(queue.park(3))
         XCTAssertEqual(queue.releaseDecoder(3), 1, "b yields: a's stream decodes again")
         XCTAssertFalse(queue.resume(3, caller: "b"))
-        XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "now a holds two: only a's are asked, never c's")
+        XCTAssertEqual(queue.streamsAskedToYield, [2], "now a holds two: only a's are asked, never c's, nor 1, which took b's")
         XCTAssertEqual(queue.finished(5), 3, "c's stream ends: b's stream has its place back")
         XCTAssertEqual(queue.streamsAskedToYield, [])
     }
@@ -321,6 +321,31 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertFalse(queue.resume(2, caller: "a"))
         XCTAssertEqual(queue.streamsAskedToYield, [], "one each now: a's second waits for a decoder to free")
         XCTAssertEqual(queue.finished(3), 2, "b's stream ends: a's second has its place")
+    }
+
+    /// Second review, 2026-12-05: five callers of one stream each, four decoders. A stream that
+    /// took a decoder given back is not asked for it by the one that gave it (they would swap it at
+    /// each pause, the cut's 2 s starting again at each, while the other three kept theirs): the
+    /// decoders go round.
+    func testEqualCallersTakeTurnsRoundAllHoldersNotBackAndForth() {
+        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 2)
+        for (id, caller) in [(1, "a"), (2, "b"), (3, "c"), (4, "d")] {
+            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
+        }
+        XCTAssertEqual(queue.admit(5, caller: "e", stream: true), .wait(ahead: 0))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2, 3, 4], "all hold one more than e")
+        XCTAssertEqual(queue.streamsAskedToCut, [1])
+        XCTAssertNil(queue.park(3))
+        XCTAssertEqual(queue.releaseDecoder(3), 5, "c yields at a pause: e decodes")
+        XCTAssertFalse(queue.resume(3, caller: "c"))
+        XCTAssertEqual(queue.streamsAskedToYield, [1, 2, 4], "e's, which took c's, is not asked straight back")
+        XCTAssertEqual(queue.streamsAskedToCut, [1], "the longest holder")
+        XCTAssertNil(queue.park(1))
+        XCTAssertEqual(queue.releaseDecoder(1), 3)
+        XCTAssertFalse(queue.resume(1, caller: "a"))
+        XCTAssertEqual(queue.streamsAskedToYield, [2, 4, 5], "c's, which took a's, is not asked")
+        XCTAssertEqual(queue.streamsAskedToCut, [2], "b's is the longest held now")
     }
 
     /// Review, 2026-12-05: a decoder given back goes to a waiting stream that asked for it, not

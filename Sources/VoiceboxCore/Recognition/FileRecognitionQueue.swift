@@ -47,13 +47,19 @@ struct FileRecognitionQueue: Sendable {
                 decoderOrder[id] = decodersTaken
                 decodersTaken += 1
             }
-            for id in oldValue.subtracting(startedStreams) { decoderOrder[id] = nil }
+            for id in oldValue.subtracting(startedStreams) {
+                decoderOrder[id] = nil
+                tookFrom[id] = nil
+            }
         }
     }
     /// In which order the streams that hold a decoder took it: the longest holder is asked first
     /// to cut its utterance for a waiting stream.
     private var decoderOrder: [UInt64: Int] = [:]
     private var decodersTaken = 0
+    /// Which stream gave back the decoder a stream holds, when it was given back for it: that one,
+    /// waiting again, does not ask for it straight back among equals (`holdersToAsk`).
+    private var tookFrom: [UInt64: UInt64] = [:]
 
     init(runningLimit: Int, waitingLimit: Int, waitingPerCaller: Int, streamDecoderLimit: Int = .max,
          streamDecodersPerCaller: Int = .max) {
@@ -145,9 +151,11 @@ struct FileRecognitionQueue: Sendable {
         guard parked[id] != nil, startedStreams.contains(id) else { return nil }
         // It goes to a waiting stream that asked for it: one of a caller that may ask this
         // stream's caller, before one that was waiting only for someone else's.
-        let askedBy = Set(blockedStreams.filter { holdersToAsk(for: $0.caller).contains(id) }.map(\.caller))
+        let askedBy = Set(blockedStreams.filter { holdersToAsk(for: $0).contains(id) }.map(\.caller))
         startedStreams.remove(id)
+        let before = startedStreams
         reserveDecoders(preferring: askedBy)
+        for taker in startedStreams.subtracting(before) { tookFrom[taker] = id }
         return promote()
     }
 
@@ -208,7 +216,7 @@ struct FileRecognitionQueue: Sendable {
     /// waits that the decoder limits keep from starting (not its own caller's share), the streams
     /// of other callers it may take a decoder from (`holdersToAsk`). Empty when no stream waits so.
     var streamsAskedToYield: Set<UInt64> {
-        Set(blockedStreams.flatMap { holdersToAsk(for: $0.caller) })
+        Set(blockedStreams.flatMap { holdersToAsk(for: $0) })
     }
 
     /// The streams that should give their decoders back even inside speech if no pause comes
@@ -218,7 +226,7 @@ struct FileRecognitionQueue: Sendable {
     var streamsAskedToCut: Set<UInt64> {
         var asked: Set<UInt64> = []
         for blocked in blockedStreams {
-            let longest = holdersToAsk(for: blocked.caller).filter { !asked.contains($0) }.max { first, second in
+            let longest = holdersToAsk(for: blocked).filter { !asked.contains($0) }.max { first, second in
                 (heldBy(streams[first]), -(decoderOrder[first] ?? 0)) < (heldBy(streams[second]), -(decoderOrder[second] ?? 0))
             }
             if let longest { asked.insert(longest) }
@@ -226,19 +234,23 @@ struct FileRecognitionQueue: Sendable {
         return asked
     }
 
-    /// The holders a stream of `caller` waiting for a decoder may ask for one, so that no hand-over
-    /// leaves the callers less evenly served: those of callers that hold at least two more
-    /// decoders than `caller` (the hand-over evens them out); when none does, those of callers that
-    /// hold one more (it swaps them, so that equals take turns); never a caller that holds as many
-    /// or fewer. (CI, 2026-12-05: when every other caller's holder was asked, a third caller's
-    /// stream, given its only decoder by a cut, was asked for it back by the stream that was cut
-    /// while another caller held two, and the two handed it back and forth.) With per-caller limits
-    /// above 2, a stream whose caller holds the most asks nobody: it waits for a decoder to free.
-    private func holdersToAsk(for caller: String) -> Set<UInt64> {
-        let own = heldBy(caller)
-        let others = startedStreams.filter { streams[$0] != caller }
+    /// The holders a waiting stream may ask for a decoder, so that no hand-over leaves the callers
+    /// less evenly served: those of callers that hold at least two more decoders than its caller
+    /// (the hand-over evens them out); when none does, those of callers that hold one more (a
+    /// swap, so that callers take turns), less the one it gave its own decoder to unless that is
+    /// the only one (else the two would swap it back and forth at each pause while the others
+    /// kept theirs: a second review); never a caller that holds as many or fewer. So a stream
+    /// asks nobody while no other caller holds more than its own. (CI, 2026-12-05: when every
+    /// other caller's holder was asked, a third caller's stream, given its only decoder by a cut,
+    /// was asked for it back by the stream that was cut while another caller held two.)
+    private func holdersToAsk(for blocked: (id: UInt64, caller: String)) -> Set<UInt64> {
+        let own = heldBy(blocked.caller)
+        let others = startedStreams.filter { streams[$0] != blocked.caller }
         let evening = others.filter { heldBy(streams[$0]) >= own + 2 }
-        return evening.isEmpty ? others.filter { heldBy(streams[$0]) == own + 1 } : evening
+        guard evening.isEmpty else { return evening }
+        let swaps = others.filter { heldBy(streams[$0]) == own + 1 }
+        let notBack = swaps.filter { tookFrom[$0] != blocked.id }
+        return notBack.isEmpty ? swaps : notBack
     }
 
     /// How many decoders `caller`'s streams hold.
