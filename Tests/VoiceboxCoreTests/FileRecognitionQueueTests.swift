@@ -284,21 +284,13 @@ final class FileRecognitionQueueTests: XCTestCase {
     /// its first pause by the stream that gave it, while another caller held two; it waited a
     /// second cut (8 s more) to finish 2.8 s of speech.
     func testAStreamGivenACallersOnlyDecoderIsNotAskedForItWhileACallerHoldsTwo() {
-        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
-                                         streamDecodersPerCaller: 2)
-        for (id, caller) in [(1, "a"), (2, "a"), (3, "b"), (4, "b")] {
-            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
-        }
+        var queue = serviceQueue(holding: ["a", "a", "b", "b"])
         XCTAssertEqual(queue.admit(5, caller: "c", stream: true), .wait(ahead: 0))
         XCTAssertEqual(queue.streamsAskedToCut, [1], "the longest holder of the callers holding two")
-        XCTAssertNil(queue.park(1))
-        XCTAssertEqual(queue.releaseDecoder(1), 5, "a cuts: c's stream decodes")
-        XCTAssertFalse(queue.resume(1, caller: "a"), "a's stream waits for a decoder again")
+        XCTAssertEqual(handOver(1, of: "a", in: &queue), 5, "a cuts: c's stream decodes")
         XCTAssertEqual(queue.streamsAskedToYield, [3, 4], "b holds two, a and c one each: only b's are asked")
         XCTAssertEqual(queue.streamsAskedToCut, [3])
-        XCTAssertNil(queue.park(3))
-        XCTAssertEqual(queue.releaseDecoder(3), 1, "b yields: a's stream decodes again")
-        XCTAssertFalse(queue.resume(3, caller: "b"))
+        XCTAssertEqual(handOver(3, of: "b", in: &queue), 1, "b yields: a's stream decodes again")
         XCTAssertEqual(queue.streamsAskedToYield, [2], "now a holds two: only a's are asked, never c's, nor 1, which took b's")
         XCTAssertEqual(queue.finished(5), 3, "c's stream ends: b's stream has its place back")
         XCTAssertEqual(queue.streamsAskedToYield, [])
@@ -308,17 +300,11 @@ final class FileRecognitionQueueTests: XCTestCase {
     /// yielded, b would have asked d's straight back (each holding one then), and the two would
     /// hand one decoder back and forth while a kept two.
     func testAWaitingStreamAsksTheCallerWhoseHandOverEvensThingsOut() {
-        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
-                                         streamDecodersPerCaller: 2)
-        for (id, caller) in [(1, "a"), (2, "a"), (3, "b"), (4, "c")] {
-            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
-        }
+        var queue = serviceQueue(holding: ["a", "a", "b", "c"])
         XCTAssertEqual(queue.admit(5, caller: "d", stream: true), .wait(ahead: 0))
         XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "a holds two more than d; b and c one more")
         XCTAssertEqual(queue.streamsAskedToCut, [1])
-        XCTAssertNil(queue.park(2))
-        XCTAssertEqual(queue.releaseDecoder(2), 5)
-        XCTAssertFalse(queue.resume(2, caller: "a"))
+        XCTAssertEqual(handOver(2, of: "a", in: &queue), 5)
         XCTAssertEqual(queue.streamsAskedToYield, [], "one each now: a's second waits for a decoder to free")
         XCTAssertEqual(queue.finished(3), 2, "b's stream ends: a's second has its place")
     }
@@ -328,41 +314,46 @@ final class FileRecognitionQueueTests: XCTestCase {
     /// each pause, the cut's 2 s starting again at each, while the other three kept theirs): the
     /// decoders go round.
     func testEqualCallersTakeTurnsRoundAllHoldersNotBackAndForth() {
-        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
-                                         streamDecodersPerCaller: 2)
-        for (id, caller) in [(1, "a"), (2, "b"), (3, "c"), (4, "d")] {
-            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
-        }
+        var queue = serviceQueue(holding: ["a", "b", "c", "d"])
         XCTAssertEqual(queue.admit(5, caller: "e", stream: true), .wait(ahead: 0))
         XCTAssertEqual(queue.streamsAskedToYield, [1, 2, 3, 4], "all hold one more than e")
         XCTAssertEqual(queue.streamsAskedToCut, [1])
-        XCTAssertNil(queue.park(3))
-        XCTAssertEqual(queue.releaseDecoder(3), 5, "c yields at a pause: e decodes")
-        XCTAssertFalse(queue.resume(3, caller: "c"))
+        XCTAssertEqual(handOver(3, of: "c", in: &queue), 5, "c yields at a pause: e decodes")
         XCTAssertEqual(queue.streamsAskedToYield, [1, 2, 4], "e's, which took c's, is not asked straight back")
         XCTAssertEqual(queue.streamsAskedToCut, [1], "the longest holder")
-        XCTAssertNil(queue.park(1))
-        XCTAssertEqual(queue.releaseDecoder(1), 3)
-        XCTAssertFalse(queue.resume(1, caller: "a"))
+        XCTAssertEqual(handOver(1, of: "a", in: &queue), 3)
         XCTAssertEqual(queue.streamsAskedToYield, [2, 4, 5], "c's, which took a's, is not asked")
         XCTAssertEqual(queue.streamsAskedToCut, [2], "b's is the longest held now")
     }
 
-    /// Review, 2026-12-05: a decoder given back goes to a waiting stream that asked for it, not
-    /// to the first in turn that waited only for another caller's.
+    /// Review, 2026-12-05: a decoder given back goes to a waiting stream that asked for it, the
+    /// one whose caller holds fewest first, not to the first in turn.
     func testADecoderGivenBackGoesToAStreamThatAskedForIt() {
-        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
-                                         streamDecodersPerCaller: 2)
-        for (id, caller) in [(1, "a"), (2, "a"), (3, "b"), (4, "x")] {
-            XCTAssertEqual(queue.admit(UInt64(id), caller: caller, stream: true), .run)
-        }
+        var queue = serviceQueue(holding: ["a", "a", "b", "x"])
         XCTAssertEqual(queue.admit(5, caller: "x", stream: true), .wait(ahead: 0))
         XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "x holds one: it may ask only a, who holds two")
         XCTAssertEqual(queue.admit(6, caller: "y", stream: true), .wait(ahead: 1))
         XCTAssertEqual(queue.streamsAskedToYield, [1, 2], "y holds none: a's two even things out, so only a's")
-        XCTAssertNil(queue.park(1))
-        XCTAssertEqual(queue.releaseDecoder(1), 6, "y, who asked for it, before x, first in turn")
-        XCTAssertFalse(queue.resume(1, caller: "a"))
+        XCTAssertEqual(handOver(1, of: "a", in: &queue), 6, "both asked for it: y, who holds none, before x, first in turn")
         XCTAssertEqual(queue.streamsAskedToYield, [], "a, b, x and y hold one each")
+    }
+
+    /// The service's limits (4 stream decoders, 2 a caller), streams 1-4 of `callers` holding one each.
+    private func serviceQueue(holding callers: [String]) -> FileRecognitionQueue {
+        var queue = FileRecognitionQueue(runningLimit: 8, waitingLimit: 10, waitingPerCaller: 5, streamDecoderLimit: 4,
+                                         streamDecodersPerCaller: 2)
+        for (index, caller) in callers.enumerated() {
+            XCTAssertEqual(queue.admit(UInt64(index + 1), caller: caller, stream: true), .run)
+        }
+        return queue
+    }
+
+    /// A stream gives its decoder back as the service does it (its turn, its decoder, then it waits
+    /// again): returns the stream that took it.
+    private func handOver(_ id: UInt64, of caller: String, in queue: inout FileRecognitionQueue) -> UInt64? {
+        XCTAssertNil(queue.park(id))
+        let taker = queue.releaseDecoder(id)
+        XCTAssertFalse(queue.resume(id, caller: caller), "the stream that gave its decoder waits for one")
+        return taker
     }
 }
