@@ -79,7 +79,7 @@ struct FileRecognitionQueue: Sendable {
 
     private func streamCanTakeDecoder(caller: String) -> Bool {
         startedStreams.count < streamDecoderLimit
-            && startedStreams.filter { streams[$0] == caller }.count < streamDecodersPerCaller
+            && heldBy(caller) < streamDecodersPerCaller
     }
 
     /// Whether a waiting file or stream could take a free decoder now.
@@ -265,7 +265,7 @@ struct FileRecognitionQueue: Sendable {
         return turn.flatMap { caller in
             (waiting[caller] ?? []).filter { id in
                 streams[id] != nil && !startedStreams.contains(id)
-                    && startedStreams.filter { streams[$0] == caller }.count < streamDecodersPerCaller
+                    && heldBy(caller) < streamDecodersPerCaller
             }.map { (id: $0, caller: caller) }
         }
     }
