@@ -106,11 +106,14 @@ final class SphinxMessageTests: XCTestCase {
         XCTAssertEqual(lines.add(String(repeating: "x", count: LogLines.limit + 1), continuing: false, level: info).count, 1)
     }
 
-    func testABogusParserLineIsDropped() {
-        XCTAssertEqual(SphinxDecoder.withoutBogusLine("syntax error at line -385875966 current token ';'", lines: 3),
+    /// The parser's line number is heap garbage for a string, in range or not (CI's ThreadSanitizer
+    /// run saw "at line 2" for an error on line 3).
+    func testTheParsersLineNumberIsAlwaysDropped() {
+        XCTAssertEqual(SphinxDecoder.withoutParserLine("syntax error at line -385875966 current token ';'"),
                        "syntax error current token ';'")
-        XCTAssertEqual(SphinxDecoder.withoutBogusLine("syntax error at line 2 current token ';'", lines: 3),
-                       "syntax error at line 2 current token ';'")
+        XCTAssertEqual(SphinxDecoder.withoutParserLine("syntax error at line 2 current token ';'"),
+                       "syntax error current token ';'")
+        XCTAssertEqual(SphinxDecoder.withoutParserLine("Undefined rule in RHS: <b>"), "Undefined rule in RHS: <b>")
     }
 }
 
