@@ -24,7 +24,9 @@ final class AudioSessionTests: XCTestCase {
 
     override func tearDown() async throws {
         for cleanUp in cleanUps.reversed() { await cleanUp() }
-        await service?.stop()
+        if let left = await service?.stop() {
+            XCTFail("voiceboxd stopped with SIGTERM left an interruption journal for the next one: \(left)")
+        }
     }
 
     func interruptions() -> [(state: String, info: [String: DBusValue])] {

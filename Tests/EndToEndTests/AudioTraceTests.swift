@@ -25,7 +25,9 @@ final class AudioTraceTests: XCTestCase {
 
     override func tearDown() async throws {
         for cleanUp in cleanUps.reversed() { await cleanUp() }
-        await service?.stop()
+        if let left = await service?.stop() {
+            XCTFail("voiceboxd stopped with SIGTERM left an interruption journal for the next one: \(left)")
+        }
     }
 
     func stream(_ application: String, role: String? = nil, sink: String? = nil) throws -> PlayingStream {

@@ -28,6 +28,7 @@ final class ServiceHarness: Sendable {
          extraArguments: [String] = [], environment: [String: String] = [:], stderrFD: Int32? = nil,
          waitForName: Bool = true) async throws {
         self.stack = stack
+        let inherited = FileManager.default.fileExists(atPath: Self.journalPath)
         let address = addressFromEnvironment ? [] : ["--speechd-address", speechdAddress ?? stack.speechdAddress]
         // The stack's keep-alive streams and the players that feed its fake microphone have role
         // "test": an audio interruption must leave them alone, or listening would silence the microphone.
@@ -39,7 +40,26 @@ final class ServiceHarness: Sendable {
         _ = try await client.subscribe(SignalFilter(interface: Self.interface)) { signal in
             received.withLock { $0.append(signal) }
         }
-        if waitForName { try await waitForOwner() }
+        if waitForName {
+            try await waitForOwner()
+            if inherited { await forgetInheritedRecovery() }
+        }
+    }
+
+    /// A journal an earlier voiceboxd left (a test that stops one with SIGTERM fails for it: see
+    /// `stop`) is undone by this one as it starts, with the `ended` of an interruption this test
+    /// never began (CI once saw it so): waited for (bounded) and forgotten, so that a test sees
+    /// only its own signals.
+    private func forgetInheritedRecovery() async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let ended = signals.firstIndex { $0.member == "AudioInterruption" && $0.arguments.first?.string == "ended" }
+            if let ended {
+                received.withLock { $0.removeFirst(ended + 1) }
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Waits until the name belongs to this harness's voiceboxd (not one a previous test left behind).
@@ -57,10 +77,22 @@ final class ServiceHarness: Sendable {
         }
     }
 
-    func stop() async {
+    /// Stops voiceboxd with SIGTERM. Returns the interruption journal it left behind if it was
+    /// running until then: a trace (what it changed of others' audio, or of what the server
+    /// remembers, not yet undone) that only the next voiceboxd would clear.
+    @discardableResult
+    func stop() async -> String? {
+        let wasRunning = daemon.poll() == nil
         daemon.signal(SIGTERM)
         await daemon.wait()
         await client.close()
+        guard wasRunning else { return nil }
+        return try? String(contentsOfFile: Self.journalPath, encoding: .utf8)
+    }
+
+    /// Where voiceboxd keeps its interruption journal (FileJournalStore), in the stack's runtime directory.
+    static var journalPath: String {
+        (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/voicebox/interruption.json"
     }
 
     // MARK: Calls
