@@ -79,12 +79,14 @@ extension MixerConnection {
             try await writeRemembered(settings.map(\.nudged))
             try await writeRemembered(settings)
             let deadline = ContinuousClock.now + self.settings.requestTimeout
+            var listed: [String: RememberedSetting] = [:]
             while ContinuousClock.now < deadline {
-                let listed = Dictionary(try await rememberedSettings().map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+                listed = Dictionary(try await rememberedSettings().map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
                 if settings.allSatisfy({ listed[$0.name]?.isClose(to: $0) == true }) { return }
                 try await Task.sleep(for: .milliseconds(5))
             }
-            throw MixerError.unavailable("the server did not list the stream memory it was given within \(self.settings.requestTimeout)")
+            let held = settings.map { "\($0.name): \(listed[$0.name].map { "\($0)" } ?? "nothing")" }.joined(separator: ", ")
+            throw MixerError.unavailable("the server did not list the stream memory it was given within \(self.settings.requestTimeout) (it lists \(held))")
         }
     }
 
