@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VoiceboxBus
+@testable import VoiceboxDaemon
 import VoiceboxInterface
 import TestSupport
 import XCTest
@@ -51,14 +52,10 @@ final class ServiceHarness: Sendable {
     /// never began (CI once saw it so): waited for (bounded) and forgotten, so that a test sees
     /// only its own signals.
     private func forgetInheritedRecovery() async {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline {
-            let ended = signals.firstIndex { $0.member == "AudioInterruption" && $0.arguments.first?.string == "ended" }
-            if let ended {
-                received.withLock { $0.removeFirst(ended + 1) }
-                return
-            }
-            try? await Task.sleep(for: .milliseconds(20))
+        let isEnded = { (signal: Signal) in signal.member == "AudioInterruption" && signal.arguments.first?.string == "ended" }
+        try? await waitUntil("the inherited journal's AudioInterruption ended", timeout: .seconds(5)) { self.signals.contains(where: isEnded) }
+        received.withLock { received in
+            if let ended = received.firstIndex(where: isEnded) { received.removeFirst(ended + 1) }
         }
     }
 
@@ -90,10 +87,15 @@ final class ServiceHarness: Sendable {
         return try? String(contentsOfFile: Self.journalPath, encoding: .utf8)
     }
 
-    /// Where voiceboxd keeps its interruption journal (FileJournalStore), in the stack's runtime directory.
-    static var journalPath: String {
-        (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp") + "/voicebox/interruption.json"
+    /// `stop`, failing the test if voiceboxd left an interruption journal behind.
+    func stopLeavingNoJournal(file: StaticString = #filePath, line: UInt = #line) async {
+        if let left = await stop() {
+            XCTFail("voiceboxd stopped with SIGTERM left an interruption journal for the next one: \(left)", file: file, line: line)
+        }
     }
+
+    /// Where voiceboxd keeps its interruption journal: the stack's runtime directory is this process's too.
+    static var journalPath: String { FileJournalStore.default().path }
 
     // MARK: Calls
 
