@@ -11,9 +11,10 @@ import VoiceboxCore
 /// connection) completes the handler. A SPEAK's text may only follow its `230`, so commands sent after
 /// a SPEAK wait here until its text is written.
 ///
-/// `@unchecked Sendable` is safe because every `var` is touched only on `queue`: the public methods
-/// must be called there (checked with `dispatchPrecondition`) and every source handler runs there.
-final class SSIPConnection: @unchecked Sendable {
+/// Not Sendable: the compiler keeps it in the isolation of whoever made it, `SpeechdCore` (an actor
+/// whose executor is `queue`) or a listing running on `queue`. Its Dispatch sources fire on that same
+/// `queue`, and the methods check that they are called there (`dispatchPrecondition`).
+final class SSIPConnection {
     typealias ReplyHandler = (Result<SSIPReply, SynthesizerError>) -> Void
 
     private struct Pending {

@@ -53,7 +53,8 @@ extension SpeechdCore {
         attempt = connection
         connection.onEvent = { [weak self] event in self?.onQueue { $0.handle(event, generation: attemptGeneration) } }
         connection.onClose = { [weak self, unowned connection] reason in
-            self?.onQueue { $0.closed(reason, unanswered: connection.endedUnanswered, generation: attemptGeneration) }
+            let unanswered = connection.endedUnanswered
+            self?.onQueue { $0.closed(reason, unanswered: unanswered, generation: attemptGeneration) }
         }
         handshake(connection, generation: attemptGeneration)
     }
@@ -72,15 +73,15 @@ extension SpeechdCore {
             let last = index == steps.count - 1
             connection.send(step.line) { [self] result in
                 onQueue { core in
-                    core.handshakeAnswered(result, key: step.key, last: last, connection: connection, generation: attemptGeneration)
+                    core.handshakeAnswered(result, key: step.key, last: last, generation: attemptGeneration)
                 }
             }
         }
     }
 
     private func handshakeAnswered(_ result: Result<SSIPReply, SynthesizerError>, key: String?, last: Bool,
-                                   connection: SSIPConnection, generation attemptGeneration: UInt64) {
-        guard case .success(let reply) = result, attempt === connection, generation == attemptGeneration else {
+                                   generation attemptGeneration: UInt64) {
+        guard case .success(let reply) = result, let connection = attempt, generation == attemptGeneration else {
             return // onClose ends the attempt
         }
         if let key {

@@ -77,9 +77,10 @@ extension SpeechdCore {
         let module = speaking?.request.voice?.engine ?? link.defaultModule
         stallProbing = true
         stallProgress = false
+        let generation = link.generation
         SpeechdProbe.health(configuration, module: module) { [weak self] verdict in
             guard let self else { return }
-            self.queue.async { self.onQueue { $0.judgeStall(after: waited, verdict, generation: link.generation) } }
+            self.queue.async { self.onQueue { $0.judgeStall(after: waited, verdict, generation: generation) } }
         }
     }
 
