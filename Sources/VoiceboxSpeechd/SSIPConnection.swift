@@ -12,8 +12,10 @@ import VoiceboxCore
 /// a SPEAK wait here until its text is written.
 ///
 /// Not Sendable: the compiler keeps it in the isolation of whoever made it, `SpeechdCore` (an actor
-/// whose executor is `queue`) or a listing running on `queue`. Its Dispatch sources fire on that same
-/// `queue`, and the methods check that they are called there (`dispatchPrecondition`).
+/// whose executor is `queue`) or a voice listing or health probe running on `queue`. Its Dispatch
+/// sources fire on that same `queue`, and `send` and `close` check that they are called there
+/// (`dispatchPrecondition`). deinit, which may run anywhere, only cancels the sources, whose
+/// handlers hold the connection weakly.
 final class SSIPConnection {
     typealias ReplyHandler = (Result<SSIPReply, SynthesizerError>) -> Void
 

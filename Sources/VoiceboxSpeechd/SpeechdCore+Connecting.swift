@@ -71,17 +71,19 @@ extension SpeechdCore {
         ]
         for (index, step) in steps.enumerated() {
             let last = index == steps.count - 1
+            let sent = ObjectIdentifier(connection)  // the connection stays with its owner
             connection.send(step.line) { [self] result in
                 onQueue { core in
-                    core.handshakeAnswered(result, key: step.key, last: last, generation: attemptGeneration)
+                    core.handshakeAnswered(result, key: step.key, last: last, on: sent, generation: attemptGeneration)
                 }
             }
         }
     }
 
     private func handshakeAnswered(_ result: Result<SSIPReply, SynthesizerError>, key: String?, last: Bool,
-                                   generation attemptGeneration: UInt64) {
-        guard case .success(let reply) = result, let connection = attempt, generation == attemptGeneration else {
+                                   on sent: ObjectIdentifier, generation attemptGeneration: UInt64) {
+        guard case .success(let reply) = result, let connection = attempt, ObjectIdentifier(connection) == sent,
+              generation == attemptGeneration else {
             return // onClose ends the attempt
         }
         if let key {

@@ -31,7 +31,7 @@ final class SSIPEncoderPropertyTests: XCTestCase {
         let answered = DispatchSemaphore(value: 0)
         let failures = Locked<[String]>([])
         for (index, text) in texts.enumerated() {
-            queue.sync {  // send only queues: its handler runs later, on `queue`
+            queue.sync {  // send never blocks, and its handler never re-enters `queue`
                 connection.send(SSIPText.command("SPEAK"), text: SSIPText.speakData(text)) { result in
                     if case .success(let reply) = result, reply.code == 225, reply.lines == ["\(index)"] {
                     } else {
