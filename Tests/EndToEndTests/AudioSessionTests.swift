@@ -9,23 +9,11 @@ import XCTest
 /// module-role-cork, or pipewire-pulse: VOICEBOX_SOUND_SERVER), a real MPRIS player (mpv with
 /// mpv-mpris) and real streams (paplay, pacat): what a user would see in a volume control.
 // @SoundServer: every test pauses, ducks, corks or mutes other audio and checks what the server shows
-final class AudioSessionTests: XCTestCase {
-    var stack: Stack!
-    var service: ServiceHarness!
-    var cleanUps: [() async -> Void] = []
+final class AudioSessionTests: ServiceTestCase {
+    override class var mustLeaveNoJournal: Bool { true }
 
     /// Module-role-cork corks music and video streams where the stack's PulseAudio has it.
     static var serverCorks: Bool { ProcessInfo.processInfo.environment["VOICEBOX_SOUND_SERVER"] == "pulse-stock" }
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        await service?.stopLeavingNoJournal()
-    }
 
     func interruptions() -> [(state: String, info: [String: DBusValue])] {
         service.signals.filter { $0.member == "AudioInterruption" }.map { signal in

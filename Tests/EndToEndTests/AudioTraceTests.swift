@@ -13,20 +13,8 @@ import XCTest
 /// stream starts at, after a track change, a voiceboxd killed with -9 or stopped with SIGTERM; the
 /// AudioInterruption signals a bus monitor sees; a call that holds what was taken from others.
 // @SoundServer: every test checks what the sound server heard or remembers
-final class AudioTraceTests: XCTestCase {
-    var stack: Stack!
-    var service: ServiceHarness!
-    var cleanUps: [() async -> Void] = []
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        await service?.stopLeavingNoJournal()
-    }
+final class AudioTraceTests: ServiceTestCase {
+    override class var mustLeaveNoJournal: Bool { true }
 
     func stream(_ application: String, role: String? = nil, sink: String? = nil) throws -> PlayingStream {
         let stream = try PlayingStream(sink: sink ?? stack.sink, role: role, application: application)

@@ -83,9 +83,7 @@ final class CallerIndependenceTests: XCTestCase {
     /// A pause belongs to its caller: leaving the bus releases it, and speech another caller is
     /// waiting for goes on.
     func testAPausingCallerThatLeavesReleasesItsPause() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (stack, service) = try await startService()
         let pauser = try BusConnection(address: stack.busAddress)
         try await Speech1.proxy(pauser).call(Speech1.pauseSpeaking)
         let paused = try await service.proxy.get(Speech1.paused)
@@ -105,9 +103,7 @@ final class CallerIndependenceTests: XCTestCase {
     /// Speech stays held until every caller that paused it has resumed; a resume from a caller
     /// that holds no pause changes nothing.
     func testSpeechResumesOnlyWhenEveryHolderHasResumed() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (stack, service) = try await startService()
         let first = try BusConnection(address: stack.busAddress), second = try BusConnection(address: stack.busAddress)
         addTeardownBlock { await first.close(); await second.close() }
         try await Speech1.proxy(first).call(Speech1.pauseSpeaking)
@@ -128,9 +124,7 @@ final class CallerIndependenceTests: XCTestCase {
 
     /// `voicebox stop --all` silences speech that another process queued, on the sink.
     func testStopAllSpeakingSilencesAnotherProcesssSpeech() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (stack, service) = try await startService()
         let ears = try MonitorRecorder(device: stack.sink + ".monitor")
         try await ears.waitUntilRecording()
         let speaker = try Subprocess("/usr/bin/busctl", ["--user", "call", Speech1.busName, Speech1.objectPath, Speech1.interfaceName,

@@ -25,9 +25,7 @@ final class ClientTests: XCTestCase {
 
     // @SoundServer: say waits for the end of speech
     func testSayVoicesAndErrors() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (stack, service) = try await startService()
 
         let (sayStatus, _) = try await voicebox(stack, ["say", "--language", "en-GB", "--rate", "1.2", "Hello", "from", "the", "client"])
         XCTAssertEqual(sayStatus, 0)

@@ -31,9 +31,7 @@ final class DescriptorTests: XCTestCase {
     static let batch = 50
 
     func testDescriptorsPassedInCallsAreNotKept() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (_, service) = try await startService()
         // Start-up (the voice listing, its connection to speech-dispatcher) finishes first.
         try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
             ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0

@@ -107,13 +107,6 @@ final class DictationTests: XCTestCase {
         return (await client.finish(), client)
     }
 
-    private func startService() async throws -> (Stack, ServiceHarness) {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
-        return (stack, service)
-    }
-
     func testListenToAFile() async throws {
         try Recordings.require()
         let (stack, _) = try await startService()

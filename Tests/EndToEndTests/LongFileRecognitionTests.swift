@@ -6,22 +6,8 @@ import XCTest
 /// A long recording read as a file is cut at pauses into parts decoded on every core at once:
 /// the same words as one pass (the same audio as a stream, which is read in one pass), sooner,
 /// with progress over the whole file, and another caller's short file is not held up behind it.
-final class LongFileRecognitionTests: XCTestCase {
-    private var stack: Stack!
-    private var service: ServiceHarness!
-    private var directory: URL!
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        try Recordings.require()
-        directory = try makeTemporaryDirectory(self)
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        await service?.stop()
-        service = nil
-    }
+final class LongFileRecognitionTests: ServiceTestCase {
+    override class var usesRecordings: Bool { true }
 
     /// About 110 s of real speech with pauses: librivox's five recordings and three others, with
     /// 0.4 s of silence after each, three times over; as raw samples and as a WAV file.

@@ -7,22 +7,8 @@ import XCTest
 
 /// Recognize through a real voiceboxd, PulseAudio and the real en-US model. The fake microphone
 /// (the stack's default source) hears whatever is played into VOICEBOX_TEST_MIC_SINK.
-final class RecognitionTests: XCTestCase {
-    private var stack: Stack!
-    private var service: ServiceHarness!
-    private var directory: URL!
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        try Recordings.require()
-        directory = try makeTemporaryDirectory(self)
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        await service?.stop()
-        service = nil
-    }
+final class RecognitionTests: ServiceTestCase {
+    override class var usesRecordings: Bool { true }
 
     // MARK: Files
 

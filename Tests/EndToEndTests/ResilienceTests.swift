@@ -175,9 +175,7 @@ final class ResilienceTests: XCTestCase {
 
     // @SoundServer: an idle connection to the sound server must cost nothing
     func testIdleServiceUsesNoCPU() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (_, service) = try await startService()
         // Let start-up (the voice listing) finish first.
         try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
             ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0

@@ -62,9 +62,7 @@ final class SpeechSafetyTests: XCTestCase {
 
     /// The reproduction of the issue: refused at once, and speech goes on for everyone.
     func testTheFreezingMarkIsRefusedAtOnceAndSpeechGoesOnForEveryone() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (stack, service) = try await startService()
         let cases: [(String, String)] = [
             ("<speak><mark name=\"a\n.\nb\"/>x</speak>", "mark name contains a line break"),
             ("<speak><mark name=\"a\nb\"/>x</speak>", "mark name contains a line break"),
@@ -114,9 +112,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// characters, long lines, XML) through voiceboxd into the real speech-dispatcher: afterwards
     /// another caller's Speak is heard within 1 s.
     func testTheHostileTextCorpusLeavesSpeechWorkingForOthers() async throws {
-        let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let (stack, service) = try await startService()
         let count = Int(ProcessInfo.processInfo.environment["VOICEBOX_CORPUS_SIZE"] ?? "") ?? 600
         var corpus = SpeechCorpus(seed: 0x5EED_15)
         var sent = 0, refused = 0

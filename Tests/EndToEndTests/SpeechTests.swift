@@ -6,22 +6,9 @@ import XCTest
 /// Speak, StopSpeaking, ListVoices and friends against the real stack: a real dbus-daemon,
 /// PulseAudio, speech-dispatcher and espeak-ng, with the sink's monitor as our ears.
 // @SoundServer: speech plays into the sound server; when it starts and ends is the server's doing
-final class SpeechTests: XCTestCase {
+final class SpeechTests: ServiceTestCase {
     static let long = "This is a long sentence that keeps the speech engine busy for several seconds, "
         + "long enough for the test to stop it in the middle and to hear that it really stopped."
-
-    var stack: Stack!
-    var service: ServiceHarness!
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        await service?.stop()
-        service = nil
-    }
 
     private func assertFinished(_ id: UInt64, _ reason: String, timeout: Duration = .seconds(20),
                                 file: StaticString = #filePath, line: UInt = #line) async throws {

@@ -8,23 +8,9 @@ import XCTest
 
 /// Recognize with `stream`: the caller's own audio through a pipe, into a real voiceboxd and the
 /// real model, at any speed, in any format, stalled, cut short, cancelled, many at once.
-final class StreamRecognitionTests: XCTestCase {
-    private var stack: Stack!
-    private var service: ServiceHarness!
-    private var directory: URL!
+final class StreamRecognitionTests: ServiceTestCase {
+    override class var usesRecordings: Bool { true }
     private let expected = "go forward ten meters"
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        try Recordings.require()
-        directory = try makeTemporaryDirectory(self)
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        await service?.stop()
-        service = nil
-    }
 
     private func recording(_ name: String = "goforward.raw") throws -> [UInt8] {
         try Array(Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))

@@ -8,19 +8,7 @@ import XCTest
 
 /// What a caller can make the service read: a file it passes open (option fd, as desktop portals
 /// pass files), and from inside an app sandbox nothing by path.
-final class TrustTests: XCTestCase {
-    var stack: Stack!
-    var service: ServiceHarness!
-
-    override func setUp() async throws {
-        stack = try Stack.require()
-        service = try await ServiceHarness(stack: stack)
-    }
-
-    override func tearDown() async throws {
-        await service?.stop()
-    }
-
+final class TrustTests: ServiceTestCase {
     func testAFilePassedOpenIsRecognizedAndItsDescriptorReleased() async throws {
         let wav = try Recordings.wav("goforward.raw", in: FileManager.default.temporaryDirectory)
         let fd = open(wav, O_RDONLY | O_CLOEXEC)
