@@ -4,8 +4,8 @@ import Dispatch
 /// under a `Locked`, so that ThreadSanitizer sees the hand-over.
 ///
 /// Why: CI's sanitizer pass reported bus replies, made by Marshalling on the bus thread, as racing
-/// their read in the caller's task after a bare continuation (voiceboxd's ListNames reply, 2026-12-05;
-/// the tests' MPVPlayer, 2026-12-02). The continuation does not always tell TSan: the runtime's
+/// their read in the caller's task after a bare continuation (voiceboxd's ListNames reply, and the
+/// tests' MPVPlayer). The continuation does not always tell TSan: the runtime's
 /// `swift_continuation_await` returns on a fast path with no TSan acquire when the value came before
 /// the task suspended. Rare: 10,000 concurrent calls under load did not reproduce it here. A pthread
 /// mutex is an edge TSan always sees; outside TSan it costs one uncontended lock per call.

@@ -240,7 +240,7 @@ struct FileRecognitionQueue: Sendable {
     /// swap, so that callers take turns), less the one it gave its own decoder to unless that is
     /// the only one (else the two would swap it back and forth at each pause while the others
     /// kept theirs: a second review); never a caller that holds as many or fewer. So a stream
-    /// asks nobody while no other caller holds more than its own. (CI, 2026-12-05: when every
+    /// asks nobody while no other caller holds more than its own. (CI saw why: when every
     /// other caller's holder was asked, a third caller's stream, given its only decoder by a cut,
     /// was asked for it back by the stream that was cut while another caller held two.)
     private func holdersToAsk(for blocked: (id: UInt64, caller: String)) -> Set<UInt64> {
