@@ -9,23 +9,10 @@ import XCTest
 /// links no libpulse. Its streams are the service's (they carry voiceboxd's pid); a helper that
 /// dies ends only its recording, is replaced at once, and leaves no other stream changed once the
 /// interruption it was part of ends; it never outlives the service.
-final class AudioHelperTests: XCTestCase {
-    var cleanUps: [() async -> Void] = []
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        cleanUps = []
-    }
-
+final class AudioHelperTests: CleanUpTestCase {
     /// voiceboxd's voicebox-audio children.
     static func audioHelpers(of daemon: pid_t) -> [pid_t] {
         FileWorkerTests.children(of: daemon, running: "voicebox-audio")
-    }
-
-    private func service(_ stack: Stack) async throws -> ServiceHarness {
-        let service = try await ServiceHarness(stack: stack)
-        cleanUps.append { await service.stop() }
-        return service
     }
 
     private func helper(of service: ServiceHarness, besides old: pid_t? = nil) async throws -> pid_t {
@@ -45,7 +32,7 @@ final class AudioHelperTests: XCTestCase {
     func testAHelperThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let directory = try makeTemporaryDirectory(self)
         let numbers = try Recordings.wav("numbers.raw", in: directory)
         let goforward = try Recordings.wav("goforward.raw", in: directory)
@@ -87,7 +74,7 @@ final class AudioHelperTests: XCTestCase {
     // @SoundServer: mutes and corks other audio and checks what the server shows
     func testAHelperKilledMidInterruptionLeavesNoStreamChanged() async throws {
         let stack = try Stack.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let browser = try PlayingStream(sink: stack.sink, role: nil)
         let music = try PlayingStream(sink: stack.sink, role: "music")
         cleanUps.append { await browser.stop(); await music.stop() }
@@ -124,7 +111,7 @@ final class AudioHelperTests: XCTestCase {
     func testAStoppedHelperEndsItsRecognitionInsteadOfListeningForEver() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let directory = try makeTemporaryDirectory(self)
         let goforward = try Recordings.wav("goforward.raw", in: directory)
         let pid = service.daemon.pid
@@ -158,7 +145,7 @@ final class AudioHelperTests: XCTestCase {
     // @SoundServer: mutes and ducks other audio and checks what the server shows
     func testAStoppedHelperAtTheEndOfAnInterruptionStillGivesEveryStreamBack() async throws {
         let stack = try Stack.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         for others in ["pause", "duck"] {
             let first = try PlayingStream(sink: stack.sink, role: nil)
             let second = try PlayingStream(sink: stack.sink, role: nil)
@@ -196,7 +183,7 @@ final class AudioHelperTests: XCTestCase {
     // @SoundServer: mutes and ducks other audio and checks what the server shows
     func testRepeatedHelperDeathsAndAUsersChangeAreAllHonouredAtTheEnd() async throws {
         let stack = try Stack.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let first = try PlayingStream(sink: stack.sink, role: nil)
         let second = try PlayingStream(sink: stack.sink, role: nil)
         cleanUps.append { await first.stop(); await second.stop() }
@@ -239,7 +226,7 @@ final class AudioHelperTests: XCTestCase {
     // @SoundServer: the recording, as the server sees it
     func testNoHelperOutlivesTheService() async throws {
         let stack = try Stack.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let helper = try await helper(of: service)
         let pid = service.daemon.pid
         let listening = Task { await service.recognitionError(["max_seconds": .double(20)]) }

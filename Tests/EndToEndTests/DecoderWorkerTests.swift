@@ -9,20 +9,7 @@ import XCTest
 /// WorkerProtocol). A decoder worker that dies mid-microphone or mid-file fails that recognition
 /// alone, with EngineUnavailable naming the signal; the next call is answered at once; no worker,
 /// busy or warm, outlives the service.
-final class DecoderWorkerTests: XCTestCase {
-    var cleanUps: [() async -> Void] = []
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        cleanUps = []
-    }
-
-    private func service(_ stack: Stack) async throws -> ServiceHarness {
-        let service = try await ServiceHarness(stack: stack)
-        cleanUps.append { await service.stop() }
-        return service
-    }
-
+final class DecoderWorkerTests: CleanUpTestCase {
     /// voiceboxd's children running the worker in decoder mode (busy or warm).
     static func decoderWorkers(of daemon: pid_t) -> [pid_t] {
         FileWorkerTests.workers(of: daemon, mode: "decoder")
@@ -45,7 +32,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testTheServiceNeverMapsTheEngine() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let directory = try makeTemporaryDirectory(self)
         let file = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(file.text, "go forward ten meters")
@@ -100,7 +87,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testADecoderWorkerThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("numbers.raw", in: directory)
         let pid = service.daemon.pid
@@ -137,7 +124,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testADecoderWorkerThatDiesMidFileFailsOnlyThatFile() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let pid = service.daemon.pid
         let wav = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // warm workers
@@ -161,7 +148,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testACancelEndsARecognitionWhoseWorkerDoesNotAnswer() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let pid = service.daemon.pid
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("numbers.raw", in: directory)
@@ -208,7 +195,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testNoDecoderWorkerOutlivesTheService() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let pid = service.daemon.pid
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         var workers: [pid_t] = []
@@ -233,7 +220,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testStoppedDecoderWorkersHoldUpNoOneElse() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let pid = service.daemon.pid
         let goforward = Recordings.path("goforward.raw")
         _ = try await service.recognize(["file": .string(goforward)])
@@ -272,7 +259,7 @@ final class DecoderWorkerTests: XCTestCase {
     func testAGrammarThatExplodesEndsItsWorkerOnly() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         var grammar = "#JSGF V1.0; grammar g; <a0> = go | forward;"
         for level in 1...22 { grammar += " <a\(level)> = <a\(level - 1)> <a\(level - 1)>;" }
         grammar += " public <s> = <a22>;"

@@ -12,23 +12,7 @@ import XCTest
 /// Other tests cover parts: ResilienceTests (speech-dispatcher killed, late), CallerIndependenceTests
 /// (frozen), RecognitionTests (a caller leaving, PulseAudio restarted), AudioSessionTests
 /// (voiceboxd killed mid-interruption).
-final class FaultTests: XCTestCase {
-    var cleanUps: [() async -> Void] = []
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        cleanUps = []
-    }
-
-    func service(_ stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false, autospawn: Bool = false,
-                 environment: [String: String] = [:], extraArguments: [String] = [], stderrFD: Int32? = nil) async throws -> ServiceHarness {
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechdAddress, addressFromEnvironment: addressFromEnvironment,
-                                               autospawn: autospawn, extraArguments: extraArguments, environment: environment,
-                                               stderrFD: stderrFD)
-        cleanUps.append { await service.stop() }
-        return service
-    }
-
+final class FaultTests: CleanUpTestCase {
     /// Speaks `text` until it works (the engine reconnecting); its id.
     func speakWhenBack(_ service: ServiceHarness, _ text: String = "back again", options: [String: DBusValue] = [:],
                        timeout: Duration = .seconds(20)) async throws -> UInt64 {
@@ -51,7 +35,7 @@ final class FaultTests: XCTestCase {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await service(stack, speechdAddress: speechd.address)
+        let service = try await startService(on: stack, speechdAddress: speechd.address)
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(SpeechTests.long)
         try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
@@ -90,7 +74,7 @@ final class FaultTests: XCTestCase {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await service(stack, speechdAddress: speechd.address)
+        let service = try await startService(on: stack, speechdAddress: speechd.address)
         cleanUps.append { speechd.thaw() }
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(SpeechTests.long + SpeechTests.long, ["others": .string("pause")])
@@ -117,7 +101,7 @@ final class FaultTests: XCTestCase {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await service(stack, speechdAddress: speechd.address)
+        let service = try await startService(on: stack, speechdAddress: speechd.address)
         cleanUps.append { speechd.thaw() }
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(SpeechTests.long)
@@ -148,7 +132,7 @@ final class FaultTests: XCTestCase {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
         cleanUps.append { await own.down() }
-        let service = try await service(own.stack, speechdAddress: own.stack.speechdAddress, environment: own.environment)
+        let service = try await startService(on: own.stack, speechdAddress: own.stack.speechdAddress, environment: own.environment)
         let before = try await service.recognize(["max_seconds": .double(0.5)])
         XCTAssertEqual(before.reason, "max_duration")
 
@@ -184,7 +168,7 @@ final class FaultTests: XCTestCase {
         // The socket libspeechd autospawns at, with the stack's configuration (scripts/stack links it).
         var environment = own.environment
         environment["SPEECHD_ADDRESS"] = "unix_socket:\(own.runtimeDirectory)/speech-dispatcher/speechd.sock"
-        let service = try await service(own.stack, addressFromEnvironment: true, autospawn: true, environment: environment)
+        let service = try await startService(on: own.stack, addressFromEnvironment: true, autospawn: true, environment: environment)
         // "ready" ducks others (Speak's default): let that interruption end first.
         let ready = try await speakWhenBack(service, "ready", timeout: .seconds(30))
         _ = try await service.waitForFinish(ready)
@@ -230,7 +214,7 @@ final class FaultTests: XCTestCase {
     // @SoundServer: the microphone or other audio
     func testClientKilledMidRecognition() async throws {
         let stack = try Stack.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let client = try Subprocess("/usr/bin/busctl", ["--user", "--timeout=60", "call", ServiceHarness.name, ServiceHarness.path,
                                                         ServiceHarness.interface, "Recognize", "a{sv}", "1", "max_seconds", "d", "20"])
         let id = try await service.waitForNewRecognition(besides: [])
@@ -262,7 +246,7 @@ final class FaultTests: XCTestCase {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await service(stack, speechdAddress: speechd.address)
+        let service = try await startService(on: stack, speechdAddress: speechd.address)
         let ready = try await speakWhenBack(service, "ready")
         _ = try await service.waitForFinish(ready)
         _ = try await service.waitForInterruption("ended")
@@ -293,7 +277,7 @@ final class FaultTests: XCTestCase {
     // @SoundServer: the microphone or other audio
     func testClientKilledWhileHoldingAPause() async throws {
         let stack = try Stack.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let other = try OtherAudio(sink: stack.sink)
         try await other.waitUntilListed()
         let pauser = try Subprocess(stack.clientPath, ["pause"])
@@ -345,7 +329,7 @@ final class FaultTests: XCTestCase {
         let data = try makeTemporaryDirectory(self)
         let model = try Self.userModel("en-US", in: data, copyingAcoustic: true)
         // Models unloaded 1 s after use: each damaged file below is loaded afresh, not found warm.
-        let service = try await service(stack, environment: ["XDG_DATA_HOME": data.path], extraArguments: ["--model-idle", "1"])
+        let service = try await startService(on: stack, environment: ["XDG_DATA_HOME": data.path], extraArguments: ["--model-idle", "1"])
         let goforward: [String: DBusValue] = ["file": .string(Recordings.path("goforward.raw"))]
 
         for (file, says) in [("mdef", "crashed"), ("transition_matrices", "transition matrix")] {
@@ -382,7 +366,7 @@ final class FaultTests: XCTestCase {
         let data = try makeTemporaryDirectory(self)
         let models = data.appendingPathComponent("voicebox/models")
         for language in ["en-GB", "en-US", "fr-FR"] { _ = try Self.userModel(language, in: data, copyingAcoustic: false) }
-        let service = try await service(stack, environment: ["XDG_DATA_HOME": data.path])
+        let service = try await startService(on: stack, environment: ["XDG_DATA_HOME": data.path])
         let british: [String: DBusValue] = ["file": .string(Recordings.path("goforward.raw")), "language": .string("en-GB")]
         let before = try await service.recognize(british)
         XCTAssertEqual(before.language, "en-GB")
@@ -461,7 +445,7 @@ final class FaultTests: XCTestCase {
         let filler = runtime + "/filler"
         try await runQuietly("/usr/bin/dd", ["if=/dev/zero", "of=" + filler, "bs=4096"])  // ends with ENOSPC
         let log = LogFile()
-        let service = try await service(stack, environment: ["XDG_RUNTIME_DIR": runtime], stderrFD: log.descriptor)
+        let service = try await startService(on: stack, environment: ["XDG_RUNTIME_DIR": runtime], stderrFD: log.descriptor)
         let other = try OtherAudio(sink: stack.sink)
         try await other.waitUntilListed()
 

@@ -8,20 +8,7 @@ import XCTest
 /// A caller's file is decoded by a confined `voicebox-worker` (see WorkerProtocol), never by
 /// voiceboxd: a worker that dies mid-file fails that recognition alone, with UnreadableFile naming
 /// the signal; the service answers the next call at once; no worker outlives its file or the service.
-final class FileWorkerTests: XCTestCase {
-    var cleanUps: [() async -> Void] = []
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        cleanUps = []
-    }
-
-    private func service(_ stack: Stack) async throws -> ServiceHarness {
-        let service = try await ServiceHarness(stack: stack)
-        cleanUps.append { await service.stop() }
-        return service
-    }
-
+final class FileWorkerTests: CleanUpTestCase {
     /// About 49 s of real speech (librivox twice): long enough that its worker is still reading
     /// while the service decodes, short of the length that is read whole for parts.
     private func longFile() throws -> String {
@@ -78,7 +65,7 @@ final class FileWorkerTests: XCTestCase {
     func testAWorkerThatDiesMidFileFailsOnlyThatFileNamingTheSignal() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let long = try longFile()
         let pid = service.daemon.pid
         for signal in [SIGSEGV, SIGABRT, SIGKILL] {
@@ -113,7 +100,7 @@ final class FileWorkerTests: XCTestCase {
     func testNoWorkerOutlivesItsFile() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let pid = service.daemon.pid
         let done = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(done.text, "go forward ten meters")
@@ -136,7 +123,7 @@ final class FileWorkerTests: XCTestCase {
     func testNoWorkerOutlivesTheService() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await service(stack)
+        let service = try await startService(on: stack)
         let pid = service.daemon.pid
         let long = try longFile()
         let failing = Task { await service.recognitionError(["file": .string(long)]) }

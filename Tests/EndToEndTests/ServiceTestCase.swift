@@ -2,15 +2,36 @@ import Foundation
 import TestSupport
 import XCTest
 
+/// Clean-ups a test adds as it goes, run after it, the last added first: for tests that start their
+/// own voiceboxd, which stops after what was added later (a helper stopped with SIGSTOP let go).
+class CleanUpTestCase: XCTestCase {
+    var cleanUps: [() async -> Void] = []
+
+    /// A voiceboxd of the test's own on `stack` (the arguments are ServiceHarness's), stopped among the
+    /// clean-ups.
+    func startService(on stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false,
+                      autospawn: Bool = false, environment: [String: String] = [:], extraArguments: [String] = [],
+                      stderrFD: Int32? = nil) async throws -> ServiceHarness {
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechdAddress, addressFromEnvironment: addressFromEnvironment,
+                                               autospawn: autospawn, extraArguments: extraArguments, environment: environment,
+                                               stderrFD: stderrFD)
+        cleanUps.append { await service.stop() }
+        return service
+    }
+
+    override func tearDown() async throws {
+        for cleanUp in cleanUps.reversed() { await cleanUp() }
+        cleanUps = []
+    }
+}
+
 /// The set-up most end-to-end classes share: the test stack, a voiceboxd of the test's own on it, a
 /// scratch directory, and clean-ups run before that voiceboxd stops.
-class ServiceTestCase: XCTestCase {
+class ServiceTestCase: CleanUpTestCase {
     var stack: Stack!
     var service: ServiceHarness!
     /// Removed after the test.
     var directory: URL!
-    /// Run after the test, the last added first, before the service stops.
-    var cleanUps: [() async -> Void] = []
 
     /// The class decodes pocketsphinx-testdata's recordings: skipped where they are not installed.
     class var usesRecordings: Bool { false }
@@ -26,8 +47,7 @@ class ServiceTestCase: XCTestCase {
     }
 
     override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        cleanUps = []
+        try await super.tearDown()
         if Self.mustLeaveNoJournal {
             await service?.stopLeavingNoJournal()
         } else {
