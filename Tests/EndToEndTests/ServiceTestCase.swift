@@ -25,12 +25,14 @@ class CleanUpTestCase: XCTestCase {
     }
 }
 
-/// The set-up most end-to-end classes share: the test stack, a voiceboxd of the test's own on it, a
-/// scratch directory, and clean-ups run before that voiceboxd stops.
+/// The set-up most end-to-end classes share: the test stack, a voiceboxd of the test's own on it,
+/// clean-ups run before that voiceboxd stops, and for classes that decode recordings a scratch
+/// directory.
 class ServiceTestCase: CleanUpTestCase {
     var stack: Stack!
     var service: ServiceHarness!
-    /// Removed after the test.
+    /// A scratch directory, removed after the test: only where `usesRecordings` (the recordings'
+    /// WAV copies and the like go there).
     var directory: URL!
 
     /// The class decodes pocketsphinx-testdata's recordings: skipped where they are not installed.
@@ -41,8 +43,10 @@ class ServiceTestCase: CleanUpTestCase {
 
     override func setUp() async throws {
         stack = try Stack.require()
-        if Self.usesRecordings { try Recordings.require() }
-        directory = try makeTemporaryDirectory(self)
+        if Self.usesRecordings {
+            try Recordings.require()
+            directory = try makeTemporaryDirectory(self)
+        }
         service = try await ServiceHarness(stack: stack)
     }
 
