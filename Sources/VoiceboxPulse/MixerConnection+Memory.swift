@@ -81,13 +81,23 @@ extension MixerConnection {
             let deadline = ContinuousClock.now + self.settings.requestTimeout
             var listed: [String: RememberedSetting] = [:]
             while ContinuousClock.now < deadline {
-                listed = Dictionary(try await rememberedSettings().map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+                listed = try await listing()
                 if settings.allSatisfy({ listed[$0.name]?.isClose(to: $0) == true }) { return }
                 try await Task.sleep(for: .milliseconds(5))
             }
             let held = settings.map { "\($0.name): \(listed[$0.name].map { "\($0)" } ?? "nothing")" }.joined(separator: ", ")
             throw MixerError.unavailable("the server did not list the stream memory it was given within \(self.settings.requestTimeout) (it lists \(held))")
         }
+    }
+
+    /// The names of `settings` the server lists as given (to pipewire-pulse's rounding).
+    func heldAsGiven(_ settings: [RememberedSetting]) async throws -> Set<String> {
+        let listed = try await listing()
+        return Set(settings.filter { listed[$0.name]?.isClose(to: $0) == true }.map(\.name))
+    }
+
+    private func listing() async throws -> [String: RememberedSetting] {
+        Dictionary(try await rememberedSettings().map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     /// Asks for an event at every change of the memory; a server without it refuses,

@@ -53,6 +53,11 @@ public final class PulseMixer: AudioMixer {
         try await connection.remember(settings, memory: connection.serverInfo().memory)
     }
 
+    public func heldAsGiven(_ settings: [RememberedSetting]) async throws -> Set<String> {
+        guard try await connection.serverInfo().memory != .nothing else { return [] }
+        return try await connection.heldAsGiven(settings)
+    }
+
     public func forgetRemembered(_ names: [String]) async throws {
         guard try await connection.serverInfo().memory == .readWrite else { return }
         try await connection.forgetRemembered(names)

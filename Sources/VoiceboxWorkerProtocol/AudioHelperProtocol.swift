@@ -89,6 +89,7 @@ public enum AudioHelperProtocol {
         case setVolume(stream: UInt32, volume: [UInt32])
         case rememberedSettings
         case remember([RememberedSetting])
+        case heldAsGiven([RememberedSetting])
         case forgetRemembered([String])
         case startCorkTrigger(role: String)
         case stopCorkTrigger
@@ -118,6 +119,8 @@ public enum AudioHelperProtocol {
         case playbackStreams([PlaybackStream])
         case recordingStreams([RecordingStream])
         case rememberedSettings([RememberedSetting])
+        /// Names of memory entries (`heldAsGiven`).
+        case names([String])
         /// A stream's index on the server (the cork trigger's).
         case index(UInt32)
         case mixerError(MixerError)

@@ -39,6 +39,11 @@ extension AudioHelper {
         _ = try await mixerCall(.remember(settings))
     }
 
+    public func heldAsGiven(_ settings: [RememberedSetting]) async throws -> Set<String> {
+        guard case .names(let names) = try await mixerCall(.heldAsGiven(settings)) else { throw Self.unexpected }
+        return Set(names)
+    }
+
     public func forgetRemembered(_ names: [String]) async throws {
         _ = try await mixerCall(.forgetRemembered(names))
     }

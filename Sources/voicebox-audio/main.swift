@@ -63,6 +63,7 @@ struct Answerer: Sendable {
             case .setVolume(let stream, let volume): try await mixer.setVolume(stream, volume)
             case .rememberedSettings: return .rememberedSettings(try await mixer.rememberedSettings())
             case .remember(let settings): try await mixer.remember(settings)
+            case .heldAsGiven(let settings): return .names(try await mixer.heldAsGiven(settings).sorted())
             case .forgetRemembered(let names): try await mixer.forgetRemembered(names)
             case .startCorkTrigger(let role): return .index(try await mixer.startCorkTrigger(role: role))
             case .stopCorkTrigger: await mixer.stopCorkTrigger()

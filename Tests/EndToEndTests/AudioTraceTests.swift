@@ -148,6 +148,39 @@ final class AudioTraceTests: ServiceTestCase {
         XCTAssertEqual(now, remembered, "what the server remembers of \(name)")
     }
 
+    /// WirePlumber falls behind (stopped here) as a duck ends after the application closed its
+    /// stream: the put-back of its entry is not listed in time and stays journaled. Once WirePlumber
+    /// catches up, the same voiceboxd lets it go: the journal is gone (a voiceboxd started next has
+    /// nothing to announce), the server remembers the user's level, the next stream starts at it.
+    func testAPutBackWirePlumberTakesUpLateIsLetGoInTheSameRun() async throws {
+        guard ServerMemoryProbe.kind == .wirePlumber else { throw XCTSkip("WirePlumber only: PulseAudio holds a write when it answers") }
+        let wirePlumber = try XCTUnwrap(stack.pid(of: "wireplumber"))
+        cleanUps.append { _ = Glibc.kill(wirePlumber, SIGCONT) }
+        let (name, key) = application("late-put-back")
+        let level = try await setUserLevel(name, 30000)
+        let remembered = try await ServerMemoryProbe.entries([key])
+        let playing = try stream(name)
+        _ = try await playing.settledState()
+        let id = try await service.speak(SpeechTests.long)
+        _ = try await waitForInterruption("began")
+        try await waitUntil("the stream to be ducked") { playing.state.map { $0.volume[0] < level } ?? false }
+        try await Task.sleep(for: .milliseconds(600))  // WirePlumber saves the ducked level; Voicebox writes it back
+        await playing.stop()
+        XCTAssertEqual(Glibc.kill(wirePlumber, SIGSTOP), 0)
+        try await service.proxy.call(Speech1.stopSpeaking, id)
+        _ = try await waitForInterruption("ended", timeout: .seconds(15))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: ServiceHarness.journalPath), "journaled while WirePlumber does not list it")
+        XCTAssertEqual(Glibc.kill(wirePlumber, SIGCONT), 0)
+        try await waitUntil("voiceboxd to let the journal go", timeout: .seconds(10)) {
+            !FileManager.default.fileExists(atPath: ServiceHarness.journalPath)
+        }
+        let now = try await ServerMemoryProbe.entries([key])
+        XCTAssertEqual(now, remembered, "what the server remembers of \(name)")
+        let next = try stream(name)
+        assertLevel(try await next.settledState(), level, "the application's next stream")
+        await next.stop()
+    }
+
     /// After a duck, the user pauses and plays the player: PulseAudio saves the stream's state at
     /// each change of a stream a client (Voicebox) set; its entry, which held no volume, would then
     /// hold one. It is kept as it was while the player plays.

@@ -23,6 +23,15 @@ struct Stack {
                      speechdConfig: config, binDirectory: bin)
     }
 
+    /// The pid of one of the stack's processes (scripts/stack records them in DIR/pids; the
+    /// stack's HOME is DIR/home).
+    func pid(of name: String) -> pid_t? {
+        guard let home = ProcessInfo.processInfo.environment["HOME"] else { return nil }
+        let directory = URL(fileURLWithPath: home).deletingLastPathComponent().path
+        return (try? String(contentsOfFile: "\(directory)/pids/\(name).pid", encoding: .utf8))
+            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
     var daemonPath: String { binDirectory + "/voiceboxd" }
     var clientPath: String { binDirectory + "/voicebox" }
 }

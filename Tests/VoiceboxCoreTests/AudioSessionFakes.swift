@@ -35,6 +35,9 @@ final class ScriptedMixer: AudioMixer, @unchecked Sendable {
         /// Streams WirePlumber has not taken up yet: it saves a stream only once it applied its memory to it.
         var unrestored: Set<UInt32> = []
         var failing: Set<String> = []
+        /// pipewire-pulse with WirePlumber behind: writes wait here, unlisted, until `catchUp`.
+        var behind = false
+        var late: [RememberedSetting] = []
         /// The server is away: every request fails.
         var down = false
         /// Events sent, and events the reader has taken.
@@ -65,6 +68,16 @@ final class ScriptedMixer: AudioMixer, @unchecked Sendable {
     func applyMemoryLate() { state.withLock { $0.memoryAtStart = false } }
     /// Requests named here ("mute", "volume", "remember") fail.
     func fail(_ request: String) { state.withLock { _ = $0.failing.insert(request) } }
+    /// WirePlumber falls behind: what is written is not held (nor listed) until `catchUp()`, and
+    /// `remember` gives up waiting for it, as the real one does after its bound.
+    func fallBehind() { state.withLock { $0.behind = true } }
+    func catchUp() {
+        state.withLock { state in
+            state.behind = false
+            for setting in state.late { state.memory[setting.name] = setting }
+            state.late = []
+        }
+    }
 
     /// Every event sent so far has reached the session's input (its reader asked for the next one).
     var allTaken: Bool { state.withLock { $0.taken > $0.sent } }
@@ -242,11 +255,24 @@ final class ScriptedMixer: AudioMixer, @unchecked Sendable {
         try check("remember")
         let notify = try state.withLock { state in
             guard state.info.memory != .nothing else { throw MixerError.unsupported("no memory") }
+            if state.behind {
+                state.late += settings
+                state.changes.append("remember (late) " + settings.map(\.name).joined(separator: ","))
+                throw MixerError.unavailable("the server did not list the stream memory it was given")
+            }
             for setting in settings { state.memory[setting.name] = setting }
             state.changes.append("remember " + settings.map(\.name).joined(separator: ","))
             return state.info.memory == .readWrite
         }
         if notify { send(.rememberedChanged) }
+    }
+
+    func heldAsGiven(_ settings: [RememberedSetting]) async throws -> Set<String> {
+        try check("read")
+        return state.withLock { state in
+            state.changes.append("asked " + settings.map(\.name).joined(separator: ","))
+            return Set(settings.filter { state.memory[$0.name] == $0 }.map(\.name))
+        }
     }
 
     func forgetRemembered(_ names: [String]) async throws {

@@ -205,6 +205,63 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertEqual(mixer.memory["sink-input-by-application-name:totem"]?.volume, [20000, 20000])
     }
 
+    /// WirePlumber falls behind and does not list a put-back in time: the entry stays journaled,
+    /// and is let go once the server holds it, which is asked, never written again.
+    func testAPutBackWirePlumberTakesUpLateIsLetGoOnceItHoldsIt() async throws {
+        let totem = "sink-input-by-application-name:totem"
+        try await duckWithWirePlumberBehind()
+        XCTAssertEqual(interruptions().map(\.0), [.began, .ended])
+        XCTAssertEqual(journal.current?.memory.map(\.name), [totem], "journaled until the server holds it")
+        XCTAssertEqual(asked(), 0)
+        await pass(.seconds(1))
+        XCTAssertEqual(asked(), 1, "asked a second later")
+        XCTAssertEqual(journal.current?.memory.map(\.name), [totem], "not held yet")
+        mixer.catchUp()
+        await pass(.seconds(2))
+        XCTAssertEqual(asked(), 2)
+        XCTAssertNil(journal.current, "let go once the server holds it")
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        let writes = mixer.changes.filter { $0.hasPrefix("remember") }
+        await pass(.seconds(300))
+        XCTAssertEqual(mixer.changes.filter { $0.hasPrefix("remember") }, writes, "never written again")
+        XCTAssertEqual(asked(), 2, "no check once nothing waits")
+    }
+
+    /// A server that never holds the put-back is asked 7 times over about two minutes; the entry
+    /// then waits, journaled, for the server's return (or the next start), where it is written.
+    func testAPutBackWirePlumberNeverTakesUpWaitsForTheServersReturn() async throws {
+        let totem = "sink-input-by-application-name:totem"
+        try await duckWithWirePlumberBehind()
+        for _ in 0..<20 { await pass(.seconds(10)) }
+        XCTAssertEqual(asked(), 7)
+        XCTAssertEqual(journal.current?.memory.map(\.name), [totem])
+        XCTAssertTrue(logged.withLock { $0 }.contains { $0.contains("still does not hold what was put back of \(totem)") })
+        mixer.catchUp()
+        mixer.lost()
+        mixer.ready()
+        await settled()
+        XCTAssertNil(journal.current, "written when the server returns")
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+    }
+
+    /// totem at its user's level, ducked, closed mid-duck; WirePlumber saves the ducked level late,
+    /// then falls behind before the end.
+    private func duckWithWirePlumberBehind() async throws {
+        await makeSession(info: Self.pipewire)
+        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [20000, 20000]))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.remove(2)
+        await settled()
+        let ducked = mixer.attenuate([20000, 20000], byDecibels: -15)
+        mixer.setMemory(RememberedSetting(name: "sink-input-by-application-name:totem", volume: ducked, channelMap: [1, 2]))
+        mixer.fallBehind()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+    }
+
+    private func asked() -> Int { mixer.changes.filter { $0.hasPrefix("asked") }.count }
+
     /// WirePlumber applies its memory a moment after a stream appears: a newcomer seen at full
     /// volume and ducked, then set to the user's level by WirePlumber, is ducked again from there.
     func testANewcomerWirePlumberSetsLateIsDuckedFromItsLevel() async throws {

@@ -31,6 +31,10 @@ public protocol AudioMixer: Sendable {
     /// Puts entries back into that memory as given (replacing what it holds for their names),
     /// without applying them to streams playing now. Returns once the server holds them.
     func remember(_ settings: [RememberedSetting]) async throws
+    /// The names of `settings` the server holds as given now (pipewire-pulse: as it lists them, to
+    /// its rounding): one read, no wait. Tells whether a write `remember` gave up waiting for has
+    /// arrived since.
+    func heldAsGiven(_ settings: [RememberedSetting]) async throws -> Set<String>
     /// Removes entries from that memory (where the server can: PulseAudio).
     func forgetRemembered(_ names: [String]) async throws
 

@@ -187,6 +187,7 @@ extension AudioSession {
             }
         }
         if !written || !deleted { keepPending(records) }
+        if !written, memory == .writeOnly { startPendingChecks() }
     }
 
     /// Records to put back once the server is reached; a name already waiting keeps its older state.

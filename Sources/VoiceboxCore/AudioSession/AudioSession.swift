@@ -6,7 +6,8 @@
 /// - interrupting others (AudioSession+Others): pause, mute or duck them while Voicebox speaks or
 ///   listens, and give back exactly what was taken;
 /// - the server's memory (AudioSession+Memory): what PulseAudio or WirePlumber remember of a stream
-///   we changed is put back as it was;
+///   we changed is put back as it was, and a put-back the server lists late is let go once it does
+///   (AudioSession+Pending);
 /// - following the server (AudioSession+Events): newcomers, a server that restarts;
 /// - yielding to calls (AudioSession+Calls);
 /// - crash recovery (AudioSession+Recovery): undoing what a voiceboxd that died left changed;
@@ -28,6 +29,8 @@ public actor AudioSession {
         case restoreDue(UInt64)
         /// Time to write the server's memory back again (pipewire-pulse; see AudioSession+Memory).
         case memoryDue(UInt64)
+        /// Time to ask whether the server now holds what it was given late (see AudioSession+Pending).
+        case pendingCheckDue(UInt64)
         case mixer(MixerEvent)
         case finish(CheckedContinuation<Void, Never>)
         /// Answers once every input before it has been handled.
@@ -83,6 +86,10 @@ public actor AudioSession {
     var restoreTimer: SessionTimer?
     var memoryGeneration: UInt64 = 0
     var memoryTimer: SessionTimer?
+    var pendingCheckGeneration: UInt64 = 0
+    var pendingCheckTimer: SessionTimer?
+    /// How many checks of `pendingMemory` this spell has made.
+    var pendingChecks = 0
 
     /// How soon after a stream starts a change to it is the server applying its memory (WirePlumber
     /// does it a moment after the stream appears), not the user.
@@ -184,6 +191,9 @@ public actor AudioSession {
         case .memoryDue(let generation):
             guard generation == memoryGeneration else { return }
             await writeMemoryBack()
+        case .pendingCheckDue(let generation):
+            guard generation == pendingCheckGeneration else { return }
+            await checkPendingMemory()
         case .mixer(let event):
             await handle(event)
         case .finish(let done):
@@ -221,7 +231,9 @@ public actor AudioSession {
         finished = true
         cancelRestore()
         memoryTimer?.cancel()
+        pendingCheckTimer?.cancel()
         activities.removeAll()
+        await checkPendingMemory(last: true)
         await restoreOthers()
         if callAnnounced {
             callAnnounced = false

@@ -1,0 +1,54 @@
+/// Memory put back where the server did not list it in time (pipewire-pulse: WirePlumber, which
+/// holds the metadata it goes through, was busy; it was seen here falling a minute behind). The
+/// entries stay journaled, and the server is asked again at growing intervals, for about two
+/// minutes, whether it holds them now: an entry it holds as given is let go. It is only asked:
+/// writing again could write over what the user or a new interruption set meanwhile. An entry
+/// still not held after that waits, as before, for the server's return or the next start.
+extension AudioSession {
+    /// The waits before each check, from the failed write on.
+    static let pendingCheckDelays: [Duration] = [1, 2, 4, 8, 16, 30, 60].map { .seconds($0) }
+
+    /// A put-back was not confirmed: the checks start again from the first wait.
+    func startPendingChecks() {
+        guard server?.memory == .writeOnly, pendingMemory.contains(where: { $0.before != nil }), !finished else { return }
+        pendingChecks = 0
+        schedulePendingCheck()
+    }
+
+    /// Lets go of the pending entries the server now holds as given, and asks again later while
+    /// some are left (`last`, at shutdown: once, with no later check).
+    func checkPendingMemory(last: Bool = false) async {
+        guard server?.memory == .writeOnly else { return }
+        let given = pendingMemory.compactMap(\.before)
+        guard !given.isEmpty else { return }
+        do {
+            let held = try await mixer.heldAsGiven(given)
+            let arrived = pendingMemory.filter { $0.before != nil && held.contains($0.name) }.map(\.name)
+            if !arrived.isEmpty {
+                pendingMemory.removeAll { arrived.contains($0.name) }
+                log("the sound server now holds what was put back of \(arrived.joined(separator: ", "))")
+                saveJournal()
+            }
+        } catch {
+            log("cannot ask the sound server what it holds of \(given.map(\.name).joined(separator: ", ")): \(error)")
+        }
+        if !last, !finished { schedulePendingCheck() }
+    }
+
+    private func schedulePendingCheck() {
+        pendingCheckGeneration += 1
+        pendingCheckTimer?.cancel()
+        pendingCheckTimer = nil
+        let waiting = pendingMemory.filter { $0.before != nil }.map(\.name)
+        guard !waiting.isEmpty else { return }
+        guard pendingChecks < Self.pendingCheckDelays.count else {
+            return log("the sound server still does not hold what was put back of \(waiting.joined(separator: ", ")): "
+                       + "it is written again when the server returns or at the next start")
+        }
+        let generation = pendingCheckGeneration
+        pendingCheckTimer = clock.schedule(after: Self.pendingCheckDelays[pendingChecks]) { [inputSink] in
+            inputSink.yield(.pendingCheckDue(generation))
+        }
+        pendingChecks += 1
+    }
+}
