@@ -244,6 +244,17 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
     }
 
+    /// Stopped (SIGTERM) before the next check: the server is asked once more, and the journal
+    /// left for the next voiceboxd holds only what it still does not hold.
+    func testAtTheEndThePutBackIsAskedAfterOnceMore() async throws {
+        try await duckWithWirePlumberBehind()
+        XCTAssertNotNil(journal.current)
+        mixer.catchUp()
+        await session.finish()
+        XCTAssertEqual(asked(), 1)
+        XCTAssertNil(journal.current, "nothing left for the next voiceboxd")
+    }
+
     /// totem at its user's level, ducked, closed mid-duck; WirePlumber saves the ducked level late,
     /// then falls behind before the end.
     private func duckWithWirePlumberBehind() async throws {
