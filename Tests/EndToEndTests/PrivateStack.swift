@@ -60,10 +60,7 @@ final class PrivateStack: Sendable {
     }
 
     /// The pid of one of the stack's processes (dbus, pulseaudio, pipewire-pulse, speechd ...).
-    func pid(of name: String) -> pid_t? {
-        (try? String(contentsOfFile: "\(directory)/pids/\(name).pid", encoding: .utf8))
-            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-    }
+    func pid(of name: String) -> pid_t? { Stack.pid(of: name, in: directory) }
 
     func down() async {
         _ = try? await Self.script("down", directory, seconds: 60)

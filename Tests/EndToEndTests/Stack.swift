@@ -23,12 +23,15 @@ struct Stack {
                      speechdConfig: config, binDirectory: bin)
     }
 
-    /// The pid of one of the stack's processes (scripts/stack records them in DIR/pids; the
-    /// stack's HOME is DIR/home).
+    /// The pid of one of the stack's processes (the stack's HOME is DIR/home).
     func pid(of name: String) -> pid_t? {
         guard let home = ProcessInfo.processInfo.environment["HOME"] else { return nil }
-        let directory = URL(fileURLWithPath: home).deletingLastPathComponent().path
-        return (try? String(contentsOfFile: "\(directory)/pids/\(name).pid", encoding: .utf8))
+        return Self.pid(of: name, in: URL(fileURLWithPath: home).deletingLastPathComponent().path)
+    }
+
+    /// The pid scripts/stack recorded for `name` (dbus, pulseaudio, wireplumber, speechd ...) in DIR/pids.
+    static func pid(of name: String, in directory: String) -> pid_t? {
+        (try? String(contentsOfFile: "\(directory)/pids/\(name).pid", encoding: .utf8))
             .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 

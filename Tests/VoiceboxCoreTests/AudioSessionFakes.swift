@@ -71,10 +71,11 @@ final class ScriptedMixer: AudioMixer, @unchecked Sendable {
     /// WirePlumber falls behind: what is written is not held (nor listed) until `catchUp()`, and
     /// `remember` gives up waiting for it, as the real one does after its bound.
     func fallBehind() { state.withLock { $0.behind = true } }
-    func catchUp() {
+    /// WirePlumber catches up: what was written meanwhile is held; `losing`: it never arrives.
+    func catchUp(losing: Bool = false) {
         state.withLock { state in
             state.behind = false
-            for setting in state.late { state.memory[setting.name] = setting }
+            if !losing { for setting in state.late { state.memory[setting.name] = setting } }
             state.late = []
         }
     }

@@ -244,6 +244,42 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
     }
 
+    /// The checks are over and the put-back is still waiting; WirePlumber then takes it up, the
+    /// user sets the application's next stream to another level, and Voicebox ducks it: the waiting
+    /// put-back is stale, and let go, so that nothing writes the old level over the user's later.
+    func testAWaitingPutBackIsLetGoOnceALaterInterruptionFindsTheUsersNewLevel() async throws {
+        let totem = "sink-input-by-application-name:totem"
+        try await duckWithWirePlumberBehind()
+        for _ in 0..<14 { await pass(.seconds(10)) }
+        XCTAssertEqual(journal.current?.memory.map(\.name), [totem], "still waiting")
+        mixer.catchUp()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        mixer.userSets(3, volume: [45000, 45000])
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.volume, [45000, 45000])
+        XCTAssertNil(journal.current, "nothing left to write over the user's level")
+        XCTAssertEqual(mixer.memory[totem]?.volume, [45000, 45000])
+    }
+
+    /// The same, but the put-back never arrived: the next stream starts from our duck, and the
+    /// waiting put-back, which holds the user's level, is kept.
+    func testAWaitingPutBackIsKeptWhenALaterInterruptionFindsOurDuck() async throws {
+        let totem = "sink-input-by-application-name:totem"
+        try await duckWithWirePlumberBehind()
+        for _ in 0..<14 { await pass(.seconds(10)) }
+        mixer.catchUp(losing: true)
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(journal.current?.memory.first { $0.name == totem }?.before?.volume, [20000, 20000],
+                       "the user's level still waits to be put back")
+    }
+
     /// Stopped (SIGTERM) before the next check: the server is asked once more, and the journal
     /// left for the next voiceboxd holds only what it still does not hold.
     func testAtTheEndThePutBackIsAskedAfterOnceMore() async throws {

@@ -232,6 +232,7 @@ public actor AudioSession {
         cancelRestore()
         memoryTimer?.cancel()
         pendingCheckTimer?.cancel()
+        pendingCheckGeneration += 1
         activities.removeAll()
         await checkPendingMemory(last: true)
         await restoreOthers()
