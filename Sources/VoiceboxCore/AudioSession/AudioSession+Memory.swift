@@ -165,16 +165,13 @@ extension AudioSession {
 
     /// Puts the entries back as they were before Voicebox touched them, and deletes those that
     /// did not exist. What cannot be written now (the server is away) waits for it, in the journal.
-    /// True when all is written.
-    @discardableResult
-    func putBack(_ records: [MemoryRecord]) async -> Bool {
-        guard !records.isEmpty else { return true }
+    func putBack(_ records: [MemoryRecord]) async {
+        guard !records.isEmpty else { return }
         for record in records { provisional[record.name] = nil }
         guard let memory = await knownServer()?.memory else {
-            keepPending(records)
-            return false
+            return keepPending(records)
         }
-        guard memory != .nothing else { return true }
+        guard memory != .nothing else { return }
         let settings = records.compactMap(\.before)
         let absent = records.filter { $0.before == nil }.map(\.name)
         var written = true
@@ -191,32 +188,11 @@ extension AudioSession {
         }
         if !written || !deleted { keepPending(records) }
         if !written, memory == .writeOnly { startPendingChecks() }
-        return written && deleted
     }
 
-    /// Records to put back once the server is reached. A name already waiting keeps its older
-    /// state, the user's, unless the newer record began from a setting the user made since.
+    /// Records to put back once the server is reached; a name already waiting keeps its older state.
     func keepPending(_ records: [MemoryRecord]) {
-        for record in records {
-            if let index = pendingMemory.firstIndex(where: { $0.name == record.name }) {
-                if record.supersedes(pendingMemory[index]) { pendingMemory[index] = record }
-            } else {
-                pendingMemory.append(record)
-            }
-        }
-        saveJournal()
-    }
-
-    /// Entries this interruption left as it found them: an older record of one still waiting is
-    /// stale once this one began from a setting the user made since, or from the same.
-    func letPendingGo(heldAsBefore records: [MemoryRecord]) {
-        let stale = pendingMemory.filter { older in
-            records.contains { $0.name == older.name && ($0.before == older.before || $0.supersedes(older)) }
-        }.map(\.name)
-        guard !stale.isEmpty else { return }
-        pendingMemory.removeAll { stale.contains($0.name) }
-        log("letting go of the put-back still waiting for \(stale.joined(separator: ", ")): "
-            + "the sound server holds what a later interruption found there")
+        for record in records where !pendingMemory.contains(where: { $0.name == record.name }) { pendingMemory.append(record) }
         saveJournal()
     }
 }

@@ -227,9 +227,7 @@ extension AudioSession {
         // The memory last: restoring a stream had the server save it again. WirePlumber saves a
         // stream we set back as it was to the digit, where a write through pipewire-pulse would
         // round it: there those are left to WirePlumber.
-        let written = done.memory.filter { server?.memory != .writeOnly || !savedByServer.contains($0.name) }
-        let whole = await putBack(written)
-        letPendingGo(heldAsBefore: done.memory.filter { whole || !written.contains($0) })
+        await putBack(done.memory.filter { server?.memory != .writeOnly || !savedByServer.contains($0.name) })
         startAfterCare(done.memory, setBack: setBackStreams)
         saveJournal()
         updateInterrupted()

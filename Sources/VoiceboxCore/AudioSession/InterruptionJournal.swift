@@ -85,13 +85,6 @@ public struct MemoryRecord: Sendable, Codable, Equatable {
         (setting.muted && muted && before?.muted != true) || setting.volume.map { levels.contains($0) } == true
     }
 
-    /// Recorded after `older` for the same entry, this began from a setting the user made since:
-    /// neither what `older` found nor one of the changes it made.
-    func supersedes(_ older: MemoryRecord) -> Bool {
-        guard let before else { return false }
-        return before != older.before && !older.shows(before)
-    }
-
     /// The stream started from our change rather than from the user's setting: muted, or at a level we set.
     func isInherited(mute stream: PlaybackStream) -> Bool { stream.muted && muted && before?.muted != true }
     func isInherited(volume stream: PlaybackStream) -> Bool { levels.contains(stream.volume) }
