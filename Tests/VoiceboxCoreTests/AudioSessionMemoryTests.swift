@@ -260,16 +260,8 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// The same with our duck as WirePlumber rounds it (a quiet level: 2249 comes back 2241), and
     /// the later put-back failing too: the older record, the user's level, still wins.
     func testAWaitingPutBackIsKeptWhenALaterInterruptionFindsOurDuckRounded() async throws {
-        await makeSession(info: Self.pipewire)
-        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [4000, 4000]))
-        await pass(.seconds(3))
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.remove(2)
-        await settled()
+        try await duckWithWirePlumberBehind(level: 4000)
         XCTAssertEqual(mixer.attenuate([4000, 4000], byDecibels: -15), [2249, 2249])
-        mixer.setMemory(RememberedSetting(name: totem, volume: [2249, 2249], channelMap: [1, 2]))
-        mixer.fallBehind()
-        await session.end(.speaking, id: 1)
         for _ in 0..<14 { await pass(.seconds(10)) }
         mixer.catchUp(losing: true)
         mixer.setMemory(RememberedSetting(name: totem, volume: [2241, 2241], channelMap: [1, 2]))
@@ -297,15 +289,15 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
 
     /// totem at its user's level, ducked, closed mid-duck; WirePlumber saves the ducked level late,
     /// then falls behind before the end.
-    private func duckWithWirePlumberBehind() async throws {
+    private func duckWithWirePlumberBehind(level: UInt32 = 20000) async throws {
         await makeSession(info: Self.pipewire)
-        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [20000, 20000]))
+        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [level, level]))
         await pass(.seconds(3))
         await session.begin(.speaking, id: 1, policy: .duck)
         mixer.remove(2)
         await settled()
-        let ducked = mixer.attenuate([20000, 20000], byDecibels: -15)
-        mixer.setMemory(RememberedSetting(name: "sink-input-by-application-name:totem", volume: ducked, channelMap: [1, 2]))
+        let ducked = mixer.attenuate([level, level], byDecibels: -15)
+        mixer.setMemory(RememberedSetting(name: totem, volume: ducked, channelMap: [1, 2]))
         mixer.fallBehind()
         await session.end(.speaking, id: 1)
         await pass(.seconds(1))
