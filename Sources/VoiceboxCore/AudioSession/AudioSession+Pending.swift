@@ -10,7 +10,7 @@ extension AudioSession {
 
     /// A put-back was not confirmed: the checks start again from the first wait.
     func startPendingChecks() {
-        guard server?.memory == .writeOnly, pendingMemory.contains(where: { $0.before != nil }), !finished else { return }
+        guard server?.memory == .writeOnly, !finished else { return }
         pendingChecks = 0
         schedulePendingCheck()
     }
@@ -19,14 +19,13 @@ extension AudioSession {
     /// some are left (`last`, at shutdown: once, with no later check).
     func checkPendingMemory(last: Bool = false) async {
         guard server?.memory == .writeOnly else { return }
-        let given = pendingMemory.compactMap(\.before)
+        let given = waitingSettings
         guard !given.isEmpty else { return }
         do {
-            let held = try await mixer.heldAsGiven(given)
-            let arrived = pendingMemory.filter { $0.before != nil && held.contains($0.name) }.map(\.name)
+            let arrived = try await mixer.heldAsGiven(given)
             if !arrived.isEmpty {
                 pendingMemory.removeAll { arrived.contains($0.name) }
-                log("the sound server now holds what was put back of \(arrived.joined(separator: ", "))")
+                log("the sound server now holds what was put back of \(arrived.sorted().joined(separator: ", "))")
                 saveJournal()
             }
         } catch {
@@ -35,11 +34,15 @@ extension AudioSession {
         if !last, !finished { schedulePendingCheck() }
     }
 
+    /// What waits to be written (an entry that did not exist has nothing to write, on a server
+    /// that cannot delete). Names are unique in `pendingMemory`.
+    private var waitingSettings: [RememberedSetting] { pendingMemory.compactMap(\.before) }
+
     private func schedulePendingCheck() {
         pendingCheckGeneration += 1
         pendingCheckTimer?.cancel()
         pendingCheckTimer = nil
-        let waiting = pendingMemory.filter { $0.before != nil }.map(\.name)
+        let waiting = waitingSettings.map(\.name)
         guard !waiting.isEmpty else { return }
         guard pendingChecks < Self.pendingCheckDelays.count else {
             return log("the sound server still does not hold what was put back of \(waiting.joined(separator: ", ")): "
