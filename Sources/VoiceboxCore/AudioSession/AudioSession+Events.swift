@@ -54,7 +54,7 @@ extension AudioSession {
         firstSeen = [:]
         afterCare = [:]
         guard var current = others else { return }
-        for record in current.memory where !pendingMemory.contains(where: { $0.name == record.name }) { pendingMemory.append(record) }
+        addPending(current.memory)
         current.muted = []
         current.ducked = []
         current.memory = []

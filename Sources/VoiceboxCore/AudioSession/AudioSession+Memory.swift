@@ -28,7 +28,7 @@ extension AudioSession {
         case .nothing:
             return []
         case .writeOnly:
-            return wanted.sorted { $0.key < $1.key }.map { key, stream in
+            return waiting(wanted.sorted { $0.key < $1.key }.map { key, stream in
                 // WirePlumber applies its memory a moment after a stream appears: until then a young
                 // stream's own level may not be it (see changedByOthers).
                 if let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow {
@@ -36,9 +36,9 @@ extension AudioSession {
                 }
                 return MemoryRecord(name: key, before: RememberedSetting(name: key, muted: stream.muted, volume: stream.volume,
                                                                          channelMap: stream.channelMap))
-            }
+            })
         case .readWrite:
-            return await read(names: wanted.keys.sorted())
+            return waiting(await read(names: wanted.keys.sorted()))
         }
     }
 
@@ -52,7 +52,7 @@ extension AudioSession {
         let kept = Set((others?.memory ?? []).map(\.name))
         let wanted = names.filter { !kept.contains($0) }
         guard !wanted.isEmpty, await knownServer()?.memory == .readWrite else { return [] }
-        return await read(names: wanted)
+        return waiting(await read(names: wanted))
     }
 
     private func read(names: [String]) async -> [MemoryRecord] {
@@ -186,13 +186,13 @@ extension AudioSession {
                 try await mixer.forgetRemembered(absent)
             }
         }
-        if !written || !deleted { keepPending(records) }
+        if !written || !deleted { keepPending(records) } else { letGo(records) }
         if !written, memory == .writeOnly { startPendingChecks() }
     }
 
-    /// Records to put back once the server is reached; a name already waiting keeps its older state.
+    /// Records to put back once the server is reached (see `addPending`).
     func keepPending(_ records: [MemoryRecord]) {
-        for record in records where !pendingMemory.contains(where: { $0.name == record.name }) { pendingMemory.append(record) }
+        addPending(records)
         saveJournal()
     }
 }

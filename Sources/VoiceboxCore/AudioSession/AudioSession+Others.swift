@@ -227,7 +227,10 @@ extension AudioSession {
         // The memory last: restoring a stream had the server save it again. WirePlumber saves a
         // stream we set back as it was to the digit, where a write through pipewire-pulse would
         // round it: there those are left to WirePlumber.
-        await putBack(done.memory.filter { server?.memory != .writeOnly || !savedByServer.contains($0.name) })
+        let leftToServer = server?.memory == .writeOnly ? savedByServer : []
+        await putBack(done.memory.filter { !leftToServer.contains($0.name) })
+        // An entry that still waited (see `waiting(_:)`) is let go once the server shows it saved.
+        if pendingMemory.contains(where: { leftToServer.contains($0.name) }) { startPendingChecks() }
         startAfterCare(done.memory, setBack: setBackStreams)
         saveJournal()
         updateInterrupted()

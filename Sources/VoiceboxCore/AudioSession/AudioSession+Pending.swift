@@ -34,6 +34,36 @@ extension AudioSession {
         if !last, !finished { schedulePendingCheck() }
     }
 
+    /// Records to wait for the server. One of an entry that already waits started from the waiting
+    /// one (see `waiting(_:)`), and may since hold the user's change: it takes its place.
+    func addPending(_ records: [MemoryRecord]) {
+        for record in records {
+            if let index = pendingMemory.firstIndex(where: { $0.name == record.name }) {
+                pendingMemory[index] = record.withMarks(of: pendingMemory[index])
+            } else {
+                pendingMemory.append(record)
+            }
+        }
+    }
+
+    /// The records a new interruption keeps, where an entry still waits to be put back: the waiting
+    /// one, which holds the user's setting. The entry (and a stream started from it) may show our
+    /// own earlier change, which the server never let go of; the waiting record's marks let such a
+    /// stream be treated from the user's level. (A level the user gave the entry while it waited
+    /// cannot be told from our change as WirePlumber rounds it: the waiting one wins, as it would
+    /// when the server returns.)
+    func waiting(_ records: [MemoryRecord]) -> [MemoryRecord] {
+        records.map { record in pendingMemory.first { $0.name == record.name } ?? record }
+    }
+
+    /// Entries just put back as the server now holds them wait no more.
+    func letGo(_ records: [MemoryRecord]) {
+        let names = Set(records.map(\.name))
+        guard pendingMemory.contains(where: { names.contains($0.name) }) else { return }
+        pendingMemory.removeAll { names.contains($0.name) }
+        saveJournal()
+    }
+
     /// What waits to be written (an entry that did not exist has nothing to write, on a server
     /// that cannot delete). Names are unique in `pendingMemory`.
     private var waitingSettings: [RememberedSetting] { pendingMemory.compactMap(\.before) }

@@ -97,6 +97,15 @@ public struct MemoryRecord: Sendable, Codable, Equatable {
         return nil
     }
 
+    /// This record with the marks of `other` too: every change of ours either saw is known as ours.
+    func withMarks(of other: MemoryRecord) -> MemoryRecord {
+        var record = self
+        record.muted = muted || other.muted
+        for level in other.levels where !levels.contains(level) { record.levels.append(level) }
+        record.original = original ?? other.original
+        return record
+    }
+
     /// An entry that says nothing (no volume, not muted, no device): as good as none.
     static func isBlank(_ setting: RememberedSetting) -> Bool {
         setting.volume == nil && !setting.muted && setting.device == nil
