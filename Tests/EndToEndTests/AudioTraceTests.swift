@@ -171,7 +171,9 @@ final class AudioTraceTests: ServiceTestCase {
         _ = try await waitForInterruption("ended", timeout: .seconds(15))
         XCTAssertTrue(FileManager.default.fileExists(atPath: ServiceHarness.journalPath), "journaled while WirePlumber does not list it")
         XCTAssertEqual(Glibc.kill(wirePlumber, SIGCONT), 0)
-        try await waitUntil("voiceboxd to let the journal go", timeout: .seconds(10)) {
+        // The checks come 1, 3, 7 and 15 s after the failed write; WirePlumber, just woken, may take
+        // more than 7 s to catch up, so the wait covers the fourth.
+        try await waitUntil("voiceboxd to let the journal go", timeout: .seconds(20)) {
             !FileManager.default.fileExists(atPath: ServiceHarness.journalPath)
         }
         let now = try await ServerMemoryProbe.entries([key])
