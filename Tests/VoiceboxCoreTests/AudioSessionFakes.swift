@@ -68,6 +68,8 @@ final class ScriptedMixer: AudioMixer, @unchecked Sendable {
     func applyMemoryLate() { state.withLock { $0.memoryAtStart = false } }
     /// Requests named here ("mute", "volume", "remember") fail.
     func fail(_ request: String) { state.withLock { _ = $0.failing.insert(request) } }
+    /// They work again.
+    func stopFailing(_ request: String) { state.withLock { _ = $0.failing.remove(request) } }
     /// WirePlumber falls behind: what is written is not held (nor listed) until `catchUp()`, and
     /// `remember` gives up waiting for it, as the real one does after its bound.
     func fallBehind() { state.withLock { $0.behind = true } }

@@ -242,17 +242,22 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
     }
 
-    /// The checks are over and the put-back never arrived: the next stream starts from our duck.
-    /// The next duck takes the waiting record as its own: it ducks that stream from the user's
-    /// level, sets it back to it, and its end leaves the server holding the user's level, and
-    /// nothing journaled once the server shows it saved.
+    /// The checks are over and the put-back never arrived (WirePlumber lost it): the next stream,
+    /// given our duck by the server as it starts, is set back to the user's level, which the server
+    /// then saves; the entry waits no more.
+    func testAStreamThatStartsFromAWaitingDuckIsSetBackToTheUsersLevel() async throws {
+        try await nextTotemStartsFromOurDuck(late: false)
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        XCTAssertNil(journal.current)
+    }
+
+    /// The server gave the next stream our duck late (after `serverRestoreWindow`): the next duck
+    /// takes the waiting record as its own: it ducks that stream from the user's level, sets it
+    /// back to it, and its end leaves the server holding the user's level, nothing journaled.
     func testAnEntryStillWaitingIsPutBackByTheNextDuck() async throws {
-        try await duckWithWirePlumberBehind()
+        try await nextTotemStartsFromOurDuck(late: true)
         let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
-        for _ in 0..<14 { await pass(.seconds(10)) }
-        mixer.catchUp(losing: true)
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
         XCTAssertEqual(mixer.stream(3)?.volume, ours, "started from our duck")
         await session.begin(.speaking, id: 2, policy: .duck)
         XCTAssertEqual(mixer.stream(3)?.volume, ours, "ducked from the user's level, not from ours")
@@ -267,11 +272,7 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// The same, the stream closed before the next duck ends: its end writes the user's level, and
     /// the entry waits no more.
     func testAnEntryStillWaitingIsWrittenByTheNextDuck() async throws {
-        try await duckWithWirePlumberBehind()
-        for _ in 0..<14 { await pass(.seconds(10)) }
-        mixer.catchUp(losing: true)
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
+        try await nextTotemStartsFromOurDuck(late: true)
         await session.begin(.speaking, id: 2, policy: .duck)
         mixer.remove(3)
         await settled()
@@ -284,11 +285,7 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// The user sets that stream's level during the next duck, whose put-back WirePlumber is late
     /// with again: what then waits is the user's new level, not the older one.
     func testTheUsersLevelDuringTheNextDuckReplacesTheWaitingOne() async throws {
-        try await duckWithWirePlumberBehind()
-        for _ in 0..<14 { await pass(.seconds(10)) }
-        mixer.catchUp(losing: true)
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
+        try await nextTotemStartsFromOurDuck(late: true)
         await session.begin(.speaking, id: 2, policy: .duck)
         await pass(.seconds(1))
         mixer.userSets(3, volume: [50000, 50000])
@@ -310,12 +307,8 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// marks of both ducks, so the next voiceboxd sets the stream and the entry back to the user's
     /// level, not to our first duck.
     func testAKillDuringTheNextDuckPutsBackTheWaitingLevel() async throws {
-        try await duckWithWirePlumberBehind()
+        try await nextTotemStartsFromOurDuck(late: true)
         let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
-        for _ in 0..<14 { await pass(.seconds(10)) }
-        mixer.catchUp(losing: true)
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
         await session.begin(.speaking, id: 2, policy: .duck)
         await settled()
         await killSession()
@@ -336,9 +329,10 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertNil(journal.current)
     }
 
-    /// The same with our duck as WirePlumber rounds it (a quiet level: 2249 comes back 2241), and
-    /// the later put-back failing too: the older record, the user's level, still wins.
-    func testAWaitingPutBackIsKeptWhenALaterInterruptionFindsOurDuckRounded() async throws {
+    /// Our duck as WirePlumber rounds it (a quiet level: 2249 comes back 2241) is still ours: the
+    /// next stream, which starts from it, is set back to the user's level; and with the next
+    /// duck's put-back failing too, what waits is still the user's level.
+    func testOurDuckAsWirePlumberRoundsItIsStillOurs() async throws {
         try await duckWithWirePlumberBehind(level: 4000)
         XCTAssertEqual(mixer.attenuate([4000, 4000], byDecibels: -15), [2249, 2249])
         for _ in 0..<14 { await pass(.seconds(10)) }
@@ -346,6 +340,7 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         mixer.setMemory(RememberedSetting(name: totem, volume: [2241, 2241], channelMap: [1, 2]))
         mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
         await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.volume, [4000, 4000], "set back from our rounded duck")
         await session.begin(.speaking, id: 2, policy: .duck)
         mixer.remove(3)
         await settled()
@@ -380,6 +375,19 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         mixer.fallBehind()
         await session.end(.speaking, id: 1)
         await pass(.seconds(1))
+    }
+
+    /// The checks ran out and the put-back never arrived (WirePlumber lost it): totem's next stream
+    /// (3) starts from our duck, given by the server as it starts or, `late`, 3 s after.
+    private func nextTotemStartsFromOurDuck(late: Bool) async throws {
+        try await duckWithWirePlumberBehind()
+        for _ in 0..<14 { await pass(.seconds(10)) }
+        mixer.catchUp(losing: true)
+        if late { mixer.applyMemoryLate() }
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        if late { mixer.applyMemory(to: 3) }
+        await pass(.seconds(2))
     }
 
     private var totem: String { "sink-input-by-application-name:totem" }

@@ -28,15 +28,18 @@ extension AudioSession {
         case .nothing:
             return []
         case .writeOnly:
-            return waiting(wanted.sorted { $0.key < $1.key }.map { key, stream in
+            var young: Set<String> = []
+            let records = wanted.sorted { $0.key < $1.key }.map { key, stream in
                 // WirePlumber applies its memory a moment after a stream appears: until then a young
                 // stream's own level may not be it (see changedByOthers).
                 if let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow {
                     provisional[key] = seen + Self.serverRestoreWindow
+                    young.insert(key)
                 }
                 return MemoryRecord(name: key, before: RememberedSetting(name: key, muted: stream.muted, volume: stream.volume,
                                                                          channelMap: stream.channelMap))
-            })
+            }
+            return waiting(records, young: young)
         case .readWrite:
             return waiting(await read(names: wanted.keys.sorted()))
         }

@@ -229,8 +229,13 @@ extension AudioSession {
         // round it: there those are left to WirePlumber.
         let leftToServer = server?.memory == .writeOnly ? savedByServer : []
         await putBack(done.memory.filter { !leftToServer.contains($0.name) })
-        // An entry that still waited (see `waiting(_:)`) is let go once the server shows it saved.
-        if pendingMemory.contains(where: { leftToServer.contains($0.name) }) { startPendingChecks() }
+        // An entry that still waited (see `waiting(_:)`) waits for what the server saves now, and
+        // is let go once the server shows it.
+        let stillWaiting = done.memory.filter { record in leftToServer.contains(record.name) && pendingMemory.contains { $0.name == record.name } }
+        if !stillWaiting.isEmpty {
+            addPending(stillWaiting)
+            startPendingChecks()
+        }
         startAfterCare(done.memory, setBack: setBackStreams)
         saveJournal()
         updateInterrupted()

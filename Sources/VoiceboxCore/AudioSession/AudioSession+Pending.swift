@@ -46,14 +46,21 @@ extension AudioSession {
         }
     }
 
-    /// The records a new interruption keeps, where an entry still waits to be put back: the waiting
-    /// one, which holds the user's setting. The entry (and a stream started from it) may show our
-    /// own earlier change, which the server never let go of; the waiting record's marks let such a
-    /// stream be treated from the user's level. (A level the user gave the entry while it waited
-    /// cannot be told from our change as WirePlumber rounds it: the waiting one wins, as it would
-    /// when the server returns.)
-    func waiting(_ records: [MemoryRecord]) -> [MemoryRecord] {
-        records.map { record in pendingMemory.first { $0.name == record.name } ?? record }
+    /// The records a new interruption keeps, where an entry still waits to be put back. While the
+    /// entry (or its stream) shows what the waiting record kept or a change of ours, which the
+    /// server never let go of, the waiting record is kept: its marks let a stream that started from
+    /// our change be treated from the user's level. Anything else is the user's since: the fresh
+    /// record replaces the waiting one. `young`: streams the server has not yet given their
+    /// entry (see changedByOthers, which takes up what it gives them).
+    func waiting(_ records: [MemoryRecord], young: Set<String> = []) -> [MemoryRecord] {
+        records.map { record in
+            guard let index = pendingMemory.firstIndex(where: { $0.name == record.name }) else { return record }
+            let waiting = pendingMemory[index]
+            if young.contains(record.name) || waiting.accounts(for: record.before) { return waiting }
+            log("\(record.name) was set since its put-back waits: that setting replaces it")
+            pendingMemory.remove(at: index)
+            return record
+        }
     }
 
     /// Entries just put back as the server now holds them wait no more.

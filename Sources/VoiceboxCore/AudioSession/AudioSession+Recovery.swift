@@ -96,17 +96,15 @@ extension AudioSession {
         repairUntil = clock.now + Self.serverRestoreWindow
     }
 
-    /// A stream, seen within the repair window, that shows a change of ours it got from the server's
-    /// memory (muted, or at a level we set) is set back to the user's level, once. Returns it as it
-    /// now is; nil if there was nothing to do.
+    /// A stream, seen within the repair window or while its entry waits to be put back, that shows
+    /// a change of ours it got from the server's memory (muted, or at a level we set) is set back
+    /// to the user's level, once. Returns it as it now is; nil if there was nothing to do.
     func repairInherited(_ stream: PlaybackStream) async -> PlaybackStream? {
-        guard let until = repairUntil else { return nil }
-        guard clock.now < until else {
+        if let until = repairUntil, clock.now >= until {
             repairing = []
             repairUntil = nil
-            return nil
         }
-        guard let record = repairing.first(where: { $0.name == stream.memoryKey }), kinds.isOthers(stream),
+        guard let record = inheritable(stream), kinds.isOthers(stream),
               !repaired.contains(stream.id), others?.isChanged(stream.id) != true else { return nil }
         var fixed = stream
         if record.isInherited(mute: stream),
@@ -120,6 +118,17 @@ extension AudioSession {
         guard fixed != stream else { return nil }
         repaired.insert(stream.id)
         note(fixed)
+        // The server saves the stream as set back: a waiting entry may now hold the user's setting.
+        if pendingMemory.contains(where: { $0.name == record.name }) { startPendingChecks() }
         return fixed
+    }
+
+    /// The record a stream may have started from a change of ours by: one put back after a crash
+    /// or the server's return (within the repair window), or one that still waits, for a stream
+    /// the server is giving its entry (within `serverRestoreWindow` of its start).
+    private func inheritable(_ stream: PlaybackStream) -> MemoryRecord? {
+        if let record = repairing.first(where: { $0.name == stream.memoryKey }) { return record }
+        guard let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow else { return nil }
+        return pendingMemory.first { $0.name == stream.memoryKey }
     }
 }

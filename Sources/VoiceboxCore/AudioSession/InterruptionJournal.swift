@@ -87,7 +87,7 @@ public struct MemoryRecord: Sendable, Codable, Equatable {
 
     /// The stream started from our change rather than from the user's setting: muted, or at a level we set.
     func isInherited(mute stream: PlaybackStream) -> Bool { stream.muted && muted && before?.muted != true }
-    func isInherited(volume stream: PlaybackStream) -> Bool { levels.contains(stream.volume) }
+    func isInherited(volume stream: PlaybackStream) -> Bool { levels.contains { Self.isAlike($0, stream.volume) } }
 
     /// The level the user gave this application or role: what the server held before, or the
     /// level of the first stream we lowered; only with the stream's own channel count.
@@ -95,6 +95,28 @@ public struct MemoryRecord: Sendable, Codable, Equatable {
         if let volume = before?.volume, volume.count == channels { return volume }
         if let original, original.count == channels { return original }
         return nil
+    }
+
+    /// `now`, what the entry (PulseAudio) or a stream saved under it (pipewire-pulse) shows, is what
+    /// this record kept or a change of ours, to within WirePlumber's rounding: nothing the user set
+    /// since. A level it cannot compare (another channel count) is taken as kept.
+    func accounts(for now: RememberedSetting?) -> Bool {
+        guard let now else { return before == nil }
+        guard let before else { return Self.isBlank(now) || shows(now) }
+        guard now.muted == before.muted || (now.muted && muted) else { return false }
+        guard let volume = now.volume else { return before.volume == nil }
+        let known = (levels + [before.volume, original].compactMap { $0 }).filter { $0.count == volume.count }
+        return known.isEmpty || known.contains { Self.isAlike($0, volume) }
+    }
+
+    /// The same level, to within WirePlumber's rounding: it keeps a level as a linear float (the
+    /// cube of PulseAudio's scale) with 6 decimals, so one comes back off by up to 5e-7 in linear:
+    /// by 1 at 11000 of 65536, by up to 9 at 2250 (a -15 dB duck of a quiet application).
+    static func isAlike(_ one: [UInt32], _ other: [UInt32]) -> Bool {
+        one.count == other.count && zip(one, other).allSatisfy { a, b in
+            let level = Double(max(min(a, b), 1)) / 65536
+            return abs(Double(a) - Double(b)) <= 5e-7 / (3 * level * level) * 65536 + 1
+        }
     }
 
     /// This record with the marks of `other` too: every change of ours either saw is known as ours.

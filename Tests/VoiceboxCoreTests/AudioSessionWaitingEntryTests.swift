@@ -1,0 +1,272 @@
+import VoiceboxCore
+import XCTest
+
+/// Entries whose put-back the server did not take up (WirePlumber fell behind or lost it; PulseAudio
+/// refused it) wait, journaled, to be put back. Meanwhile the user's own settings win over them, a
+/// stream that starts from our change they kept is set back, the next interruption takes them up,
+/// and nothing is left journaled once the server holds the user's setting.
+final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
+    private var totem: String { "sink-input-by-application-name:totem" }
+    private let user = [UInt32(50000), 50000]
+
+    private func asked() -> Int { mixer.changes.filter { $0.hasPrefix("asked") }.count }
+
+    /// totem at 20000 ducked and closed; WirePlumber saved the duck and loses the put-back; the
+    /// checks run out with the entry still waiting.
+    private func pendingAfterChecksRanOut() async {
+        await makeSession(info: Self.pipewire)
+        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [20000, 20000]))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.remove(2)
+        await settled()
+        mixer.setMemory(RememberedSetting(name: totem, volume: mixer.attenuate([20000, 20000], byDecibels: -15), channelMap: [1, 2]))
+        mixer.fallBehind()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        for _ in 0..<14 { await pass(.seconds(10)) }
+        mixer.catchUp(losing: true)
+    }
+
+    /// Then totem's next stream (3) is given our duck by the server 3 s after it starts (too late
+    /// to be told from a level the user set as it starts).
+    private func nextStreamGivenOurDuckLate() async {
+        mixer.applyMemoryLate()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        mixer.applyMemory(to: 3)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.volume, mixer.attenuate([20000, 20000], byDecibels: -15))
+    }
+
+    /// The user turns totem's next stream up to 50000 by hand while the entry waits, with no
+    /// interruption running (WirePlumber saves it): the next duck keeps the user's level, on the
+    /// stream and in the server's memory, and nothing is left journaled.
+    func testAUserLevelSetWhileTheEntryWaitedSurvivesTheNextDuck() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuckLate()
+        mixer.userSets(3, volume: user)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.memory[totem]?.volume, user, "WirePlumber holds the user's level")
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.volume, user, "stream set back to the user's level")
+        XCTAssertEqual(mixer.memory[totem]?.volume, user, "server memory keeps the user's level")
+        for _ in 0..<20 { await pass(.seconds(10)) }
+        XCTAssertNil(journal.current, "nothing left journaled")
+    }
+
+    /// The same with voiceboxd killed (-9) during the next duck: the journal holds the user's new
+    /// level, and the next voiceboxd puts that back.
+    func testAKillDuringTheNextDuckKeepsTheLevelTheUserSetWhileTheEntryWaited() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuckLate()
+        mixer.userSets(3, volume: user)
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await settled()
+        await killSession()
+        let stream = try XCTUnwrap(mixer.stream(3))
+        XCTAssertEqual(journal.current?.memory.first { $0.name == totem }?.before?.volume, user, "journaled before")
+
+        await makeSession(info: Self.pipewire)
+        mixer.setMemory(RememberedSetting(name: totem, volume: stream.volume, channelMap: [1, 2]))  // WP saved the duck
+        mixer.ready(with: [stream])
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.volume, user, "stream back at the user's level")
+        XCTAssertEqual(mixer.memory[totem]?.volume, user, "memory at the user's level, not the stale 20000")
+    }
+
+    /// During the next duck the user turns totem up to 50000, and a second totem stream starts
+    /// there, is ducked and set back to exactly 50000 (left to WirePlumber to save): what waits is
+    /// then the user's level, which the server shows, so nothing stays journaled, and the next
+    /// voiceboxd neither writes the older level over it nor announces an `ended`.
+    func testAnEntryLeftToWirePlumberWithTheUsersNewLevelIsLetGo() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuckLate()
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await pass(.seconds(3))
+        mixer.userSets(3, volume: user)
+        await pass(.seconds(3))
+        mixer.play(PlaybackStream(id: 4, applicationName: "totem", processID: 202))
+        mixer.applyMemory(to: 4)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(4)?.volume, mixer.attenuate(user, byDecibels: -15))
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(4)?.volume, user)
+        XCTAssertEqual(mixer.memory[totem]?.volume, user)
+        for _ in 0..<20 { await pass(.seconds(10)) }
+        XCTAssertNil(journal.current, "the entry waits no more")
+
+        // The next voiceboxd.
+        let memory = mixer.memory
+        await killSession()
+        await makeSession(info: Self.pipewire)
+        for setting in memory.values { mixer.setMemory(setting) }
+        mixer.ready()
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.memory[totem]?.volume, user, "the user's level survives the next start")
+        XCTAssertEqual(interruptions().map(\.0), [], "no spurious ended")
+    }
+
+    /// A pause's put-back WirePlumber lost leaves Firefox's entry muted: Firefox's next stream,
+    /// which the server starts muted, is unmuted, and stays so through the next pause.
+    func testAStreamThatStartsFromAWaitingMuteIsUnmuted() async throws {
+        let firefox = "sink-input-by-application-name:Firefox"
+        await makeSession(info: Self.pipewire)
+        mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 1, policy: .pause)
+        mixer.remove(2)
+        await settled()
+        mixer.setMemory(RememberedSetting(name: firefox, muted: true, volume: [65536, 65536], channelMap: [1, 2]))
+        mixer.fallBehind()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        for _ in 0..<14 { await pass(.seconds(10)) }
+        mixer.catchUp(losing: true)
+        mixer.play(PlaybackStream(id: 3, applicationName: "Firefox", processID: 201))
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.muted, false, "started from our mute: unmuted")
+        XCTAssertEqual(mixer.memory[firefox]?.muted, false)
+        XCTAssertNil(journal.current)
+        await session.begin(.speaking, id: 2, policy: .pause)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.muted, false, "unmuted after the next pause")
+        XCTAssertEqual(mixer.memory[firefox]?.muted, false)
+    }
+
+    /// PulseAudio refuses the put-back at the end (mpv's entry holds our duck, and waits); the user
+    /// turns mpv's next stream up to 50000, which PulseAudio saves: the next duck reads that as the
+    /// user's, puts it back, and nothing waits any more.
+    func testPulseAudioAUserLevelSetWhileTheEntryWaitedSurvivesTheNextDuck() async throws {
+        let music = "sink-input-by-application-name:mpv"
+        await makeSession(info: Self.pulse)
+        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.fail("remember")
+        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
+        mixer.remove(1)
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        XCTAssertEqual(journal.current?.memory.first?.before?.volume, [30000, 30000], "waiting")
+        mixer.stopFailing("remember")
+        mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
+        await settled()
+        mixer.userSets(2, volume: user)
+        await settled()
+        XCTAssertEqual(mixer.memory[music]?.volume, user)
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(2)?.volume, user)
+        XCTAssertEqual(mixer.memory[music]?.volume, user, "the user's level, not the stale 30000")
+        XCTAssertNil(journal.current, "no stale entry left to write at the next server return or start")
+    }
+
+    /// SIGTERM during the next duck: the stream is set back, and nothing is left journaled for the
+    /// next voiceboxd (which would announce an `ended` no one began).
+    func testSigtermDuringTheNextDuckLeavesNothingJournaled() async throws {
+        await pendingAfterChecksRanOut()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.finish()
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000], "WirePlumber saved the set-back stream")
+        XCTAssertNil(journal.current, "nothing left for the next voiceboxd")
+    }
+
+    /// A pause after a duck whose entry waits: the stream that started from our duck and the
+    /// server's memory end at the user's level.
+    func testAPauseAfterAWaitingDuckLeavesTheUsersLevel() async throws {
+        await pendingAfterChecksRanOut()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 2, policy: .pause)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000], "the user's level on the stream too")
+        XCTAssertNil(journal.current)
+    }
+
+    /// A stream the next duck finds before the server gave it its entry (at the default level) is
+    /// ducked; the server then gives it our old duck: it is ducked again from the user's level, and
+    /// set back to it at the end, where the server keeps the user's level.
+    func testAStreamGivenOurDuckJustAfterTheNextDuckBeganEndsAtTheUsersLevel() async throws {
+        await pendingAfterChecksRanOut()
+        mixer.applyMemoryLate()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await settled()
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await pass(.milliseconds(100))
+        mixer.applyMemory(to: 3)
+        await settled()
+        XCTAssertEqual(mixer.stream(3)?.volume, mixer.attenuate([20000, 20000], byDecibels: -15), "ducked from the user's level")
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        await pass(.seconds(3))
+        XCTAssertNil(journal.current)
+    }
+
+    /// PulseAudio goes away mid-duck and refuses the put-back at its return; the duck goes on
+    /// (taking up the waiting entry: the new stream is ducked once, from the user's level) and
+    /// ends with the server writable: the stream and the memory at the user's level, nothing journaled.
+    func testPulseAudioRefusingThePutBackAtItsReturnLeavesNoTrace() async throws {
+        let music = "sink-input-by-application-name:mpv"
+        await makeSession(info: Self.pulse)
+        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.userSets(1, corked: true)  // PulseAudio saves our duck
+        await settled()
+        let ducked = mixer.attenuate([30000, 30000], byDecibels: -15)
+        mixer.setMemory(RememberedSetting(name: music, volume: ducked, channelMap: [1, 2]))
+        mixer.lost()
+        await settled()
+        mixer.fail("remember")
+        mixer.ready(with: [PlaybackStream(id: 5, applicationName: "mpv", processID: 100)])
+        await settled()
+        XCTAssertEqual(journal.current?.memory.first { $0.name == music }?.before?.volume, [30000, 30000])
+        XCTAssertEqual(mixer.stream(5)?.volume, ducked, "ducked from the user's level, not twice")
+        mixer.stopFailing("remember")
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.memory[music]?.volume, [30000, 30000])
+        XCTAssertEqual(mixer.stream(5)?.volume, [30000, 30000])
+        XCTAssertNil(journal.current)
+    }
+
+    /// The cork trigger's entry (which did not exist before) cannot be deleted at the end: the next
+    /// pause takes it up and deletes it.
+    func testACorkTriggersEntryLeftIsDeletedByTheNextPause() async throws {
+        let phone = "sink-input-by-media-role:phone"
+        await makeSession(info: .init(name: "pulseaudio", version: "16.1", isPipeWire: false, roleCorkTriggers: ["phone"],
+                                      roleCorkTargets: ["music"], memory: .readWrite))
+        mixer.play(PlaybackStream(id: 1, applicationName: "paplay", processID: 100, role: "music"))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .pause)
+        mixer.fail("forget")
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        XCTAssertNotNil(mixer.memory[phone])
+        XCTAssertEqual(journal.current?.memory.first { $0.name == phone }.map { $0.before == nil }, true)
+        mixer.stopFailing("forget")
+        await session.begin(.speaking, id: 2, policy: .pause)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertNil(mixer.memory[phone])
+        XCTAssertNil(journal.current)
+    }
+}
+
