@@ -7,6 +7,8 @@ import XCTest
 /// and nothing is left journaled once the server holds the user's setting.
 final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     private var totem: String { "sink-input-by-application-name:totem" }
+    private var firefox: String { "sink-input-by-application-name:Firefox" }
+    private var music: String { "sink-input-by-application-name:mpv" }
     private let user = [UInt32(50000), 50000]
 
     private func asked() -> Int { mixer.changes.filter { $0.hasPrefix("asked") }.count }
@@ -28,12 +30,13 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
         mixer.catchUp(losing: true)
     }
 
-    /// Then totem's next stream (3) is given our duck by the server 3 s after it starts (too late
-    /// to be told from a level the user set as it starts).
-    private func nextStreamGivenOurDuckLate() async {
-        mixer.applyMemoryLate()
+    /// Then totem's next stream (3) is given our duck by the server as it starts, or `late`, 3 s
+    /// after (too late to be told from a level the user set).
+    private func nextStreamGivenOurDuck(late: Bool) async {
+        if late { mixer.applyMemoryLate() }
         mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
         await pass(.seconds(3))
+        guard late else { return }
         mixer.applyMemory(to: 3)
         await pass(.seconds(3))
         XCTAssertEqual(mixer.stream(3)?.volume, mixer.attenuate([20000, 20000], byDecibels: -15))
@@ -44,7 +47,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// stream and in the server's memory, and nothing is left journaled.
     func testAUserLevelSetWhileTheEntryWaitedSurvivesTheNextDuck() async throws {
         await pendingAfterChecksRanOut()
-        await nextStreamGivenOurDuckLate()
+        await nextStreamGivenOurDuck(late: true)
         mixer.userSets(3, volume: user)
         await pass(.seconds(3))
         XCTAssertEqual(mixer.memory[totem]?.volume, user, "WirePlumber holds the user's level")
@@ -61,7 +64,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// level, and the next voiceboxd puts that back.
     func testAKillDuringTheNextDuckKeepsTheLevelTheUserSetWhileTheEntryWaited() async throws {
         await pendingAfterChecksRanOut()
-        await nextStreamGivenOurDuckLate()
+        await nextStreamGivenOurDuck(late: true)
         mixer.userSets(3, volume: user)
         await pass(.seconds(3))
         await session.begin(.speaking, id: 2, policy: .duck)
@@ -84,7 +87,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// voiceboxd neither writes the older level over it nor announces an `ended`.
     func testAnEntryLeftToWirePlumberWithTheUsersNewLevelIsLetGo() async throws {
         await pendingAfterChecksRanOut()
-        await nextStreamGivenOurDuckLate()
+        await nextStreamGivenOurDuck(late: true)
         await session.begin(.speaking, id: 2, policy: .duck)
         await pass(.seconds(3))
         mixer.userSets(3, volume: user)
@@ -114,7 +117,6 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// A pause's put-back WirePlumber lost leaves Firefox's entry muted: Firefox's next stream,
     /// which the server starts muted, is unmuted, and stays so through the next pause.
     func testAStreamThatStartsFromAWaitingMuteIsUnmuted() async throws {
-        let firefox = "sink-input-by-application-name:Firefox"
         await makeSession(info: Self.pipewire)
         mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
         await pass(.seconds(3))
@@ -143,7 +145,6 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// turns mpv's next stream up to 50000, which PulseAudio saves: the next duck reads that as the
     /// user's, puts it back, and nothing waits any more.
     func testPulseAudioAUserLevelSetWhileTheEntryWaitedSurvivesTheNextDuck() async throws {
-        let music = "sink-input-by-application-name:mpv"
         await makeSession(info: Self.pulse)
         mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
         mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
@@ -174,8 +175,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// next voiceboxd (which would announce an `ended` no one began).
     func testSigtermDuringTheNextDuckLeavesNothingJournaled() async throws {
         await pendingAfterChecksRanOut()
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
+        await nextStreamGivenOurDuck(late: false)
         await session.begin(.speaking, id: 2, policy: .duck)
         await session.finish()
         XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
@@ -187,8 +187,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// server's memory end at the user's level.
     func testAPauseAfterAWaitingDuckLeavesTheUsersLevel() async throws {
         await pendingAfterChecksRanOut()
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
+        await nextStreamGivenOurDuck(late: false)
         await session.begin(.speaking, id: 2, policy: .pause)
         await session.end(.speaking, id: 2)
         await pass(.seconds(3))
@@ -222,7 +221,6 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// (taking up the waiting entry: the new stream is ducked once, from the user's level) and
     /// ends with the server writable: the stream and the memory at the user's level, nothing journaled.
     func testPulseAudioRefusingThePutBackAtItsReturnLeavesNoTrace() async throws {
-        let music = "sink-input-by-application-name:mpv"
         await makeSession(info: Self.pulse)
         mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
         mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
@@ -268,5 +266,200 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
         XCTAssertNil(mixer.memory[phone])
         XCTAssertNil(journal.current)
     }
-}
 
+    /// A pause muted Firefox (and totem, `alsoTotem`), closed; WirePlumber saved the mutes and
+    /// lost the put-back; the checks ran out with the entries still waiting.
+    private func mutePendingAfterChecksRanOut(alsoTotem: Bool = false) async {
+        await makeSession(info: Self.pipewire)
+        mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
+        if alsoTotem { mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 300)) }
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 1, policy: .pause)
+        mixer.remove(2)
+        if alsoTotem { mixer.remove(3) }
+        await settled()
+        mixer.setMemory(RememberedSetting(name: firefox, muted: true, volume: [65536, 65536], channelMap: [1, 2]))
+        if alsoTotem { mixer.setMemory(RememberedSetting(name: totem, muted: true, volume: [65536, 65536], channelMap: [1, 2])) }
+        mixer.fallBehind()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        for _ in 0..<20 { await pass(.seconds(10)) }
+        XCTAssertEqual(mixer.changes.filter { $0.hasPrefix("asked") }.count, 7, "the checks ran out")
+        mixer.catchUp(losing: true)
+    }
+
+    /// Firefox's next stream (3) is given our old mute late (3 s: not repaired); the user unmutes
+    /// it, and later mutes it on purpose. WirePlumber saves each.
+    private func userMutesFirefoxWhileItsEntryWaits() async {
+        mixer.applyMemoryLate()
+        mixer.play(PlaybackStream(id: 3, applicationName: "Firefox", processID: 201))
+        await pass(.seconds(3))
+        mixer.applyMemory(to: 3)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.muted, true, "our old mute, given late")
+        mixer.userSets(3, muted: false)
+        await pass(.seconds(5))
+        mixer.userSets(3, muted: true)
+        await pass(.seconds(5))
+        XCTAssertEqual(mixer.memory[firefox]?.muted, true, "WirePlumber holds the user's mute")
+    }
+
+    /// The user mutes Firefox while its pause entry waits; Firefox's next stream starts muted
+    /// from that: it must stay muted (it is the user's), and the server keep the mute.
+    func testAUserMuteIsNotUndoneOnTheNextStreamWhileTheEntryWaits() async throws {
+        await mutePendingAfterChecksRanOut()
+        await userMutesFirefoxWhileItsEntryWaits()
+        mixer.remove(3)
+        mixer.play(PlaybackStream(id: 4, applicationName: "Firefox", processID: 201))
+        mixer.applyMemory(to: 4)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(4)?.muted, true, "the user's mute must not be undone")
+        XCTAssertEqual(mixer.memory[firefox]?.muted, true, "the server must keep the user's mute")
+    }
+
+    /// The same user mute, then a duck: its end must leave the server holding the user's mute.
+    func testAUserMuteSurvivesTheNextDuckWhileTheEntryWaits() async throws {
+        await mutePendingAfterChecksRanOut()
+        await userMutesFirefoxWhileItsEntryWaits()
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.muted, true)
+        XCTAssertEqual(mixer.memory[firefox]?.muted, true, "the server must keep the user's mute")
+    }
+
+    /// totem's entry waits (stereo); the user sets totem's mono stream to 30000, which WirePlumber
+    /// saves. The next duck must leave that level, not write the older stereo one over it.
+    func testAUserLevelOnAMonoStreamSurvivesTheNextDuck() async throws {
+        await pendingAfterChecksRanOut()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201, volume: [65536]))
+        await pass(.seconds(3))
+        mixer.userSets(3, volume: [30000])
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.memory[totem]?.volume, [30000])
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.volume, [30000])
+        XCTAssertEqual(mixer.memory[totem]?.volume, [30000], "the user's level, not the older stereo 20000")
+    }
+
+    /// PulseAudio: mpv's put-back is refused and waits; the user moves mpv to other speakers
+    /// (module-stream-restore saves the device). The next duck must leave that device remembered.
+    func testPulseAudioAUserDeviceSetWhileTheEntryWaitsSurvivesTheNextDuck() async throws {
+        await makeSession(info: Self.pulse)
+        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.fail("remember")
+        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
+        mixer.remove(1)
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        XCTAssertNotNil(journal.current, "waiting")
+        mixer.stopFailing("remember")
+        mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
+        await pass(.seconds(3))
+        // The user moves mpv's stream to the headphones: PulseAudio saves the device with its level.
+        let level = try XCTUnwrap(mixer.stream(2)?.volume)
+        mixer.setMemory(RememberedSetting(name: music, volume: level, channelMap: [1, 2], device: "headphones"))
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.memory[music]?.device, "headphones", "the user's device choice must survive")
+    }
+
+    /// Firefox and totem entries wait (a pause's put-back lost). Firefox's next stream, id 7,
+    /// starts muted and is unmuted; it closes and the server gives id 7 to totem's next stream,
+    /// which starts muted from our pause too: it must be unmuted as well.
+    func testARecycledStreamIndexIsRepairedToo() async throws {
+        await mutePendingAfterChecksRanOut(alsoTotem: true)
+        mixer.play(PlaybackStream(id: 7, applicationName: "Firefox", processID: 201))
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(7)?.muted, false, "repaired")
+        mixer.remove(7)
+        mixer.play(PlaybackStream(id: 7, applicationName: "totem", processID: 301))
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(7)?.muted, false, "totem must not be left muted by our old pause")
+    }
+
+    /// totem's entry waits (our old duck); during the next duck totem starts a stream, which
+    /// the server starts from our old duck: it must stay ducked, never be raised to the user's
+    /// level first (a burst at full level over Voicebox's speech), and get the user's level after.
+    func testANewcomerFromOurDuckIsNotRaisedDuringTheNextDuck() async throws {
+        await pendingAfterChecksRanOut()
+        let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
+        await session.begin(.speaking, id: 2, policy: .duck)
+        mixer.play(PlaybackStream(id: 4, applicationName: "totem", processID: 201))
+        await settled()
+        XCTAssertEqual(mixer.stream(4)?.volume, ours)
+        XCTAssertFalse(mixer.changes.contains("volume 4 [20000, 20000]"), "raised mid-duck: \(mixer.changes.suffix(4))")
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(4)?.volume, [20000, 20000])
+    }
+
+    /// The same for a pause: a newcomer that starts from our waiting mute during the next
+    /// pause must not be unmuted (a burst of it over Voicebox's speech), and is unmuted at its end.
+    func testANewcomerFromOurMuteIsNotUnmutedDuringTheNextPause() async throws {
+        await mutePendingAfterChecksRanOut()
+        await session.begin(.speaking, id: 2, policy: .pause)
+        mixer.play(PlaybackStream(id: 5, applicationName: "Firefox", processID: 201))
+        await settled()
+        XCTAssertEqual(mixer.stream(5)?.muted, true)
+        XCTAssertFalse(mixer.changes.contains("mute 5 false"), "unmuted mid-pause: \(mixer.changes.suffix(4))")
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(5)?.muted, false, "unmuted at the end")
+    }
+    /// totem's entry waits; its next stream gets our old duck late (not repaired); the user
+    /// turns it up to 50000 (WirePlumber saves it) and no interruption follows. voiceboxd is
+    /// restarted: the next one must not write the old 20000 over the user's level, nor announce
+    /// an `ended` no one began.
+    func testAUserLevelSetWhileTheEntryWaitsSurvivesARestart() async throws {
+        await pendingAfterChecksRanOut()
+        mixer.applyMemoryLate()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        mixer.applyMemory(to: 3)
+        await pass(.seconds(3))
+        mixer.userSets(3, volume: [50000, 50000])
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.memory[totem]?.volume, [50000, 50000])
+        await session.finish()
+        let memory = mixer.memory
+        let stream = try XCTUnwrap(mixer.stream(3))
+        await killSession()
+        await makeSession(info: Self.pipewire)
+        for setting in memory.values { mixer.setMemory(setting) }
+        mixer.ready(with: [stream])
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.memory[totem]?.volume, [50000, 50000], "the user's level must survive the restart")
+        XCTAssertEqual(interruptions().map(\.0), [], "no spurious ended")
+    }
+
+    /// PulseAudio: mpv's put-back is refused and waits; mpv's next stream starts from our duck
+    /// and is set back (PulseAudio saves the user's level, readable): nothing should stay journaled.
+    func testPulseAudioARepairedEntryIsNotLeftJournaled() async throws {
+        await makeSession(info: Self.pulse)
+        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.fail("remember")
+        mixer.userSets(1, corked: true)
+        mixer.remove(1)
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        mixer.stopFailing("remember")
+        mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(2)?.volume, [30000, 30000])
+        XCTAssertEqual(mixer.memory[music]?.volume, [30000, 30000])
+        for _ in 0..<20 { await pass(.seconds(10)) }
+        XCTAssertNil(journal.current, "left journaled: the next voiceboxd announces an ended")
+    }
+}

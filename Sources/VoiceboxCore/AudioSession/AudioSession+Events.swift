@@ -13,6 +13,7 @@ extension AudioSession {
         case .playbackRemoved(let id):
             streams[id] = nil
             firstSeen[id] = nil
+            repaired.remove(id)  // (the server gives its index to a later stream)
             endAfterCare(id)
             await updateCall("p\(id)", false)
         case .recordingChanged(let recording):
@@ -30,6 +31,7 @@ extension AudioSession {
         server = nil
         streams = [:]
         firstSeen = [:]
+        repaired = []
         _ = await serverInfo()
         let list = await listStreams() ?? []
         await recoverLeftover(list)
@@ -65,6 +67,7 @@ extension AudioSession {
 
     private func playbackChanged(_ stream: PlaybackStream) async {
         let previous = streams[stream.id]
+        if let previous { setByTheUser(stream, previous: previous) }
         note(stream)
         // A stream that starts corked and begins to play a moment later (pipewire-pulse reports a
         // new paplay stream so) starts playing now: a newcomer too.

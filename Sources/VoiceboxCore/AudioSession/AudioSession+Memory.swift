@@ -98,13 +98,14 @@ extension AudioSession {
     /// user changed (another volume, a stream unmuted by hand) is the user's new setting, and kept.
     func memoryChanged() async {
         let interrupting = others.map { !$0.memory.isEmpty } ?? false
-        guard interrupting || !afterCare.isEmpty else { return }
+        guard interrupting || !afterCare.isEmpty || !pendingMemory.isEmpty else { return }
         let held: [String: RememberedSetting]
         do {
             held = try await rememberedByName()
         } catch {
             return log("cannot read what the sound server remembers: \(error)")
         }
+        letGoHeld(held)
         await careAfter(held)
         guard let current = others else { return }
         var ours = false

@@ -134,8 +134,12 @@ extension AudioSession {
         case .pause:
             if !stream.muted {
                 await silence([stream], info: server)
-            } else if let record = current.record(stream.memoryKey), record.isInherited(mute: stream) {
-                commit { $0.muted.append(.init(muting: stream)) }
+            } else if let record = current.record(stream.memoryKey) ?? pendingMemory.first(where: { $0.name == stream.memoryKey }),
+                      record.isInherited(mute: stream) {
+                commit { interruption in
+                    interruption.keep([record])
+                    interruption.muted.append(.init(muting: stream))
+                }
             }
         case .duck:
             await duck([stream])

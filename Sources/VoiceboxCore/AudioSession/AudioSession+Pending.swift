@@ -63,6 +63,28 @@ extension AudioSession {
         }
     }
 
+    /// A stream of an entry that waits was changed, after the server gave it its entry, not by us
+    /// and not to a change of ours: the server saves what it shows now, the user's setting, and
+    /// the waiting record has nothing left to put back.
+    func setByTheUser(_ stream: PlaybackStream, previous: PlaybackStream) {
+        guard stream.muted != previous.muted || stream.volume != previous.volume,
+              let index = pendingMemory.firstIndex(where: { $0.name == stream.memoryKey }),
+              others?.isChanged(stream.id) != true,
+              let seen = firstSeen[stream.id], clock.now - seen >= Self.serverRestoreWindow else { return }
+        let record = pendingMemory[index]
+        if record.isInherited(mute: stream) || record.isInherited(volume: stream) { return }
+        log("\(record.name) was set since its put-back waits: that setting replaces it")
+        pendingMemory.remove(at: index)
+        saveJournal()
+    }
+
+    /// Entries the server (PulseAudio, which can be read) holds as they were wait no more.
+    func letGoHeld(_ held: [String: RememberedSetting]) {
+        let before = pendingMemory.count
+        pendingMemory.removeAll { held[$0.name] == $0.before }
+        if pendingMemory.count != before { saveJournal() }
+    }
+
     /// Entries just put back as the server now holds them wait no more.
     func letGo(_ records: [MemoryRecord]) {
         let names = Set(records.map(\.name))

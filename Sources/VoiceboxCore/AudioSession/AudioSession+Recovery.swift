@@ -125,10 +125,13 @@ extension AudioSession {
 
     /// The record a stream may have started from a change of ours by: one put back after a crash
     /// or the server's return (within the repair window), or one that still waits, for a stream
-    /// the server is giving its entry (within `serverRestoreWindow` of its start).
+    /// the server is giving its entry (within `serverRestoreWindow` of its start) while no
+    /// interruption takes newcomers (one that does treats it from the waiting record: raised
+    /// first, it would burst out over the speech).
     private func inheritable(_ stream: PlaybackStream) -> MemoryRecord? {
         if let record = repairing.first(where: { $0.name == stream.memoryKey }) { return record }
-        guard let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow else { return nil }
+        guard let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow,
+              others.map({ $0.policy == .mix }) ?? true else { return nil }
         return pendingMemory.first { $0.name == stream.memoryKey }
     }
 }

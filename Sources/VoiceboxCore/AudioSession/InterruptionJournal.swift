@@ -99,22 +99,25 @@ public struct MemoryRecord: Sendable, Codable, Equatable {
 
     /// `now`, what the entry (PulseAudio) or a stream saved under it (pipewire-pulse) shows, is what
     /// this record kept or a change of ours, to within WirePlumber's rounding: nothing the user set
-    /// since. A level it cannot compare (another channel count) is taken as kept.
+    /// since. Levels of another channel count are compared by their loudest channel.
     func accounts(for now: RememberedSetting?) -> Bool {
         guard let now else { return before == nil }
         guard let before else { return Self.isBlank(now) || shows(now) }
-        guard now.muted == before.muted || (now.muted && muted) else { return false }
+        guard now.device == before.device, now.muted == before.muted || (now.muted && muted) else { return false }
         guard let volume = now.volume else { return before.volume == nil }
-        let known = (levels + [before.volume, original].compactMap { $0 }).filter { $0.count == volume.count }
-        return known.isEmpty || known.contains { Self.isAlike($0, volume) }
+        let known = levels + [before.volume, original].compactMap { $0 }
+        return known.contains { level in
+            level.count == volume.count ? Self.isAlike(level, volume) : Self.isAlike([level.max() ?? 0], [volume.max() ?? 0])
+        }
     }
 
     /// The same level, to within WirePlumber's rounding: it keeps a level as a linear float (the
     /// cube of PulseAudio's scale) with 6 decimals, so one comes back off by up to 5e-7 in linear:
-    /// by 1 at 11000 of 65536, by up to 9 at 2250 (a -15 dB duck of a quiet application).
-    static func isAlike(_ one: [UInt32], _ other: [UInt32]) -> Bool {
-        one.count == other.count && zip(one, other).allSatisfy { a, b in
-            let level = Double(max(min(a, b), 1)) / 65536
+    /// by 1 at 11000 of 65536, by up to 9 at 2250 (a -15 dB duck of a quiet application). The
+    /// bound is taken at `known`, the level we kept or set.
+    static func isAlike(_ known: [UInt32], _ seen: [UInt32]) -> Bool {
+        known.count == seen.count && zip(known, seen).allSatisfy { a, b in
+            let level = Double(max(a, 1)) / 65536
             return abs(Double(a) - Double(b)) <= 5e-7 / (3 * level * level) * 65536 + 1
         }
     }
