@@ -9,6 +9,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     private var totem: String { "sink-input-by-application-name:totem" }
     private var firefox: String { "sink-input-by-application-name:Firefox" }
     private var music: String { "sink-input-by-application-name:mpv" }
+    private var musicRole: String { "sink-input-by-media-role:music" }
     private let user = [UInt32(50000), 50000]
 
     private func asked() -> Int { mixer.changes.filter { $0.hasPrefix("asked") }.count }
@@ -461,5 +462,107 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
         XCTAssertEqual(mixer.memory[music]?.volume, [30000, 30000])
         for _ in 0..<20 { await pass(.seconds(10)) }
         XCTAssertNil(journal.current, "left journaled: the next voiceboxd announces an ended")
+    }
+
+    /// The report of our own set-back at the end of the next duck is not the user's change: the
+    /// entry still waits until the server shows it saved; WirePlumber, busy, never saved it before
+    /// totem closed the stream, so totem's next stream, which starts from our duck, is set back.
+    func testOurOwnSetBackEventDoesNotDropAnEntryThatStillWaits() async throws {
+        await pendingAfterChecksRanOut()
+        let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
+        mixer.applyMemoryLate()
+        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
+        await pass(.seconds(3))
+        mixer.applyMemory(to: 3)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.volume, ours)
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await session.end(.speaking, id: 2)
+        await pass(.milliseconds(500))  // set back at 300 ms; its event handled; first check due at 1.3 s
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
+        // WirePlumber never saved the set-back before totem closed the stream: it still holds our duck.
+        mixer.remove(3)
+        mixer.setMemory(RememberedSetting(name: totem, volume: ours, channelMap: [1, 2]))
+        await settled()
+        XCTAssertNotNil(journal.current?.memory.first { $0.name == totem },
+                        "dropped by the event of our own set-back: \(logged.withLock { $0 }.suffix(3))")
+        mixer.play(PlaybackStream(id: 4, applicationName: "totem", processID: 202))
+        mixer.applyMemory(to: 4)
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(4)?.volume, [20000, 20000], "totem left at our duck for good")
+    }
+
+    /// PulseAudio refused the put-back of the music role's entry (it holds our duck, and waits). A
+    /// pause corks rhythmbox (music role) through module-role-cork, whose mute and unmute PulseAudio
+    /// does not save: that unmute is not the user's setting, and the role's next stream, which
+    /// starts from our duck, is set back.
+    func testPulseAudioARoleCorkUnmuteDoesNotDropAWaitingEntry() async throws {
+        await makeSession(info: .init(name: "pulseaudio", version: "16.1", isPipeWire: false, roleCorkTriggers: ["phone"],
+                                      roleCorkTargets: ["music"], memory: .readWrite))
+        mixer.setMemory(RememberedSetting(name: musicRole, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "paplay", processID: 100, role: "music"))
+        mixer.play(PlaybackStream(id: 2, applicationName: "rhythmbox", processID: 200, role: "music", corked: true))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.fail("remember")
+        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
+        mixer.remove(1)
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        mixer.stopFailing("remember")
+        let ducked = mixer.attenuate([30000, 30000], byDecibels: -15)
+        XCTAssertEqual(mixer.memory[musicRole]?.volume, ducked)
+        XCTAssertNotNil(journal.current?.memory.first { $0.name == musicRole }, "waiting")
+        mixer.userSets(2, corked: false)  // rhythmbox plays (at 30000, from before)
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 2, policy: .pause)
+        await settled()
+        XCTAssertEqual(mixer.stream(2)?.muted, true, "corked by module-role-cork")
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        // module-role-cork lets rhythmbox go when the trigger stops: its change event (not saved).
+        mixer.play(try XCTUnwrap(mixer.stream(2)))
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.memory[musicRole]?.volume, ducked, "the server still holds our old duck")
+        XCTAssertNotNil(journal.current?.memory.first { $0.name == musicRole },
+                        "dropped as the user's: \(logged.withLock { $0 }.suffix(3))")
+        mixer.play(PlaybackStream(id: 3, applicationName: "paplay", processID: 300, role: "music"))
+        await pass(.seconds(3))
+        XCTAssertEqual(mixer.stream(3)?.volume, [30000, 30000], "the music role left at our duck for good")
+    }
+
+    /// PulseAudio refused the put-back (mpv's entry holds our duck, and waits), and mpv's next
+    /// stream could not be set back; the user turns it up to 50000, which PulseAudio saves: that is
+    /// the user's setting, and a voiceboxd started next leaves it, announcing nothing.
+    func testPulseAudioAUserLevelSetWhileTheEntryWaitsSurvivesARestart() async throws {
+        await makeSession(info: Self.pulse)
+        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.fail("remember")
+        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
+        mixer.remove(1)
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        mixer.stopFailing("remember")
+        mixer.fail("volume")
+        mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
+        await pass(.seconds(3))
+        XCTAssertNotNil(journal.current, "waiting")
+        mixer.userSets(2, volume: user)
+        await pass(.seconds(1))
+        XCTAssertNil(journal.current, "the user's setting: nothing waits")
+        await session.finish()
+        let memory = mixer.memory
+        await killSession()
+        await makeSession(info: Self.pulse)
+        for setting in memory.values { mixer.setMemory(setting) }
+        mixer.ready()
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.memory[music]?.volume, user)
+        XCTAssertEqual(interruptions().map(\.0), [])
     }
 }

@@ -52,4 +52,13 @@ final class MemoryRecordTests: XCTestCase {
         XCTAssertFalse(MemoryRecord.isAlike([30000], [30003]))
         XCTAssertFalse(MemoryRecord.isAlike([30000, 30000], [30000]))
     }
+
+    /// Near 0 the rounding is at most cbrt(5e-7) of the scale (about 520), not every level.
+    func testALevelOfZeroIsNotAlikeToEveryLevel() {
+        XCTAssertTrue(MemoryRecord.isAlike([0, 0], [300, 300]))
+        XCTAssertFalse(MemoryRecord.isAlike([0, 0], [50000, 50000]))
+        let silent = MemoryRecord(name: entry, before: setting([0, 0]), levels: [[0, 0]])
+        XCTAssertFalse(silent.accounts(for: setting([50000, 50000])))
+        XCTAssertFalse(silent.isInherited(volume: PlaybackStream(id: 1, applicationName: "totem", volume: [50000, 50000])))
+    }
 }

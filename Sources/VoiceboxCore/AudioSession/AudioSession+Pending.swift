@@ -63,25 +63,31 @@ extension AudioSession {
         }
     }
 
-    /// A stream of an entry that waits was changed, after the server gave it its entry, not by us
-    /// and not to a change of ours: the server saves what it shows now, the user's setting, and
-    /// the waiting record has nothing left to put back.
+    /// pipewire-pulse, whose memory says nothing of itself: a stream of an entry that waits was
+    /// changed, after the server gave it its entry and not by us in an interruption. Set to what
+    /// the record kept (by the user, or as we set it back), the server is asked again whether it
+    /// saved that; set to anything but a change of ours, it is the user's setting, which the
+    /// server saves, and the waiting record has nothing left to put back.
     func setByTheUser(_ stream: PlaybackStream, previous: PlaybackStream) {
-        guard stream.muted != previous.muted || stream.volume != previous.volume,
+        guard server?.memory == .writeOnly, stream.muted != previous.muted || stream.volume != previous.volume,
               let index = pendingMemory.firstIndex(where: { $0.name == stream.memoryKey }),
               others?.isChanged(stream.id) != true,
               let seen = firstSeen[stream.id], clock.now - seen >= Self.serverRestoreWindow else { return }
         let record = pendingMemory[index]
         if record.isInherited(mute: stream) || record.isInherited(volume: stream) { return }
+        if let kept = record.before, stream.muted == kept.muted, kept.volume.map({ MemoryRecord.isAlike($0, stream.volume) }) ?? true {
+            return startPendingChecks()
+        }
         log("\(record.name) was set since its put-back waits: that setting replaces it")
         pendingMemory.remove(at: index)
         saveJournal()
     }
 
-    /// Entries the server (PulseAudio, which can be read) holds as they were wait no more.
+    /// PulseAudio, whose memory can be read, saved something: a waiting entry it holds as it was,
+    /// or as the user set it since (neither that nor a change of ours), waits no more.
     func letGoHeld(_ held: [String: RememberedSetting]) {
         let before = pendingMemory.count
-        pendingMemory.removeAll { held[$0.name] == $0.before }
+        pendingMemory.removeAll { held[$0.name] == $0.before || !$0.accounts(for: held[$0.name]) }
         if pendingMemory.count != before { saveJournal() }
     }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// What Voicebox changed in others' audio, written down before it changes it, so that a
 /// voiceboxd that died mid-interruption is cleaned up after by the next one: no desktop is left
 /// with muted music, and no sound server remembers a level Voicebox set.
@@ -113,12 +115,13 @@ public struct MemoryRecord: Sendable, Codable, Equatable {
 
     /// The same level, to within WirePlumber's rounding: it keeps a level as a linear float (the
     /// cube of PulseAudio's scale) with 6 decimals, so one comes back off by up to 5e-7 in linear:
-    /// by 1 at 11000 of 65536, by up to 9 at 2250 (a -15 dB duck of a quiet application). The
-    /// bound is taken at `known`, the level we kept or set.
+    /// by 1 at 11000 of 65536, by up to 9 at 2250 (a -15 dB duck of a quiet application), by up
+    /// to 520 at 0; and by one more step of PulseAudio's scale.
     static func isAlike(_ known: [UInt32], _ seen: [UInt32]) -> Bool {
         known.count == seen.count && zip(known, seen).allSatisfy { a, b in
-            let level = Double(max(a, 1)) / 65536
-            return abs(Double(a) - Double(b)) <= 5e-7 / (3 * level * level) * 65536 + 1
+            let linear = pow(Double(a) / 65536, 3)
+            let low = cbrt(max(linear - 5e-7, 0)) * 65536 - 1, high = cbrt(linear + 5e-7) * 65536 + 1
+            return Double(b) >= low && Double(b) <= high
         }
     }
 
