@@ -31,6 +31,22 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
         mixer.catchUp(losing: true)
     }
 
+    /// PulseAudio: mpv at 30000 ducked and closed (PulseAudio saved our duck), the put-back
+    /// refused: the entry waits.
+    private func pulseAudioRefusesThePutBack() async {
+        await makeSession(info: Self.pulse)
+        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
+        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
+        await settled()
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.fail("remember")
+        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
+        mixer.remove(1)
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+    }
+
     /// Then totem's next stream (3) is given our duck by the server as it starts, or `late`, 3 s
     /// after (too late to be told from a level the user set).
     private func nextStreamGivenOurDuck(late: Bool) async {
@@ -146,17 +162,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// turns mpv's next stream up to 50000, which PulseAudio saves: the next duck reads that as the
     /// user's, puts it back, and nothing waits any more.
     func testPulseAudioAUserLevelSetWhileTheEntryWaitedSurvivesTheNextDuck() async throws {
-        await makeSession(info: Self.pulse)
-        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
-        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
-        await settled()
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.fail("remember")
-        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
-        mixer.remove(1)
-        await settled()
-        await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
+        await pulseAudioRefusesThePutBack()
         XCTAssertEqual(journal.current?.memory.first?.before?.volume, [30000, 30000], "waiting")
         mixer.stopFailing("remember")
         mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
@@ -348,17 +354,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// PulseAudio: mpv's put-back is refused and waits; the user moves mpv to other speakers
     /// (module-stream-restore saves the device). The next duck must leave that device remembered.
     func testPulseAudioAUserDeviceSetWhileTheEntryWaitsSurvivesTheNextDuck() async throws {
-        await makeSession(info: Self.pulse)
-        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
-        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
-        await settled()
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.fail("remember")
-        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
-        mixer.remove(1)
-        await settled()
-        await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
+        await pulseAudioRefusesThePutBack()
         XCTAssertNotNil(journal.current, "waiting")
         mixer.stopFailing("remember")
         mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
@@ -444,17 +440,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// PulseAudio: mpv's put-back is refused and waits; mpv's next stream starts from our duck
     /// and is set back (PulseAudio saves the user's level, readable): nothing should stay journaled.
     func testPulseAudioARepairedEntryIsNotLeftJournaled() async throws {
-        await makeSession(info: Self.pulse)
-        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
-        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
-        await settled()
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.fail("remember")
-        mixer.userSets(1, corked: true)
-        mixer.remove(1)
-        await settled()
-        await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
+        await pulseAudioRefusesThePutBack()
         mixer.stopFailing("remember")
         mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
         await pass(.seconds(3))
@@ -536,17 +522,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// stream could not be set back; the user turns it up to 50000, which PulseAudio saves: that is
     /// the user's setting, and a voiceboxd started next leaves it, announcing nothing.
     func testPulseAudioAUserLevelSetWhileTheEntryWaitsSurvivesARestart() async throws {
-        await makeSession(info: Self.pulse)
-        mixer.setMemory(RememberedSetting(name: music, volume: [30000, 30000], channelMap: [1, 2]))
-        mixer.play(PlaybackStream(id: 1, applicationName: "mpv", processID: 100))
-        await settled()
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.fail("remember")
-        mixer.userSets(1, corked: true)  // PulseAudio saves our duck; the write-back is refused
-        mixer.remove(1)
-        await settled()
-        await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
+        await pulseAudioRefusesThePutBack()
         mixer.stopFailing("remember")
         mixer.fail("volume")
         mixer.play(PlaybackStream(id: 2, applicationName: "mpv", processID: 100))
