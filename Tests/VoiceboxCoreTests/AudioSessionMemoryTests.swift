@@ -208,7 +208,7 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// WirePlumber falls behind and does not list a put-back in time: the entry stays journaled,
     /// and is let go once the server holds it, which is asked, never written again.
     func testAPutBackWirePlumberTakesUpLateIsLetGoOnceItHoldsIt() async throws {
-        try await duckWithWirePlumberBehind()
+        await duckWithWirePlumberBehind()
         XCTAssertEqual(interruptions().map(\.0), [.began, .ended])
         XCTAssertEqual(journal.current?.memory.map(\.name), [totem], "journaled until the server holds it")
         XCTAssertEqual(asked(), 0)
@@ -229,7 +229,7 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// A server that never holds the put-back is asked 7 times over about two minutes; the entry
     /// then waits, journaled, for the server's return (or the next start), where it is written.
     func testAPutBackWirePlumberNeverTakesUpWaitsForTheServersReturn() async throws {
-        try await duckWithWirePlumberBehind()
+        await duckWithWirePlumberBehind()
         for _ in 0..<20 { await pass(.seconds(10)) }
         XCTAssertEqual(asked(), 7)
         XCTAssertEqual(journal.current?.memory.map(\.name), [totem])
@@ -242,98 +242,11 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
     }
 
-    /// The checks are over and the put-back never arrived (WirePlumber lost it): the next stream,
-    /// given our duck by the server as it starts, is set back to the user's level, which the server
-    /// then saves; the entry waits no more.
-    func testAStreamThatStartsFromAWaitingDuckIsSetBackToTheUsersLevel() async throws {
-        try await nextTotemStartsFromOurDuck(late: false)
-        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
-        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
-        XCTAssertNil(journal.current)
-    }
-
-    /// The server gave the next stream our duck late (after `serverRestoreWindow`): the next duck
-    /// takes the waiting record as its own: it ducks that stream from the user's level, sets it
-    /// back to it, and its end leaves the server holding the user's level, nothing journaled.
-    func testAnEntryStillWaitingIsPutBackByTheNextDuck() async throws {
-        try await nextTotemStartsFromOurDuck(late: true)
-        let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
-        XCTAssertEqual(mixer.stream(3)?.volume, ours, "started from our duck")
-        await session.begin(.speaking, id: 2, policy: .duck)
-        XCTAssertEqual(mixer.stream(3)?.volume, ours, "ducked from the user's level, not from ours")
-        await session.end(.speaking, id: 2)
-        await pass(.seconds(1))
-        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000], "set back to the user's level")
-        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
-        await pass(.seconds(2))
-        XCTAssertNil(journal.current, "let go once the server shows it saved")
-    }
-
-    /// The same, the stream closed before the next duck ends: its end writes the user's level, and
-    /// the entry waits no more.
-    func testAnEntryStillWaitingIsWrittenByTheNextDuck() async throws {
-        try await nextTotemStartsFromOurDuck(late: true)
-        await session.begin(.speaking, id: 2, policy: .duck)
-        mixer.remove(3)
-        await settled()
-        await session.end(.speaking, id: 2)
-        await pass(.seconds(1))
-        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
-        XCTAssertNil(journal.current)
-    }
-
-    /// The user sets that stream's level during the next duck, whose put-back WirePlumber is late
-    /// with again: what then waits is the user's new level, not the older one.
-    func testTheUsersLevelDuringTheNextDuckReplacesTheWaitingOne() async throws {
-        try await nextTotemStartsFromOurDuck(late: true)
-        await session.begin(.speaking, id: 2, policy: .duck)
-        await pass(.seconds(1))
-        mixer.userSets(3, volume: [50000, 50000])
-        await pass(.seconds(1))
-        mixer.remove(3)
-        await settled()
-        mixer.fallBehind()
-        await session.end(.speaking, id: 2)
-        await pass(.seconds(1))
-        XCTAssertEqual(journal.current?.memory.map(\.name), [totem])
-        XCTAssertEqual(journal.current?.memory.first?.before?.volume, [50000, 50000], "the user's new level waits")
-        mixer.catchUp()
-        await pass(.seconds(2))
-        XCTAssertNil(journal.current)
-        XCTAssertEqual(mixer.memory[totem]?.volume, [50000, 50000])
-    }
-
-    /// voiceboxd killed (-9) during that next duck: the journal holds the waiting record with the
-    /// marks of both ducks, so the next voiceboxd sets the stream and the entry back to the user's
-    /// level, not to our first duck.
-    func testAKillDuringTheNextDuckPutsBackTheWaitingLevel() async throws {
-        try await nextTotemStartsFromOurDuck(late: true)
-        let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
-        await session.begin(.speaking, id: 2, policy: .duck)
-        await settled()
-        await killSession()
-        let record = try XCTUnwrap(journal.current?.memory.first { $0.name == totem })
-        XCTAssertEqual(record.before?.volume, [20000, 20000], "journaled: the user's level")
-        XCTAssertTrue(record.levels.contains(ours))
-        let stream = try XCTUnwrap(mixer.stream(3))
-
-        await makeSession(info: Self.pipewire)
-        // WirePlumber saved the ducked stream's level after the last write.
-        mixer.setMemory(RememberedSetting(name: totem, volume: stream.volume, channelMap: [1, 2]))
-        mixer.ready(with: [stream])
-        await pass(.seconds(1))
-        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000], "the stream at the user's level")
-        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000], "and what the server remembers")
-        XCTAssertEqual(interruptions().map(\.0), [.ended])
-        await pass(.seconds(2))
-        XCTAssertNil(journal.current)
-    }
-
     /// Our duck as WirePlumber rounds it (a quiet level: 2249 comes back 2241) is still ours: the
     /// next stream, which starts from it, is set back to the user's level; and with the next
     /// duck's put-back failing too, what waits is still the user's level.
     func testOurDuckAsWirePlumberRoundsItIsStillOurs() async throws {
-        try await duckWithWirePlumberBehind(level: 4000)
+        await duckWithWirePlumberBehind(level: 4000)
         XCTAssertEqual(mixer.attenuate([4000, 4000], byDecibels: -15), [2249, 2249])
         for _ in 0..<14 { await pass(.seconds(10)) }
         mixer.catchUp(losing: true)
@@ -353,41 +266,12 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
     /// Stopped (SIGTERM) before the next check: the server is asked once more, and the journal
     /// left for the next voiceboxd holds only what it still does not hold.
     func testAtTheEndThePutBackIsAskedAfterOnceMore() async throws {
-        try await duckWithWirePlumberBehind()
+        await duckWithWirePlumberBehind()
         XCTAssertNotNil(journal.current)
         mixer.catchUp()
         await session.finish()
         XCTAssertEqual(asked(), 1)
         XCTAssertNil(journal.current, "nothing left for the next voiceboxd")
-    }
-
-    /// totem at its user's level, ducked, closed mid-duck; WirePlumber saves the ducked level late,
-    /// then falls behind before the end.
-    private func duckWithWirePlumberBehind(level: UInt32 = 20000) async throws {
-        await makeSession(info: Self.pipewire)
-        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [level, level]))
-        await pass(.seconds(3))
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.remove(2)
-        await settled()
-        let ducked = mixer.attenuate([level, level], byDecibels: -15)
-        mixer.setMemory(RememberedSetting(name: totem, volume: ducked, channelMap: [1, 2]))
-        mixer.fallBehind()
-        await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
-    }
-
-    /// The checks ran out and the put-back never arrived (WirePlumber lost it): totem's next stream
-    /// (3) starts from our duck, given by the server as it starts or, `late`, 3 s after.
-    private func nextTotemStartsFromOurDuck(late: Bool) async throws {
-        try await duckWithWirePlumberBehind()
-        for _ in 0..<14 { await pass(.seconds(10)) }
-        mixer.catchUp(losing: true)
-        if late { mixer.applyMemoryLate() }
-        mixer.play(PlaybackStream(id: 3, applicationName: "totem", processID: 201))
-        await pass(.seconds(3))
-        if late { mixer.applyMemory(to: 3) }
-        await pass(.seconds(2))
     }
 
     private var totem: String { "sink-input-by-application-name:totem" }

@@ -50,6 +50,22 @@ class AudioSessionTestCase: XCTestCase {
         await follower?.value
     }
 
+    /// totem at its user's level, ducked, closed mid-duck; WirePlumber saves the ducked level late,
+    /// then falls behind before the end.
+    func duckWithWirePlumberBehind(level: UInt32 = 20000) async {
+        await makeSession(info: Self.pipewire)
+        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [level, level]))
+        await pass(.seconds(3))
+        await session.begin(.speaking, id: 1, policy: .duck)
+        mixer.remove(2)
+        await settled()
+        let ducked = mixer.attenuate([level, level], byDecibels: -15)
+        mixer.setMemory(RememberedSetting(name: "sink-input-by-application-name:totem", volume: ducked, channelMap: [1, 2]))
+        mixer.fallBehind()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+    }
+
     /// The music player (pid 100, paused over MPRIS), a browser tab (no player: muted), speech-dispatcher
     /// and Voicebox's own stream (never touched), and a corked browser tab.
     func setUpDesktop() async throws {

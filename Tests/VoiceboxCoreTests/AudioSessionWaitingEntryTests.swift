@@ -17,16 +17,7 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
     /// totem at 20000 ducked and closed; WirePlumber saved the duck and loses the put-back; the
     /// checks run out with the entry still waiting.
     private func pendingAfterChecksRanOut() async {
-        await makeSession(info: Self.pipewire)
-        mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [20000, 20000]))
-        await pass(.seconds(3))
-        await session.begin(.speaking, id: 1, policy: .duck)
-        mixer.remove(2)
-        await settled()
-        mixer.setMemory(RememberedSetting(name: totem, volume: mixer.attenuate([20000, 20000], byDecibels: -15), channelMap: [1, 2]))
-        mixer.fallBehind()
-        await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
+        await duckWithWirePlumberBehind()
         for _ in 0..<14 { await pass(.seconds(10)) }
         mixer.catchUp(losing: true)
     }
@@ -57,6 +48,98 @@ final class AudioSessionWaitingEntryTests: AudioSessionTestCase {
         mixer.applyMemory(to: 3)
         await pass(.seconds(3))
         XCTAssertEqual(mixer.stream(3)?.volume, mixer.attenuate([20000, 20000], byDecibels: -15))
+    }
+
+    /// The checks are over and the put-back never arrived (WirePlumber lost it): the next stream,
+    /// given our duck by the server as it starts, is set back to the user's level, which the server
+    /// then saves; the entry waits no more.
+    func testAStreamThatStartsFromAWaitingDuckIsSetBackToTheUsersLevel() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuck(late: false)
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000])
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        XCTAssertNil(journal.current)
+    }
+
+    /// The server gave the next stream our duck late (after `serverRestoreWindow`): the next duck
+    /// takes the waiting record as its own: it ducks that stream from the user's level, sets it
+    /// back to it, and its end leaves the server holding the user's level, nothing journaled.
+    func testAnEntryStillWaitingIsPutBackByTheNextDuck() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuck(late: true)
+        let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
+        XCTAssertEqual(mixer.stream(3)?.volume, ours, "started from our duck")
+        await session.begin(.speaking, id: 2, policy: .duck)
+        XCTAssertEqual(mixer.stream(3)?.volume, ours, "ducked from the user's level, not from ours")
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000], "set back to the user's level")
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        await pass(.seconds(2))
+        XCTAssertNil(journal.current, "let go once the server shows it saved")
+    }
+
+    /// The same, the stream closed before the next duck ends: its end writes the user's level, and
+    /// the entry waits no more.
+    func testAnEntryStillWaitingIsWrittenByTheNextDuck() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuck(late: true)
+        await session.begin(.speaking, id: 2, policy: .duck)
+        mixer.remove(3)
+        await settled()
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000])
+        XCTAssertNil(journal.current)
+    }
+
+    /// The user sets that stream's level during the next duck, whose put-back WirePlumber is late
+    /// with again: what then waits is the user's new level, not the older one.
+    func testTheUsersLevelDuringTheNextDuckReplacesTheWaitingOne() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuck(late: true)
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await pass(.seconds(1))
+        mixer.userSets(3, volume: [50000, 50000])
+        await pass(.seconds(1))
+        mixer.remove(3)
+        await settled()
+        mixer.fallBehind()
+        await session.end(.speaking, id: 2)
+        await pass(.seconds(1))
+        XCTAssertEqual(journal.current?.memory.map(\.name), [totem])
+        XCTAssertEqual(journal.current?.memory.first?.before?.volume, [50000, 50000], "the user's new level waits")
+        mixer.catchUp()
+        await pass(.seconds(2))
+        XCTAssertNil(journal.current)
+        XCTAssertEqual(mixer.memory[totem]?.volume, [50000, 50000])
+    }
+
+    /// voiceboxd killed (-9) during that next duck: the journal holds the waiting record with the
+    /// marks of both ducks, so the next voiceboxd sets the stream and the entry back to the user's
+    /// level, not to our first duck.
+    func testAKillDuringTheNextDuckPutsBackTheWaitingLevel() async throws {
+        await pendingAfterChecksRanOut()
+        await nextStreamGivenOurDuck(late: true)
+        let ours = mixer.attenuate([20000, 20000], byDecibels: -15)
+        await session.begin(.speaking, id: 2, policy: .duck)
+        await settled()
+        await killSession()
+        let record = try XCTUnwrap(journal.current?.memory.first { $0.name == totem })
+        XCTAssertEqual(record.before?.volume, [20000, 20000], "journaled: the user's level")
+        XCTAssertTrue(record.levels.contains(ours))
+        let stream = try XCTUnwrap(mixer.stream(3))
+
+        await makeSession(info: Self.pipewire)
+        // WirePlumber saved the ducked stream's level after the last write.
+        mixer.setMemory(RememberedSetting(name: totem, volume: stream.volume, channelMap: [1, 2]))
+        mixer.ready(with: [stream])
+        await pass(.seconds(1))
+        XCTAssertEqual(mixer.stream(3)?.volume, [20000, 20000], "the stream at the user's level")
+        XCTAssertEqual(mixer.memory[totem]?.volume, [20000, 20000], "and what the server remembers")
+        XCTAssertEqual(interruptions().map(\.0), [.ended])
+        await pass(.seconds(2))
+        XCTAssertNil(journal.current)
     }
 
     /// The user turns totem's next stream up to 50000 by hand while the entry waits, with no
