@@ -9,6 +9,8 @@ import XCTest
 /// What a caller can make the service read: a file it passes open (option fd, as desktop portals
 /// pass files), and from inside an app sandbox nothing by path.
 final class TrustTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
+
     func testAFilePassedOpenIsRecognizedAndItsDescriptorReleased() async throws {
         let wav = try Recordings.wav("goforward.raw", in: FileManager.default.temporaryDirectory)
         let fd = open(wav, O_RDONLY | O_CLOEXEC)

@@ -128,6 +128,10 @@ final class ServiceHarness: Sendable {
 
     var signals: [Signal] { received.withLock { $0 } }
 
+    /// Forgets the signals received so far: a test that shares this voiceboxd with the tests of
+    /// its class before it sees only its own.
+    func forgetSignals() { received.withLock { $0.removeAll() } }
+
     /// Signals about utterance `id`, as "Member" or "Member:arg".
     func events(of id: UInt64) -> [String] {
         signals.filter { $0.arguments.first?.uint64 == id }.map { signal in

@@ -1,4 +1,5 @@
 import Foundation
+import VoiceboxLock
 import XCTest
 
 /// Clean-ups a test adds as it goes, run after it, the last added first: for tests that start their
@@ -24,9 +25,11 @@ class CleanUpTestCase: XCTestCase {
     }
 }
 
-/// The set-up most end-to-end classes share: the test stack, a voiceboxd of the test's own on it,
-/// clean-ups run before that voiceboxd stops, and for classes that decode recordings a scratch
-/// directory.
+/// The set-up most end-to-end classes share: the test stack, a voiceboxd on it, clean-ups run
+/// before that voiceboxd stops, and for classes that decode recordings a scratch directory.
+/// A class whose tests leave nothing behind for the next one (no pause held, no interruption
+/// open, nothing killed) shares one voiceboxd among its tests (`sharesService`): it starts with
+/// the first test and stops after the last, and each test sees only its own signals.
 class ServiceTestCase: CleanUpTestCase {
     var stack: Stack!
     var service: ServiceHarness!
@@ -37,8 +40,19 @@ class ServiceTestCase: CleanUpTestCase {
     /// The class decodes pocketsphinx-testdata's recordings: skipped where they are not installed.
     class var usesRecordings: Bool { false }
     /// The class interrupts other audio: a voiceboxd that leaves an interruption journal when it is
-    /// stopped with SIGTERM fails the test (`ServiceHarness.stopLeavingNoJournal`).
+    /// stopped with SIGTERM fails the test (`ServiceHarness.stopLeavingNoJournal`). Such a class
+    /// starts a voiceboxd per test.
     class var mustLeaveNoJournal: Bool { false }
+    /// The class's tests share one voiceboxd (see above).
+    class var sharesService: Bool { false }
+    /// What the class's voiceboxd is started with besides the harness's own arguments, e.g. the
+    /// bounds its tests are about, made small: `["--bound", "stream-release=0.5"]`.
+    class var serviceArguments: [String] { [] }
+
+    /// The voiceboxd each sharing class runs, by class.
+    private static let shared = Locked<[ObjectIdentifier: ServiceHarness]>([:])
+
+    private var sharing: Bool { Self.sharesService && !Self.mustLeaveNoJournal }
 
     override func setUp() async throws {
         stack = try Stack.require()
@@ -46,17 +60,44 @@ class ServiceTestCase: CleanUpTestCase {
             try Recordings.require()
             directory = try makeTemporaryDirectory(self)
         }
-        service = try await ServiceHarness(stack: stack)
+        guard sharing else {
+            service = try await ServiceHarness(stack: stack, extraArguments: Self.serviceArguments)
+            return
+        }
+        let key = ObjectIdentifier(Self.self)
+        if let running = Self.shared.withLock({ $0[key] }), running.daemon.poll() == nil {
+            running.forgetSignals()
+            service = running
+        } else {
+            service = try await ServiceHarness(stack: stack, extraArguments: Self.serviceArguments)
+            let started = service!
+            Self.shared.withLock { $0[key] = started }
+        }
     }
 
     override func tearDown() async throws {
         try await super.tearDown()
-        if Self.mustLeaveNoJournal {
+        if sharing {
+            service = nil
+        } else if Self.mustLeaveNoJournal {
             await service?.stopLeavingNoJournal()
         } else {
             await service?.stop()
         }
         service = nil
+    }
+
+    /// After the class's last test: its shared voiceboxd stops. (XCTest's class tear-down is
+    /// synchronous; the stop is bounded by the harness: SIGTERM, then the daemon's own exit.)
+    override class func tearDown() {
+        guard let running = shared.withLock({ $0.removeValue(forKey: ObjectIdentifier(self)) }) else { return }
+        let stopped = DispatchSemaphore(value: 0)
+        Task {
+            await running.stop()
+            stopped.signal()
+        }
+        stopped.wait()
+        super.tearDown()
     }
 }
 
