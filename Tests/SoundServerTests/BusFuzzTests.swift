@@ -78,33 +78,34 @@ final class BusFuzzTests: XCTestCase {
     }
 
     /// Hostile texts and SSML among the calls wedge nothing: after every batch, another caller's
-    /// Speak is heard on the sink within 1 s.
+    /// Speak is heard on the sink, and the speech-dispatcher that spoke it is the one the run began
+    /// with. (A wedge is found by the watchdog and ended by restarting speech-dispatcher, after which
+    /// speech is heard again: only the restart shows that one happened.)
     // @SoundServer: speech heard on the sink
     func testAnotherCallerIsHeardAfterEveryBatch() async throws {
         let run = try await Self.sharedRun()
         XCTAssertFalse(run.speechHeard.isEmpty)
         for (batch, heard) in run.speechHeard.enumerated() {
-            XCTAssertNotNil(heard, "batch \(batch + 1): another caller's Speak was not heard within 3 s, seed \(run.seedText)")
-            if let heard { XCTAssertLessThan(heard, 1.0, "batch \(batch + 1): heard after \(heard) s, seed \(run.seedText)") }
+            XCTAssertTrue(heard, "batch \(batch + 1): another caller's Speak was not heard, seed \(run.seedText)")
         }
+        XCTAssertTrue(run.speechdKept, "speech-dispatcher was restarted during the run (a wedge), seed \(run.seedText)")
     }
 
-    /// Speaks from a connection of its own and times it until the sink's monitor hears it (the
-    /// test hears it, so the recording's latency counts); stops it again. nil: not within 3 s.
-    static func speechHeard(_ stack: Stack) async -> Double? {
+    /// Speaks from a connection of its own until the sink's monitor hears it (given up after 15 s:
+    /// past a wedge's detection and restart); stops it again.
+    static func speechHeard(_ stack: Stack) async -> Bool {
         guard let ears = try? MonitorRecorder(device: stack.sink + ".monitor"), (try? await ears.waitUntilRecording()) != nil,
-              let caller = try? BusConnection(address: stack.busAddress) else { return nil }
+              let caller = try? BusConnection(address: stack.busAddress) else { return false }
         defer { ears.stop() }
-        let position = ears.seconds, asked = ContinuousClock.now
+        let position = ears.seconds
         let spoken = try? await Speech1.proxy(caller).call(Speech1.speak, "Can you hear me?", VarDict())
         var heard = false
         if spoken != nil {
-            heard = (try? await waitUntil("speech on the sink", timeout: .seconds(3)) { ears.firstLoud(after: position) != nil }) != nil
+            heard = (try? await waitUntil("speech on the sink", timeout: .seconds(15)) { ears.firstLoud(after: position) != nil }) != nil
         }
-        let took = seconds(ContinuousClock.now - asked)
         if let spoken { _ = try? await Speech1.proxy(caller).call(Speech1.stopSpeaking, spoken) }
         await caller.close()
-        return heard ? took : nil
+        return heard
     }
 
     func testFuzzedCallsLeaveNoDescriptorsBehind() async throws {
@@ -140,9 +141,10 @@ final class BusFuzzTests: XCTestCase {
         /// (a leak) or levels off (the allocator settling).
         var rssSamples: [(units: Int, bytes: Int)] = []
         var seconds = 0.0
-        /// After each batch of calls: how long another caller's Speak took to be heard on the sink
-        /// (nil: not within 3 s).
-        var speechHeard: [Double?] = []
+        /// After each batch of calls: whether another caller's Speak was heard on the sink.
+        var speechHeard: [Bool] = []
+        /// The stack's speech-dispatcher at the start still runs at the end: none was restarted.
+        var speechdKept = false
     }
 
     private static let shared = Locked<Task<Run, any Error>?>(nil)
@@ -215,6 +217,7 @@ final class BusFuzzTests: XCTestCase {
             // keyphrases); with `--model-idle 1` they are unloaded again before memory is read.
             var warmUp = Run()
             run.rssStart = residentBytes(run.pid) ?? 0
+            let speechd = stack.pid(of: "speechd")
             let grammar = (try? String(contentsOfFile: "/usr/share/pocketsphinx/test/data/cards/cards.gram", encoding: .utf8)) ?? ""
             await perform([.init(call: .init(interface: ServiceHarness.interface, member: "Recognize",
                                              arguments: [.vardict(["file": .string(Generator.shortRecording)])]), followUp: .none),
@@ -269,6 +272,7 @@ final class BusFuzzTests: XCTestCase {
 
             // Asked on a new connection: a fuzzed one may have been dropped by the bus.
             run.daemonExit = service.daemon.poll()
+            run.speechdKept = speechd.map { kill($0, 0) == 0 && ServiceProcesses.running($0) } ?? false
             let checker = try BusConnection(address: stack.busAddress)
             let owner = try? await checker.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                        interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
@@ -300,7 +304,7 @@ final class BusFuzzTests: XCTestCase {
             \(run.answersPing ? "answers Ping" : "DOES NOT ANSWER PING")
             BusFuzzTests: VmRSS growth (KiB) after units: \(run.rssSamples.map { "\($0.units): \(($0.bytes - run.rssBefore) >> 10)" }.joined(separator: ", "))
             BusFuzzTests: outcomes: \(names)
-            BusFuzzTests: another caller's Speak heard after each batch (s): \(run.speechHeard.map { $0.map { String(format: "%.2f", $0) } ?? "never" }.joined(separator: ", "))
+            BusFuzzTests: another caller's Speak heard after each batch: \(run.speechHeard.map { $0 ? "heard" : "never" }.joined(separator: ", "))
             """)
         return run
     }

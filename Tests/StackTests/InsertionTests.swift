@@ -14,27 +14,6 @@ final class InsertionTests: XCTestCase {
         try await x.waitFor("go forward ten meters")
     }
 
-    /// 20 rounds of each text with both cores busy: every one must arrive exactly.
-    private func typeUnderLoad(keymap: String?) async throws {
-        let (stack, x) = try await xSession(keymap: keymap)
-        let burner = try CPUBurner()
-        addTeardownBlock { await burner.stop() }
-        let report = try await TypingRounds.run(texts: [Texts.sentence, Texts.mixed], rounds: 20, received: { x.received },
-                                                clear: { truncate(x.output, 0) }) { text in
-            try ClientRun(stack, ["insert", text], environment: x.environment)
-        }
-        print("typing under load, X11 \(keymap ?? "us"): \(report)")
-        XCTAssertEqual(report.exact, report.rounds, "\(report.misses)")
-    }
-
-    func testTypingIsExactUnderLoadOnAUSLayout() async throws {
-        try await typeUnderLoad(keymap: nil)
-    }
-
-    func testTypingIsExactUnderLoadOnAFrenchLayout() async throws {
-        try await typeUnderLoad(keymap: "fr")
-    }
-
     func testPasteIntoXtermUsesShiftInsertAndRestoresBothSelections() async throws {
         let (stack, x) = try await xSession()
         try await x.setClipboard("what the user had copied")

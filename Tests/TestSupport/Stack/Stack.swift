@@ -38,7 +38,9 @@ struct Stack {
     var clientPath: String { binDirectory + "/voicebox" }
 }
 
-func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
+/// Polls `condition` every 10 ms until it holds; throws (naming `what`) if it has not after
+/// `timeout`, which is a give-up bound for something that should happen, not a measure of speed.
+func waitUntil(_ what: String = "the condition", timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !(await condition()) {
         guard ContinuousClock.now < deadline else {

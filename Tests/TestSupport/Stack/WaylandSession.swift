@@ -111,3 +111,14 @@ final class WaylandSession: Sendable {
         _ = await compositor.wait(timeout: .seconds(5))
     }
 }
+
+extension XCTestCase {
+    /// A headless sway with a focused foot, stopped when the test ends (skips where sway is missing).
+    func waylandSession() async throws -> (Stack, WaylandSession) {
+        let stack = try Stack.require()
+        try WaylandSession.require()
+        let wayland = try await WaylandSession(in: try makeTemporaryDirectory(self))
+        addTeardownBlock { await wayland.stop() }
+        return (stack, wayland)
+    }
+}

@@ -42,14 +42,13 @@ final class SpawnTests: XCTestCase {
         XCTAssertEqual(Termination.name(of: SIGTERM), "SIGTERM")
     }
 
-    /// A child that outlives its bound is killed, and the caller is back soon after the bound.
+    /// A child that outlives its bound is killed, and the caller is back: the run says it timed
+    /// out, and the child died of SIGKILL (a 30 s sleep would otherwise have exited normally).
     func testTheRunIsBoundedAndAStuckChildKilled() throws {
-        let began = ContinuousClock.now
         // exec: dash forks a lone command, and the sleep would outlive the shell we kill.
         let ending = try shell("exec sleep 30", timeout: .milliseconds(200))
         XCTAssert(ending.timedOut)
         XCTAssertEqual(ending.termination, .signalled(SIGKILL))
-        XCTAssertLessThan(ContinuousClock.now - began, .seconds(2))
     }
 
     /// Input larger than a pipe holds, echoed back: input and output are fed and drained together.
@@ -66,9 +65,8 @@ final class SpawnTests: XCTestCase {
     /// A program that leaves a background child holding its pipes (as xclip and speech-dispatcher's
     /// launcher do) does not hold the caller up: reading stops when the child itself exits.
     func testABackgroundGrandchildHoldingThePipeDoesNotHoldTheCaller() throws {
-        let began = ContinuousClock.now
+        // Had reading waited for the grandchild (5 s), the run would have met its 4 s bound.
         let ending = try shell("sleep 5 & echo started >&2", timeout: .seconds(4))
-        XCTAssertLessThan(ContinuousClock.now - began, .seconds(2))
         XCTAssertFalse(ending.timedOut)
         XCTAssertEqual(ending.errorText, "started")
         // untilPipesClose waits for the grandchild too, bounded by the timeout.
