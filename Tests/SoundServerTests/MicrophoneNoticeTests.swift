@@ -70,14 +70,4 @@ final class MicrophoneNoticeTests: XCTestCase {
         await service.stop()
         await server.close()
     }
-
-    struct TimedOut: Error { let what: String }
-
-    private func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }
