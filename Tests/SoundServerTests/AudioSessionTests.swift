@@ -152,7 +152,7 @@ final class AudioSessionTests: ServiceTestCase {
         XCTAssertFalse(speaking, "nothing is spoken while the call holds speech")
         let interrupted = try await service.proxy.get(Speech1.interrupted)
         XCTAssertTrue(interrupted)
-        let heldAt = ears.offset(of: .now)
+        let heldAt = ears.latestPosition
         try await waitUntil("a second of the call recorded") { ears.seconds >= heldAt + 1.5 }
         XCTAssertLessThan(ears.rms(from: heldAt + 0.5, to: heldAt + 1.5), 50, "speech is held during the call")
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
@@ -160,7 +160,7 @@ final class AudioSessionTests: ServiceTestCase {
         let ended = try await waitForInterruption("ended")
         XCTAssertEqual(ended["reason"], .string("external"))
         XCTAssertEqual(ended["should_resume"], .boolean(true))
-        let resumedAt = ears.offset(of: .now)
+        let resumedAt = ears.latestPosition
         try await waitUntil("speech to resume") { ears.firstLoud(after: resumedAt) != nil }
         let speakingAgain = try await service.proxy.get(Speech1.speaking)
         XCTAssertTrue(speakingAgain)
