@@ -176,7 +176,9 @@ final class AudioSessionTests: ServiceTestCase {
             try await service!.proxy.call(Speech1.recognize, VarDict(["others": .string("mix"), "max_seconds": .double(30)]),
                                           timeout: .seconds(40))
         }
-        try await waitUntil("the microphone to open") { self.service.signals.contains { $0.member == "RecognitionStarted" } }
+        // A give-up, not a speed: the first microphone recognition loads the model (over 10 s was
+        // seen under ThreadSanitizer on a loaded machine).
+        try await waitUntil("the microphone to open", timeout: .seconds(30)) { self.service.signals.contains { $0.member == "RecognitionStarted" } }
         let pid = service.daemon.pid
         try await waitUntil("our recording to be listed") { (try? ServerStream.recording(of: pid)) != nil }
         XCTAssertEqual(try ServerStream.recording(of: pid)?.corked, false)

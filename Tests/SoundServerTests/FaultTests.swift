@@ -194,7 +194,7 @@ final class FaultTests: CleanUpTestCase {
 
         let newMusic = try OtherAudio(sink: shared.sink, role: "music", environment: own.environment)
         try await newMusic.waitUntilListed()
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // a mute, if one came, would be seen by now
         XCTAssertEqual(newMusic.silenced, false, "nothing stays silenced after the restart")
         let again = try await speakWhenBack(service, "back again", options: ["others": .string("pause")], timeout: .seconds(45))
         _ = faultMetric("sound server back → Speak works (speech-dispatcher started again)", since: back)
@@ -218,7 +218,7 @@ final class FaultTests: CleanUpTestCase {
                                                         ServiceHarness.interface, "Recognize", "a{sv}", "1", "max_seconds", "d", "20"])
         let id = try await service.waitForNewRecognition(besides: [])
         let pid = service.daemon.pid
-        try await waitUntil("voiceboxd's recording stream") { (try? ServerStream.recording(of: pid)) != nil }
+        try await waitUntil("voiceboxd's recording stream", timeout: .seconds(30)) { (try? ServerStream.recording(of: pid)) != nil }
 
         let killed = ContinuousClock.now
         client.signal(SIGKILL)
@@ -410,7 +410,7 @@ final class FaultTests: CleanUpTestCase {
         let listening = Task { try? await service.recognize(["max_seconds": .double(20), "others": .string("mix")]) }
         cleanUps.append { listening.cancel() }
         let pid = service.daemon.pid
-        try await waitUntil("voiceboxd's recording stream") { (try? ServerStream.recording(of: pid)) != nil }
+        try await waitUntil("voiceboxd's recording stream", timeout: .seconds(30)) { (try? ServerStream.recording(of: pid)) != nil }
 
         let killed = ContinuousClock.now
         bus.kill()

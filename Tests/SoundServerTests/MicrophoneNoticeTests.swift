@@ -49,7 +49,7 @@ final class MicrophoneNoticeTests: XCTestCase {
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         async let answer = service.recognize([:])
         let id = try await service.waitForNewRecognition(besides: service.startedRecognitions)
-        try await service.waitForListening(true)
+        try await service.waitForListening(true, timeout: .seconds(30))
         try await waitUntil("the notification") { await notifications.shown.count == 1 }
         _ = try await ServiceHarness.stop(on: service.client)
         let recognized = try await answer

@@ -19,7 +19,7 @@ final class AudioHelperBoundTests: CleanUpTestCase {
             return helper != nil
         }
         let failing = Task { await service.recognitionError(["max_seconds": .double(30)]) }
-        try await service.waitForListening(true)
+        try await service.waitForListening(true, timeout: .seconds(30))
         let stopped = ContinuousClock.now
         kill(helper!, SIGSTOP)
         let error = await failing.value

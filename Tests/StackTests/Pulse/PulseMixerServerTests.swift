@@ -119,9 +119,9 @@ final class PulseMixerServerTests: XCTestCase {
         XCTAssertNotNil(ready)
         _ = try await mixer.playbackStreams()
         XCTAssertEqual(threads(named: "voicebox-mixer").count, 1)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // the answer's work done
         let (process, thread) = (cpuTicks(), cpuTicks(thread: "voicebox-mixer"))
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .seconds(2))  // the idle window whose CPU ticks are counted
         let used = (process: cpuTicks() - process, thread: cpuTicks(thread: "voicebox-mixer") - thread)
         print("METRIC idle 2 s: whole test process \(used.process) ticks, mixer thread \(used.thread) ticks")
         XCTAssertEqual(used.thread, 0, "the mixer's thread works while idle")
