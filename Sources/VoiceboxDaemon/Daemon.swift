@@ -53,9 +53,11 @@ public enum Daemon {
         // The audio session: pauses or ducks other audio while we speak or listen, and holds our
         // own work while a call has the audio. The sound-server connections (the mixer, every
         // microphone recording) live in the voicebox-audio helper: the service links no libpulse.
-        let audio = AudioHelper(helperPath: AudioHelper.besideThisExecutable(), log: { message in Daemon.log(message) })
-        let session = AudioSession(mixer: audio, players: MPRISPlayers(connection: connection), journal: FileJournalStore.default(),
-                                   bus: object, settings: options.audio, ownProcessID: getpid(),
+        let audio = AudioHelper(helperPath: AudioHelper.besideThisExecutable(), bounds: options.bounds,
+                                log: { message in Daemon.log(message) })
+        let players = MPRISPlayers(connection: connection, timeout: options.bounds[.playerAnswer])
+        let session = AudioSession(mixer: audio, players: players, journal: FileJournalStore.default(),
+                                   bus: object, settings: options.audio, bounds: options.bounds, ownProcessID: getpid(),
                                    log: { message in Daemon.log(message) })
         let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.

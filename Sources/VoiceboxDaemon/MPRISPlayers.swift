@@ -4,7 +4,8 @@ import VoiceboxLock
 
 /// Media players over MPRIS on the session bus: `Pause()` and `Play()` (never `PlayPause()`,
 /// which would start a stopped player). playerctld is skipped: it only proxies another player,
-/// which is asked directly. Every player is asked concurrently, each call bounded by `timeout`.
+/// which is asked directly. Every player is asked concurrently, each call bounded by `timeout`
+/// (player-answer).
 ///
 /// A player we paused is watched (its PropertiesChanged) until it is resumed: if its status is
 /// ever anything but Paused meanwhile, the user played it (and maybe paused it again), and it is
@@ -16,7 +17,7 @@ final class MPRISPlayers: MediaPlayers {
     /// own several names, each watched and released on its own).
     private let watched = Locked<[String: (token: UInt64?, touched: Bool)]>([:])
 
-    init(connection: BusConnection, timeout: Duration = .milliseconds(500)) {
+    init(connection: BusConnection, timeout: Duration) {
         self.connection = connection
         self.timeout = timeout
     }

@@ -37,10 +37,10 @@ import VoiceboxCore
 ///
 /// ## Bounds and ends
 /// The helper bounds its own waits on the server (2 s to connect, 2 s an answer, 5 s to open a
-/// recording, 1 s to close one). The service waits at most `answerBound` for any answer but a
-/// close's (`closeBound`); a helper that does not answer in that time, or that ends, is killed and
-/// reaped and a new one started
-/// (after 0.1 s, doubling to 5 s while they keep failing). Its recordings fail with
+/// recording, 1 s to close one). The service's bounds are voiceboxd's `Bound` helper-* (standard
+/// values here; `voiceboxd --bound` sets them): it waits at most 8 s for any answer but a close's
+/// (2 s); a helper that does not answer in that time, or that ends, is killed and reaped and a new
+/// one started (after 0.1 s, doubling to 5 s while they keep failing). Its recordings fail with
 /// `serverUnavailable` naming how it ended; the mixer's calls meanwhile fail with `unavailable`,
 /// and the new helper's `serverReady` makes the audio session read the server afresh. Any call waits up
 /// to 6 s for the replacement of a helper that ended (1 s while none can be started), and a mixer
@@ -60,13 +60,7 @@ public enum AudioHelperProtocol {
         case captureEnded = 0x58   // X
     }
 
-    /// The longest the service waits for an answer: above the helper's own bounds on the server
-    /// (a connect and a request, or a recording's opening), with room for a loaded machine.
-    public static let answerBound: Duration = .seconds(8)
-    /// The longest the service waits for a recording's close (the helper's own bound is 1 s): a
-    /// stop must not wait for a stuck helper as long as other answers may.
-    public static let closeBound: Duration = .seconds(2)
-    /// The longest either side waits to hand a frame to the other.
+    /// The longest the helper waits to hand a frame to the service (the service's own is helper-write).
     public static let writeBound: Duration = .seconds(2)
     /// A frame holds at most this many bytes of payload.
     public static let maximumPayload = 1 << 22

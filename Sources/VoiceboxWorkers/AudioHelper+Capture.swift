@@ -73,7 +73,7 @@ final class HelperCaptureStream: CaptureStream {
         _ = await helper.ask(.setCaptureCorked(capture: id, corked: corked))
     }
 
-    /// Returns once the helper says the server no longer records for us, or after `closeBound`
+    /// Returns once the helper says the server no longer records for us, or after helper-close
     /// (then the helper is killed, which hangs up its server connections, and replaced).
     func close() async {
         let first = closed.withLock { closed in
@@ -83,7 +83,7 @@ final class HelperCaptureStream: CaptureStream {
         guard first else { return }
         // Not cancelled with the caller's task: the microphone must be released before we return.
         let helper = helper, id = id
-        await Task { _ = await helper.ask(.closeCapture(capture: id), within: AudioHelperProtocol.closeBound) }.value
+        await Task { _ = await helper.ask(.closeCapture(capture: id), within: helper.bounds[.helperClose]) }.value
         helper.finishCapture(id)
     }
 }

@@ -17,20 +17,23 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         let child: Child
         let socket: Int32
         let started = ContinuousClock.now
+        /// How long a request may take to be taken (helper-write).
+        let writeBound: Duration
         /// The socket again, behind the lock that keeps frames whole, one at a time. (Not
         /// `Locked<Void>`: ThreadSanitizer reports accesses to a zero-sized value as races.)
         let writing: Locked<Int32>
 
-        init(child: Child, socket: Int32) {
+        init(child: Child, socket: Int32, writeBound: Duration) {
             self.child = child
             self.socket = socket
+            self.writeBound = writeBound
             writing = Locked(socket)
         }
 
         /// Hands `bytes` to the helper; false if it is gone or did not take them in time.
         func send(_ bytes: [UInt8]) -> Bool {
             writing.withLock { socket in
-                FrameReader.write(bytes, to: socket, until: .now + AudioHelperProtocol.writeBound) == nil
+                FrameReader.write(bytes, to: socket, until: .now + writeBound) == nil
             }
         }
     }
@@ -78,16 +81,21 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         var nextAwaiting: UInt64 = 0
     }
 
-    /// How long a call waits for the replacement of a helper that ended before it fails: the
-    /// longest pause between replacements (5 s, after a run of deaths) and a start. What the audio
-    /// session gives back must reach the server even while the helper is being killed repeatedly.
-    static let replacementWait: Duration = .seconds(6)
-    /// How long a call waits while no helper could be started at all (a missing executable): not
-    /// long, as calls fail at once while the sound server is known to be away.
-    static let startFailedWait: Duration = .seconds(1)
-    /// While a recording is open, the helper is asked to answer this often, within the same
-    /// bound: a stopped helper sends no samples, and a recording must not wait for them forever.
-    static let heartbeat: Duration = .seconds(2)
+    /// Its waits (`Bound`, helper-*), read here only:
+    /// - helper-answer, helper-close: a request's answer, a recording's close; a helper that does
+    ///   not answer in that time is killed and replaced;
+    /// - helper-write: a request to be taken;
+    /// - helper-ping: while a recording is open, the helper is asked to answer this often, within
+    ///   the same bound: a stopped helper sends no samples, and a recording must not wait for
+    ///   them forever;
+    /// - helper-replacement: how long a call waits for the replacement of a helper that ended
+    ///   before it fails: above the longest pause between replacements and a start. What the
+    ///   audio session gives back must reach the server even while the helper is killed repeatedly;
+    /// - helper-start-failed: how long a call waits while no helper could be started at all (a
+    ///   missing executable): not long, as calls fail at once while the sound server is away;
+    /// - helper-restart-first, helper-restart-limit: the pause before a replacement, doubling
+    ///   from the first while replacements keep failing, up to the limit.
+    let bounds: Bounds
 
     private let helperPath: String
     private let log: LogSink?
@@ -97,8 +105,10 @@ public final class AudioHelper: AudioMixer, AudioCapture {
     let eventSink: AsyncStream<MixerEvent>.Continuation
 
     /// Starts the helper at once; `events` says `.serverReady` once it has reached the server.
-    public init(helperPath: String, log: LogSink? = nil) {
+    /// `bounds`: voiceboxd's (the helper-* ones are read).
+    public init(helperPath: String, bounds: Bounds = Bounds(), log: LogSink? = nil) {
         self.helperPath = helperPath
+        self.bounds = bounds
         self.log = log
         (events, eventSink) = AsyncStream.makeStream(of: MixerEvent.self, bufferingPolicy: .bufferingNewest(4096))
         launch()
@@ -141,7 +151,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             return failedToStart("cannot start the audio helper: \(error)")
         }
         let child = started.child
-        let process = Process(child: child, socket: started.socket)
+        let process = Process(child: child, socket: started.socket, writeBound: bounds[.helperWrite])
         let (kept, awaiting) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             defer { state.awaitingHelper = [:] }
             let awaiting = Array(state.awaitingHelper.values)
@@ -232,13 +242,18 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             guard !state.shutDown else { return nil }
             state.lastEnd = reason
             defer { state.failures += 1 }
-            return .milliseconds(min(5_000, 100 << min(state.failures, 6)))
+            return Self.pause(afterFailures: state.failures, first: bounds[.helperRestartFirst], limit: bounds[.helperRestartLimit])
         }
         guard let pause else { return }
         Task { [weak self] in
             try? await Task.sleep(for: pause)
             self?.launch()
         }
+    }
+
+    /// The pause before the next replacement: `first`, doubled for each failure before it, at most `limit`.
+    static func pause(afterFailures failures: Int, first: Duration, limit: Duration) -> Duration {
+        min(limit, first * (1 << min(failures, 16)))
     }
 
     private func end(waiting: [UInt32: Waiting], captures: [UInt32: CaptureSink], reason: String) {
@@ -279,116 +294,5 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             return "a message \(tag)"
         }
         return nil
-    }
-
-    // MARK: - Asking
-
-    /// Sends `call` and waits for its answer, at most `bound`; a helper that does not answer by
-    /// then is killed (which also hangs up its server connections) and replaced. A cancelled task
-    /// stops waiting at once.
-    func ask(_ call: AudioHelperProtocol.Call, within bound: Duration = AudioHelperProtocol.answerBound) async -> Reply {
-        let wait = state.withLock { state -> Duration? in
-            guard state.process == nil, !state.shutDown else { return nil }
-            return state.startFailed ? Self.startFailedWait : Self.replacementWait
-        }
-        if let wait { await helperReplaced(within: wait) }
-        let (process, id, lastEnd) = takeRequestID()
-        guard let process else { return .unreachable(lastEnd) }
-        let frame = AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))
-        return await withTaskCancellationHandler {
-            await withHandOver { (reply: HandOver<Reply>) in
-                let timeout = Task { [weak self] in
-                    guard (try? await Task.sleep(for: bound)) != nil, let self else { return }
-                    guard self.state.withLock({ $0.waiting[id] != nil }) else { return }
-                    // Stuck: killed, and lost at once (this answer with it), so that a call asked
-                    // again waits for the replacement rather than going to it.
-                    process.child.signal(SIGKILL)
-                    self.lost(process, "it did not answer within \(bound)")
-                }
-                let registered = state.withLock { state -> Bool in
-                    guard state.process === process else { return false }
-                    state.waiting[id] = Waiting(reply: reply, timeout: timeout)
-                    return true
-                }
-                guard registered else {
-                    timeout.cancel()
-                    return reply.resume(returning: .unreachable(lastEnd))
-                }
-                if Task.isCancelled { return cancel(id) }
-                if !process.send(frame) {
-                    process.child.signal(SIGKILL)  // gone or stuck: its reader sees the end
-                }
-            }
-        } onCancel: {
-            cancel(id)
-        }
-    }
-
-    /// The helper running now (nil: why none does), and a new request id.
-    private func takeRequestID() -> (process: Process?, id: UInt32, lastEnd: String) {
-        state.withLock { state in
-            defer { state.nextRequest &+= 1 }
-            return (state.process, state.nextRequest, state.lastEnd)
-        }
-    }
-
-    /// Returns once a helper runs again, or after `bound`, or at a cancel.
-    private func helperReplaced(within bound: Duration) async {
-        let key = state.withLock { state in
-            defer { state.nextAwaiting += 1 }
-            return state.nextAwaiting
-        }
-        let resumeIfWaiting: @Sendable () -> Void = { [state] in state.withLock { $0.awaitingHelper.removeValue(forKey: key) }?.resume() }
-        let timeout = Task {
-            try? await Task.sleep(for: bound)
-            resumeIfWaiting()
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (arrived: CheckedContinuation<Void, Never>) in
-                let waits = state.withLock { state -> Bool in
-                    guard state.process == nil, !state.shutDown else { return false }
-                    state.awaitingHelper[key] = arrived
-                    return true
-                }
-                if !waits { arrived.resume() }
-            }
-        } onCancel: {
-            resumeIfWaiting()
-        }
-        timeout.cancel()
-    }
-
-    private func cancel(_ id: UInt32) {
-        guard let entry = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
-        entry.timeout.cancel()
-        entry.reply.resume(returning: .cancelled)
-    }
-
-    /// Sends `call` without waiting for its answer (a dropped recording's close).
-    func tell(_ call: AudioHelperProtocol.Call) {
-        let (process, id, _) = takeRequestID()
-        guard let process else { return }
-        if !process.send(AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))) {
-            process.child.signal(SIGKILL)
-        }
-    }
-
-    /// Asks the helper to answer every `heartbeat` while any recording is open; one that does not
-    /// answer in time is killed, which fails its recordings (`ask`'s bound).
-    func keepHeartbeat() {
-        guard state.withLock({ state -> Bool in
-            defer { state.heartbeatRuns = true }
-            return !state.heartbeatRuns
-        }) else { return }
-        Task { [weak self] in
-            while true {
-                try? await Task.sleep(for: Self.heartbeat)
-                guard let self, self.state.withLock({ state -> Bool in
-                    if state.captures.isEmpty { state.heartbeatRuns = false }
-                    return !state.captures.isEmpty
-                }) else { return }
-                _ = await self.ask(.ping, within: Self.heartbeat)
-            }
-        }
     }
 }

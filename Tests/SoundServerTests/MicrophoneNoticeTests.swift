@@ -49,7 +49,7 @@ final class MicrophoneNoticeTests: XCTestCase {
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         async let answer = service.recognize([:])
         let id = try await service.waitForNewRecognition(besides: service.startedRecognitions)
-        try await service.waitForListening(true)
+        try await service.waitForListening(true, timeout: .seconds(30))
         try await waitUntil("the notification") { await notifications.shown.count == 1 }
         _ = try await ServiceHarness.stop(on: service.client)
         let recognized = try await answer
@@ -69,15 +69,5 @@ final class MicrophoneNoticeTests: XCTestCase {
         XCTAssertEqual(lines.filter { $0.contains("microphone") }.count, 2, "the file recognition is not announced: \(lines)")
         await service.stop()
         await server.close()
-    }
-
-    struct TimedOut: Error { let what: String }
-
-    private func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }

@@ -5,8 +5,8 @@
 /// writing again could write over what the user or a new interruption set meanwhile. An entry
 /// still not held after that waits, as before, for the server's return or the next start.
 extension AudioSession {
-    /// The waits before each check, from the failed write on.
-    static let pendingCheckDelays: [Duration] = [1, 2, 4, 8, 16, 30, 60].map { .seconds($0) }
+    /// The waits before each check, from the failed write on, in memory-check-first (1 s as standard).
+    static let pendingCheckMultiples = [1, 2, 4, 8, 16, 30, 60]
 
     /// A put-back was not confirmed: the checks start again from the first wait.
     func startPendingChecks() {
@@ -109,12 +109,12 @@ extension AudioSession {
         pendingCheckTimer = nil
         let waiting = waitingSettings.map(\.name)
         guard !waiting.isEmpty else { return }
-        guard pendingChecks < Self.pendingCheckDelays.count else {
+        guard pendingChecks < pendingCheckDelays.count else {
             return log("the sound server still does not hold what was put back of \(waiting.joined(separator: ", ")): "
                        + "it is written again when the server returns or at the next start")
         }
         let generation = pendingCheckGeneration
-        pendingCheckTimer = clock.schedule(after: Self.pendingCheckDelays[pendingChecks]) { [inputSink] in
+        pendingCheckTimer = clock.schedule(after: pendingCheckDelays[pendingChecks]) { [inputSink] in
             inputSink.yield(.pendingCheckDue(generation))
         }
         pendingChecks += 1

@@ -43,6 +43,8 @@ public actor AudioSession {
     public nonisolated let settings: AudioSessionSettings
     let kinds: StreamKinds
     let clock: any SessionClock
+    /// The waits before each check of a put-back the server had not listed (AudioSession+Pending).
+    let pendingCheckDelays: [Duration]
     let log: @Sendable (String) -> Void
     var journal: JournalKeeper
 
@@ -98,9 +100,10 @@ public actor AudioSession {
     /// event says it was saved (pipewire-pulse: WirePlumber saves a stream's volume on its own time).
     static let memorySettleDelay: Duration = .milliseconds(300)
 
+    /// `bounds`: voiceboxd's (memory-check-first is read; the players bound their own calls).
     public init(mixer: any AudioMixer, players: any MediaPlayers, journal: any JournalStore, bus: any ServiceBus,
-                settings: AudioSessionSettings = .init(), ownProcessID: Int32, clock: any SessionClock = SystemSessionClock(),
-                log: (@Sendable (String) -> Void)? = nil) {
+                settings: AudioSessionSettings = .init(), bounds: Bounds = Bounds(), ownProcessID: Int32,
+                clock: any SessionClock = SystemSessionClock(), log: (@Sendable (String) -> Void)? = nil) {
         let log = log ?? { _ in }
         self.mixer = mixer
         self.players = players
@@ -108,6 +111,7 @@ public actor AudioSession {
         self.settings = settings
         self.kinds = StreamKinds(settings: settings, ownProcessID: ownProcessID)
         self.clock = clock
+        pendingCheckDelays = Self.pendingCheckMultiples.map { bounds[.memoryCheckFirst] * $0 }
         self.log = log
         self.journal = JournalKeeper(store: journal, log: log)
         (inputs, inputSink) = AsyncStream.makeStream(of: Input.self)

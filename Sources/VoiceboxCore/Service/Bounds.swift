@@ -24,6 +24,9 @@ public enum Bound: String, CaseIterable, Sendable {
     case helperWrite = "helper-write"
     case helperPing = "helper-ping"
     case helperReplacement = "helper-replacement"
+    case helperStartFailed = "helper-start-failed"
+    case helperRestartFirst = "helper-restart-first"
+    case helperRestartLimit = "helper-restart-limit"
     // The audio session (AudioSession, MPRIS players)
     case memoryCheckFirst = "memory-check-first"
     case playerAnswer = "player-answer"
@@ -60,6 +63,9 @@ public enum Bound: String, CaseIterable, Sendable {
         case .helperWrite: .seconds(2)
         case .helperPing: .seconds(2)
         case .helperReplacement: .seconds(6)
+        case .helperStartFailed: .seconds(1)
+        case .helperRestartFirst: .milliseconds(100)
+        case .helperRestartLimit: .seconds(5)
         case .memoryCheckFirst: .seconds(1)
         case .playerAnswer: .milliseconds(500)
         case .workerStart: .seconds(5)
@@ -94,7 +100,10 @@ public enum Bound: String, CaseIterable, Sendable {
         case .helperClose: "voicebox-audio to close a recording"
         case .helperWrite: "a request to be taken by voicebox-audio"
         case .helperPing: "how often voicebox-audio is pinged while it records, and how long its answer may take"
-        case .helperReplacement: "a call's wait for a replacement voicebox-audio"
+        case .helperReplacement: "a call's wait for a replacement voicebox-audio (above helper-restart-limit and a start)"
+        case .helperStartFailed: "a call's wait for voicebox-audio while the last one could not be started at all"
+        case .helperRestartFirst: "the first pause before starting a replacement voicebox-audio (it doubles while they keep failing)"
+        case .helperRestartLimit: "the longest pause between replacements of voicebox-audio"
         case .memoryCheckFirst: "the first look again at a memory put-back the server had not listed (then 2, 4 … 60 times this)"
         case .playerAnswer: "an MPRIS player's answer to Pause, Play or a status read"
         case .workerStart: "a recognition worker to start and confine itself"

@@ -97,7 +97,7 @@ final class PulseMixerRoleCorkTests: XCTestCase {
         XCTAssertEqual(one, other)
         let triggers = try await mixer.playbackStreams().filter { $0.applicationName == "Voicebox" }
         XCTAssertEqual(triggers.map(\.id), [one])
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // a cork, if one came, would be seen by now
         let shown = try server.sinkInput(music)
         XCTAssertTrue(shown.contains("Corked: no") && shown.contains("Mute: no"), shown)
         await mixer.stopCorkTrigger()

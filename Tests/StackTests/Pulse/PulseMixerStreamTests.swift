@@ -68,7 +68,7 @@ final class PulseMixerStreamTests: XCTestCase {
         XCTAssertNotNil(removed)
         print("METRIC playbackRemoved \(milliseconds((removed?.at ?? sent) - sent)) ms after SIGTERM to pacat")
         // Nothing about the stream after its removal.
-        try await Task.sleep(for: .milliseconds(200))
+        try await Task.sleep(for: .milliseconds(200))  // an event, if one came, would be here by now
         let after = await recorder.arrivals.drop { $0.event != .playbackRemoved(index) }.dropFirst()
         XCTAssertFalse(after.contains { $0.event.playback?.id == index }, "\(after.map(\.event))")
     }

@@ -59,6 +59,20 @@ func waitUntil(_ timeout: Duration, _ condition: () async throws -> Bool) async 
     return try await condition()
 }
 
+/// `body`'s outcome, or nil if it has not returned after `timeout`: a give-up for a call that must
+/// not wait for a bound (set long by the test), not a measure of its speed.
+func outcome<T: Sendable>(within timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async -> Result<T, any Error>? {
+    let result = Shared<Result<T, any Error>?>(nil)
+    let task = Task {
+        let outcome: Result<T, any Error>
+        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        result.withLock { $0 = outcome }
+    }
+    _ = await waitUntil(timeout) { result.value != nil }
+    if result.value == nil { task.cancel() }
+    return result.value
+}
+
 func rms(_ samples: some Collection<Int16>) -> Double {
     guard !samples.isEmpty else { return 0 }
     let sum = samples.reduce(0.0) { $0 + Double($1) * Double($1) }

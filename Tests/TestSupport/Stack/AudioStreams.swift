@@ -144,6 +144,21 @@ final class MPVPlayer: Sendable {
 
     func status(on bus: BusConnection) async -> String? { await Self.status(of: name, on: bus) }
 
+    /// The PlaybackStatus values it announces (PropertiesChanged) from now on, as `bus` receives
+    /// them: once one is here, the bus has sent it to every client that watches the player
+    /// (voiceboxd among them), which a read of the status does not say.
+    func announcedStatuses(on bus: BusConnection) async throws -> Shared<[String]> {
+        let seen = Shared<[String]>([])
+        let filter = SignalFilter(sender: name, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
+                                  member: "PropertiesChanged")
+        _ = try await bus.subscribe(filter) { signal in
+            guard signal.arguments.first?.string == "org.mpris.MediaPlayer2.Player",
+                  let status = signal.arguments.dropFirst().first?.vardictEntries?["PlaybackStatus"]?.string else { return }
+            seen.withLock { $0.append(status) }
+        }
+        return seen
+    }
+
     /// What a user's media keys do.
     func press(_ member: String, on bus: BusConnection) async throws {
         _ = try await bus.call(destination: name, path: "/org/mpris/MediaPlayer2", interface: "org.mpris.MediaPlayer2.Player",

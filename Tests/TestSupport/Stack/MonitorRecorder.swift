@@ -86,6 +86,12 @@ final class MonitorRecorder: Sendable {
         }
     }
 
+    /// Seconds into the recording of this moment, at the latest: what the test's clock says
+    /// (`offset(of: .now)`, late by parec's start) or what was recorded (late by the reader, early
+    /// after a burst the server delivered at once, as pipewire-pulse can), whichever is later.
+    /// Audio recorded from a little after it (the reader's lag) was played after this moment.
+    var latestPosition: Double { max(seconds, offset(of: .now)) }
+
     /// Seconds into the recording for a moment measured by the test's clock.
     func offset(of instant: ContinuousClock.Instant) -> Double {
         let elapsed = instant - startedAt

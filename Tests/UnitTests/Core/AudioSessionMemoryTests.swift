@@ -227,6 +227,22 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         XCTAssertEqual(asked(), 2, "no check once nothing waits")
     }
 
+    /// The checks come memory-check-first after the failed put-back (1 s as standard; 0.25 s
+    /// here), then 2, 4, 8, 16, 30 and 60 times it after the one before, and no more.
+    func testThePutBackChecksComeAtMemoryCheckFirstAndItsMultiples() async throws {
+        await duckWithWirePlumberBehind(bounds: Bounds([.memoryCheckFirst: .milliseconds(250)]), then: .milliseconds(300))
+        XCTAssertEqual(journal.current?.memory.map(\.name), [totem], "the put-back failed at the end of the grace")
+        XCTAssertEqual(asked(), 0)
+        for (done, multiple) in [1, 2, 4, 8, 16, 30, 60].enumerated() {
+            await pass(.milliseconds(250 * multiple - 10))
+            XCTAssertEqual(asked(), done, "not before \(multiple) × 0.25 s")
+            await pass(.milliseconds(10))
+            XCTAssertEqual(asked(), done + 1, "check \(done + 1) after \(multiple) × 0.25 s")
+        }
+        await pass(.seconds(600))
+        XCTAssertEqual(asked(), 7, "no more checks")
+    }
+
     /// A server that never holds the put-back is asked 7 times over about two minutes; the entry
     /// then waits, journaled, for the server's return (or the next start), where it is written.
     func testAPutBackWirePlumberNeverTakesUpWaitsForTheServersReturn() async throws {

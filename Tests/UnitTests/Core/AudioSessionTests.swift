@@ -23,7 +23,7 @@ class AudioSessionTestCase: XCTestCase {
     static let pipewire = SoundServerInfo(name: "PulseAudio (on PipeWire 0.3.65)", version: "15.0.0", isPipeWire: true, memory: .writeOnly)
 
     func makeSession(info: SoundServerInfo = .init(name: "pulseaudio", version: "16.1", isPipeWire: false),
-                     grace: Duration = .milliseconds(300), duckDecibels: Double = -15) async {
+                     grace: Duration = .milliseconds(300), duckDecibels: Double = -15, bounds: Bounds = Bounds()) async {
         journal = journal ?? MemoryJournal()
         mixer = ScriptedMixer(info: info, journal: journal)
         players = players ?? ScriptedPlayers()
@@ -33,7 +33,7 @@ class AudioSessionTestCase: XCTestCase {
         settings.grace = grace
         settings.duckDecibels = duckDecibels
         let logged = logged
-        session = AudioSession(mixer: mixer, players: players, journal: journal, bus: bus, settings: settings,
+        session = AudioSession(mixer: mixer, players: players, journal: journal, bus: bus, settings: settings, bounds: bounds,
                                ownProcessID: Self.ownPID, clock: clock, log: { line in logged.withLock { $0.append(line) } })
         let session = session!
         await session.start()
@@ -52,9 +52,10 @@ class AudioSessionTestCase: XCTestCase {
     }
 
     /// totem at its user's level, ducked, closed mid-duck; WirePlumber saves the ducked level late,
-    /// then falls behind before the end.
-    func duckWithWirePlumberBehind(level: UInt32 = 20000) async {
-        await makeSession(info: Self.pipewire)
+    /// then falls behind before the end; `then` passes after the end (the put-back fails at the
+    /// 0.3 s grace).
+    func duckWithWirePlumberBehind(level: UInt32 = 20000, bounds: Bounds = Bounds(), then: Duration = .seconds(1)) async {
+        await makeSession(info: Self.pipewire, bounds: bounds)
         mixer.play(PlaybackStream(id: 2, applicationName: "totem", processID: 200, volume: [level, level]))
         await pass(.seconds(3))
         await session.begin(.speaking, id: 1, policy: .duck)
@@ -64,7 +65,7 @@ class AudioSessionTestCase: XCTestCase {
         mixer.setMemory(RememberedSetting(name: "sink-input-by-application-name:totem", volume: ducked, channelMap: [1, 2]))
         mixer.fallBehind()
         await session.end(.speaking, id: 1)
-        await pass(.seconds(1))
+        await pass(then)
     }
 
     /// The music player (pid 100, paused over MPRIS), a browser tab (no player: muted), speech-dispatcher

@@ -1,0 +1,85 @@
+import Foundation
+import Glibc
+@testable import TestSupport
+import VoiceboxCore
+import VoiceboxWorkerProtocol
+import XCTest
+@testable import VoiceboxWorkers
+
+/// The service's side of voicebox-audio, against stand-in helpers (shell scripts, no sound server):
+/// the bounds it takes from `Bounds` (helper-*) are the ones it keeps, and what follows each.
+final class AudioHelperBoundsTests: XCTestCase {
+    /// A stand-in helper that notes its pid in `started` and runs `body`.
+    private func standIn(_ body: String) throws -> (path: String, started: String) {
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("voicebox-audio").path
+        let started = directory.appendingPathComponent("started").path
+        try "#!/bin/sh\necho $$ >> \(started)\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(path, 0o755), 0)
+        return (path, started)
+    }
+
+    private func pids(_ started: String) -> [pid_t] {
+        ((try? String(contentsOfFile: started, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { pid_t($0) }
+    }
+
+    /// The pause before each replacement, at the standard bounds: 0.1 s doubling to 5 s.
+    func testReplacementsPauseLongerWhileTheyKeepFailing() {
+        let pauses = (0..<9).map {
+            AudioHelper.pause(afterFailures: $0, first: Bound.helperRestartFirst.standard, limit: Bound.helperRestartLimit.standard)
+        }
+        XCTAssertEqual(pauses, [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000].map { .milliseconds($0) })
+        XCTAssertEqual(AudioHelper.pause(afterFailures: 3, first: .milliseconds(50), limit: .seconds(1)), .milliseconds(400))
+        XCTAssertEqual(AudioHelper.pause(afterFailures: 1000, first: .milliseconds(50), limit: .seconds(1)), .seconds(1))
+    }
+
+    /// A helper that takes a request and never answers is killed at helper-answer (0.3 s here, 8 s
+    /// as standard), the request is lost naming that bound, and a replacement starts.
+    func testAHelperThatDoesNotAnswerIsKilledAtItsBoundAndReplaced() async throws {
+        let (path, started) = try standIn("exec cat <&3 >/dev/null")  // reads requests, answers none
+        let helper = AudioHelper(helperPath: path, bounds: Bounds([.helperAnswer: .milliseconds(300)]))
+        defer { helper.shutdown() }
+        try await waitUntil("the helper to start") { self.pids(started).count == 1 }
+        let first = pids(started)[0]
+        let reply = await helper.ask(.ping)
+        guard case .lost(let why) = reply else { return XCTFail("\(reply)") }
+        XCTAssert(why.contains("did not answer within 0.3 seconds"), why)
+        try await waitUntil("the silent helper to be gone") { kill(first, 0) != 0 }
+        try await waitUntil("a replacement to start") { self.pids(started).count == 2 }
+    }
+
+    /// While a recording is open, the helper is pinged every helper-ping (0.2 s here): one that
+    /// answers the open but nothing after is killed, and the recording ends as serverUnavailable
+    /// naming the bound, instead of waiting for samples for ever.
+    func testARecordingWhoseHelperStopsAnsweringEndsAtThePing() async throws {
+        // Takes the first request (the open, id 1), answers it `done`, then reads on without answering.
+        let answer = Self.octal(AudioHelperProtocol.frame(.answer, json: AudioHelperProtocol.Answer(id: 1, outcome: .done)))
+        let (path, started) = try standIn("head -c 5 <&3 >/dev/null\nprintf '\(answer)' >&3\nexec cat <&3 >/dev/null")
+        let helper = AudioHelper(helperPath: path, bounds: Bounds([.helperPing: .milliseconds(200)]))
+        defer { helper.shutdown() }
+        try await waitUntil("the helper to start") { self.pids(started).count == 1 }
+        let recording = try await helper.open(source: nil)
+        try await waitUntil("the recording to fail", timeout: .seconds(30)) { await recording.failure != nil }
+        let failure = await recording.failure
+        guard case .serverUnavailable(let why) = failure else { return XCTFail("\(String(describing: failure))") }
+        XCTAssert(why.contains("did not answer within 0.2 seconds"), why)
+    }
+
+    /// A helper that cannot be started (no such file) fails calls as unavailable, saying so, after
+    /// at most helper-start-failed.
+    func testAHelperThatCannotStartFailsCallsAsUnavailable() async throws {
+        let helper = AudioHelper(helperPath: "/nonexistent/voicebox-audio", bounds: Bounds([.helperStartFailed: .milliseconds(100)]))
+        defer { helper.shutdown() }
+        do {
+            _ = try await helper.serverInfo()
+            XCTFail("server info from a helper that cannot start")
+        } catch MixerError.unavailable(let why) {
+            XCTAssert(why.contains("cannot start the audio helper"), why)
+        }
+    }
+
+    /// `bytes` as printf(1) octal escapes.
+    static func octal(_ bytes: [UInt8]) -> String {
+        bytes.map { String(format: "\\%03o", $0) }.joined()
+    }
+}
