@@ -37,6 +37,8 @@ struct DictateRequest: Equatable {
     var pasteKeys: PasteKeys?
     /// The start and end sounds.
     var cue = true
+    /// `--verbose`: say on standard error which way the text goes, and why.
+    var verbose = false
 }
 
 extension Invocation {
@@ -71,10 +73,12 @@ extension Invocation {
             case .flag("--typer"): request.typer = try typer(&reader)
             case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
             case .flag("--no-cue"): request.cue = false
+            case .flag("--verbose"): request.verbose = true
             case .flag(let flag): throw reader.unknown(flag)
             case .operand(let extra): throw reader.unexpected(extra)
             }
         }
+        if case .insert(let mode) = request.output { try checkTyper(request.typer, mode: mode, &reader) }
         request.stdin = try stdin.audio(reader)
         if request.stdin != nil, let modeFlag {
             throw reader.error("--stdin dictates once, until the end of speech or of the input: not with \(modeFlag)")
@@ -206,14 +210,14 @@ extension Client {
             Output.line(text)
             return .ok
         case .insert(let mode):
-            return await Insertion.insert(text, mode: mode, typer: request.typer, pasteKeys: request.pasteKeys)
+            return await Insertion.insert(text, mode: mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
         case .automatic:
             // Typed in a graphical session; printed where there is none (a console, ssh).
             if DesktopSession.detect(ProcessInfo.processInfo.environment) == .none {
                 Output.line(text)
                 return .ok
             }
-            return await Insertion.insert(text, mode: .type, typer: request.typer, pasteKeys: request.pasteKeys)
+            return await Insertion.insert(text, mode: .type, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
         }
     }
 }

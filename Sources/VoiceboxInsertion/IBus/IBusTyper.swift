@@ -1,0 +1,122 @@
+/// GNOME and KDE on Wayland give programs no virtual keyboard, but run an IBus daemon (GNOME for
+/// every session): an IBus engine's commit reaches the focused field as typed text, any Unicode,
+/// whatever the keyboard layout, with no root set-up. Voicebox registers an engine of its own for
+/// the length of one insertion (RegisterComponent), switches the focused field to it
+/// (SetGlobalEngine), waits for its FocusIn, commits the text (CommitText), confirms it from the
+/// field's own report of its text (SurroundingText), and puts the user's engine back, whatever
+/// happened midway (`restore`).
+enum IBusTyper {
+    static let purpose = "typing through IBus"
+    /// From SetGlobalEngine to the engine's FocusIn.
+    static let focusWait: Duration = .seconds(5)
+    /// For the field to report its text after the commit (as a loaded window answers a paste late).
+    static let confirmWait: Duration = .seconds(3)
+    /// For the daemon to drop our component once our engine's connection closed.
+    static let goneWait: Duration = .seconds(5)
+    /// Characters per CommitText: gnome-shell passes a commit on in one Wayland message, and
+    /// libwayland refuses messages over 4 KiB (500 characters are at most 2,000 bytes). Between
+    /// two commits the focus and signals are checked.
+    static let chunkCharacters = 500
+
+    /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
+    static func type(_ text: String, daemon: IBusDaemon) async throws(InsertionError) {
+        let previous = try await daemon.globalEngine()
+        try InsertionGuard.checkInterrupted()
+        let host: IBusEngineHost
+        do {
+            host = try IBusEngineHost(address: daemon.address)
+        } catch {
+            throw .failed("IBus's bus refused a second connection: \(error.message)")
+        }
+        // From the registration on, the daemon may drop the user's engine (see `restore`): it is
+        // put back whatever happens in between.
+        let typed: InsertionError?
+        do {
+            try await register(host)
+            try await commit(text, host: host, daemon: daemon)
+            typed = nil
+        } catch {
+            typed = error
+        }
+        let restored = await restore(previous, host: host, daemon: daemon)
+        if let typed {
+            if let restored { throw .failed("\(typed.description); and \(restored.description)") }
+            throw typed
+        }
+        if let restored { throw restored }
+    }
+
+    private static func register(_ host: IBusEngineHost) async throws(InsertionError) {
+        do {
+            try await host.register(timeout: IBusDaemon.callTimeout)
+        } catch {
+            throw .failed("IBus did not take Voicebox's engine: \(error.message)")
+        }
+    }
+
+    /// Switches to our engine, commits once it has the focus, and confirms.
+    private static func commit(_ text: String, host: IBusEngineHost, daemon: IBusDaemon) async throws(InsertionError) {
+        try await daemon.setGlobalEngine(IBusValues.engineName)
+        guard try await IBusWait.until(focusWait, { host.snapshot.focusCount > 0 }) else {
+            throw .unconfirmed("no input field took the keyboard focus through IBus")
+        }
+        // "fake" is the daemon's own context, focused when no application's field is.
+        if host.snapshot.client == "fake" { throw .unconfirmed("no input field has the keyboard focus") }
+        host.requireSurroundingText()
+        let before = host.snapshot.surroundings.count
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            try InsertionGuard.checkInterrupted()
+            guard host.snapshot.focused else {
+                throw .unconfirmed("the field lost the keyboard focus while the text was committed through IBus")
+            }
+            guard host.commit(String(rest.prefix(chunkCharacters))) else { throw .failed("IBus never created Voicebox's engine") }
+            rest = rest.dropFirst(chunkCharacters)
+        }
+        try await confirm(text, host: host, after: before)
+    }
+
+    /// The field's report of its text, after the commit, must show the text before its cursor.
+    private static func confirm(_ text: String, host: IBusEngineHost, after before: Int) async throws(InsertionError) {
+        // SetCapabilities follows FocusIn in the same breath, but may still be on its way here.
+        _ = try await IBusWait.until(confirmWait) { host.snapshot.capabilities != nil }
+        guard host.snapshot.capabilities?.contains(.surroundingText) ?? false else {
+            throw .unconfirmed("the window does not report its text to IBus, so the arrival of the text cannot be confirmed")
+        }
+        let shown = try await IBusWait.until(confirmWait) {
+            host.snapshot.surroundings.dropFirst(before).contains { SurroundingText.confirms($0, committed: text) }
+        }
+        guard shown else {
+            throw .unconfirmed("the field did not show the text committed through IBus within \(confirmWait.components.seconds) s")
+        }
+    }
+
+    /// Puts the user's engine back: (1) switch to it while our component is still registered;
+    /// (2) close our engine's connection and wait until the daemon has dropped the component (its
+    /// name leaves the bus); (3) set the user's engine again if the daemon changed it: ibus 1.5.27
+    /// (and upstream today), dropping a run-time component, looks for the previous engine among
+    /// run-time engines only, misses the user's, and sets no engine at all. Returns what failed.
+    static func restore(_ previous: String?, host: IBusEngineHost, daemon: IBusDaemon) async -> InsertionError? {
+        var problems: [String] = []
+        if let previous, (try? await daemon.globalEngine()) != previous {
+            do { try await daemon.setGlobalEngine(previous) } catch { problems.append(error.description) }
+        }
+        let name = host.connection.uniqueName
+        await host.close()
+        if !(await daemon.waitUntilGone(name, timeout: goneWait)) {
+            problems.append("IBus still had Voicebox's engine after \(goneWait.components.seconds) s")
+        }
+        if let previous {
+            do {
+                if try await daemon.globalEngine() != previous { try await daemon.setGlobalEngine(previous) }
+                let now = try await daemon.globalEngine()
+                if now != previous { problems.append("IBus's engine is \(now ?? "none"), not \(previous)") }
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        guard !problems.isEmpty else { return nil }
+        return .failed("the input method could not be set back to \(previous ?? "none") (\(problems.joined(separator: "; "))): "
+                       + "choose it again with the input-source switcher")
+    }
+}
