@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+
+/// One headless GNOME session for a whole test class: starting one takes seconds. Each test leaves
+/// it as it found it (an empty entry with the focus, IBus's engine xkb:us::eng).
+actor GnomeFixture {
+    static let shared = GnomeFixture()
+    private var started: Result<GnomeSession, any Error>?
+    private var directory: URL?
+
+    func session() async throws -> GnomeSession {
+        if let started { return try started.get() }
+        try GnomeSession.require()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-gnome-\(UUID().uuidString)")
+        self.directory = directory
+        do {
+            let session = try await GnomeSession(in: directory)
+            started = .success(session)
+        } catch {
+            started = .failure(error)
+        }
+        return try started!.get()
+    }
+
+    /// The session's directory (its logs) is kept when VOICEBOX_KEEP_GNOME is set.
+    func stop() async {
+        if case .success(let session) = started { await session.stop() }
+        started = nil
+        if let directory, ProcessInfo.processInfo.environment["VOICEBOX_KEEP_GNOME"] == nil {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// For a class's synchronous tearDown.
+    static func stopShared() {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await shared.stop()
+            done.signal()
+        }
+        done.wait()
+    }
+}
+
+/// `voicebox insert` and `dictate --output type` on a real GNOME Wayland session, which gives
+/// programs no virtual keyboard: typed through the session's IBus, from a process that has only the
+/// session's environment; what the GTK entry holds is what is asserted, and the user's IBus engine
+/// is asserted to be back afterwards.
+final class GnomeInsertionTests: XCTestCase {
+    static let mixed = "Grüße, naïve café — 東京 ✓"
+
+    override class func tearDown() {
+        GnomeFixture.stopShared()
+        super.tearDown()
+    }
+
+    private func session() async throws -> (Stack, GnomeSession) {
+        let stack = try Stack.require()
+        let gnome = try await GnomeFixture.shared.session()
+        if !gnome.window.isRunning || !gnome.window.hasFocus { try await gnome.reopenWindow() }
+        try await gnome.window.clear()
+        if try gnome.ibusEngine() != "xkb:us::eng" { try gnome.run(["ibus", "engine", "xkb:us::eng"]) }
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+        return (stack, gnome)
+    }
+
+    private func insert(_ stack: Stack, _ gnome: GnomeSession, _ arguments: [String]) async throws -> (Int32?, ClientRun) {
+        let client = try ClientRun(stack, ["insert"] + arguments, environment: gnome.environment)
+        return (await client.finish(timeout: .seconds(60)), client)
+    }
+
+    func testInsertTypesMixedScriptsThroughIBusAndPutsTheEngineBack() async throws {
+        let (stack, gnome) = try await session()
+        let (status, client) = try await insert(stack, gnome, ["--verbose", Self.mixed])
+        XCTAssertEqual(status, 0, client.stderr)
+        XCTAssertEqual(client.stdout, "", "typed, not kept")
+        XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: typed through IBus at unix:"), client.stderr)
+        try await gnome.window.waitFor(Self.mixed)
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
+        // A second insertion goes after the first, where the cursor is.
+        let (again, second) = try await insert(stack, gnome, [" — und weiter"])
+        XCTAssertEqual(again, 0, second.stderr)
+        try await gnome.window.waitFor(Self.mixed + " — und weiter")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
+
+    /// 10 rounds of three texts with every core busy: each arrives exactly, each confirmed.
+    func testTypingIsExactUnderLoad() async throws {
+        let (stack, gnome) = try await session()
+        let burner = try CPUBurner()
+        addTeardownBlock { await burner.stop() }
+        let texts = [Self.mixed, InsertionTests.sentence, InsertionTests.mixed]
+        var exact = 0, rounds = 0
+        var misses: [String] = []
+        let began = ContinuousClock.now
+        for _ in 0..<10 {
+            for text in texts {
+                try await gnome.window.clear()
+                let (status, client) = try await insert(stack, gnome, [text])
+                rounds += 1
+                // Confirmed means the entry reported the text back; its file is written before that.
+                try? await waitUntil("the entry to hold the text", timeout: .seconds(5)) { gnome.window.received == text }
+                if status == 0, gnome.window.received == text {
+                    exact += 1
+                } else {
+                    misses.append("\(text.debugDescription) arrived as \(gnome.window.received.debugDescription) (exit \(String(describing: status)): \(client.stderr))")
+                }
+            }
+        }
+        let seconds = Double((ContinuousClock.now - began).components.seconds)
+        print("METRIC typing through IBus under load, GNOME Wayland: \(exact) of \(rounds) exact in \(Int(seconds)) s")
+        XCTAssertEqual(exact, rounds, "\(misses)")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
+}
