@@ -107,6 +107,10 @@ final class EntryWindow: Sendable {
         }
     }
 
+    /// Stops the window's process (SIGSTOP): it handles nothing until `resume`, as a window that hangs.
+    func pause() { process.signal(SIGSTOP) }
+    func resume() { process.signal(SIGCONT) }
+
     func stop() async {
         process.signal(SIGTERM)
         if await process.wait(timeout: .seconds(5)) == nil {

@@ -115,4 +115,75 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(exact, rounds, "\(misses)")
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
     }
+
+    /// SIGTERM or Ctrl-C while the text is committed but not yet confirmed (the window hangs: it
+    /// cannot show the text yet): the user's engine is put back before voicebox exits, the text is
+    /// kept (printed, on the clipboard), and the exit status is the signal's.
+    func testASignalMidCommitPutsTheEngineBackAndKeepsTheText() async throws {
+        let (stack, gnome) = try await session()
+        for (signal, status) in [(SIGTERM, Int32(143)), (SIGINT, 130)] {
+            try await gnome.window.clear()
+            let text = "Mitten im Satz, \(signal == SIGTERM ? "SIGTERM" : "SIGINT") — 東京"
+            gnome.window.pause()
+            let client = try ClientRun(stack, ["insert", text], environment: gnome.environment)
+            try await waitUntil("Voicebox's engine to be IBus's", timeout: .seconds(20)) { (try? gnome.ibusEngine()) == "voicebox" }
+            client.process.signal(signal)
+            let exit = await client.finish(timeout: .seconds(30))
+            gnome.window.resume()
+            XCTAssertEqual(exit, status, client.stderr)
+            XCTAssertEqual(client.stdout, text + "\n", "kept")
+            XCTAssertTrue(client.stderr.contains("interrupted by \(signal == SIGTERM ? "SIGTERM" : "SIGINT") while typing"), client.stderr)
+            XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
+            // It had been committed before the signal: the window shows it once it runs again.
+            try await gnome.window.waitFor(text)
+        }
+    }
+
+    /// Nothing has the focus (the only window closed): IBus focuses a context of its own, which
+    /// shows nothing anywhere. Not confirmed: the text is kept, the engine put back.
+    func testWithNoFieldFocusedTheTextIsKept() async throws {
+        let (stack, gnome) = try await session()
+        try await gnome.closeWindow(reopen: false)
+        addTeardownBlock { try? await gnome.reopenWindow() }
+        let (status, client) = try await insert(stack, gnome, ["nobody is listening"])
+        XCTAssertEqual(status, 4, client.stderr)
+        XCTAssertEqual(client.stdout, "nobody is listening\n")
+        // The daemon names its own context ("fake") once it knows our engine takes FocusInId (from
+        // its second use on); before that, the field never shows the text.
+        XCTAssertTrue(client.stderr.hasPrefix("voicebox: not inserted: no input field has the keyboard focus")
+                      || client.stderr.hasPrefix("voicebox: not inserted: the field did not show the text"), client.stderr)
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
+    }
+
+    /// `voicebox dictate` in the session (voiceboxd on the session's bus, the stack's fake
+    /// microphone): what was heard arrives in the entry; `status` names the way.
+    // @SoundServer: the microphone
+    func testDictateTypesWhatWasHeardAndStatusNamesIBus() async throws {
+        try Recordings.require()
+        let (stack, gnome) = try await session()
+        let onSessionBus = Stack(busAddress: gnome.busAddress, speechdAddress: stack.speechdAddress, sink: stack.sink,
+                                 micSink: stack.micSink, speechdConfig: stack.speechdConfig, binDirectory: stack.binDirectory)
+        let service = try await ServiceHarness(stack: onSessionBus, environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
+        addTeardownBlock { await service.stop() }
+        let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
+        let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
+        _ = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        let player = try Player(wav, sink: stack.micSink)
+        let status = await dictation.finish()
+        await player.waitUntilDone()
+        XCTAssertEqual(status, 0, dictation.stderr)
+        XCTAssertEqual(dictation.stdout, "", "typed, not printed")
+        try await gnome.window.waitFor("Go forward ten meters")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+
+        let report = try ClientRun(stack, ["status"], environment: gnome.environment)
+        let reportStatus = await report.finish()
+        XCTAssertEqual(reportStatus, 0, report.stderr)
+        XCTAssertTrue(report.stdout.contains("\ndictation: typed through IBus at unix:"), report.stdout)
+        let json = try ClientRun(stack, ["status", "--json"], environment: gnome.environment)
+        let jsonStatus = await json.finish()
+        XCTAssertEqual(jsonStatus, 0, json.stderr)
+        XCTAssertTrue(json.stdout.contains("\"typing\":\"ibus\""), json.stdout)
+    }
 }
