@@ -186,4 +186,24 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(jsonStatus, 0, json.stderr)
         XCTAssertTrue(json.stdout.contains("\"typing\":\"ibus\""), json.stdout)
     }
+
+    /// A Korean syllable half-composed in ibus-hangul (its preedit "하") when the text comes: the
+    /// engine declares its preedit committed on a focus change (IBus's PREEDIT_COMMIT), so the
+    /// daemon finishes the composition as it switches, before the text; the engine is hangul again.
+    func testACompositionOfTheUsersEngineIsFinishedBeforeTheText() async throws {
+        let (stack, gnome) = try await session()
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/usr/share/ibus/component/hangul.xml"),
+                          "ibus-hangul is not installed (scripts/deps installs it)")
+        addTeardownBlock { _ = try? gnome.run(["ibus", "engine", "xkb:us::eng"]) }
+        try gnome.run(["ibus", "engine", "hangul"])
+        try await waitUntil("the hangul engine", timeout: .seconds(10)) { (try? gnome.ibusEngine()) == "hangul" }
+        try await gnome.press([0xFF31, 0x67, 0x6B])  // Hangul (to Hangul mode), g, k: ㅎ + ㅏ
+        try await waitUntil("the composition 하 in the entry", timeout: .seconds(10)) { gnome.window.preedit == "하" }
+        XCTAssertEqual(gnome.window.received, "", "still composing")
+        let (status, client) = try await insert(stack, gnome, ["서울, Seoul"])
+        XCTAssertEqual(status, 0, client.stderr)
+        try await gnome.window.waitFor("하서울, Seoul")
+        XCTAssertEqual(gnome.window.preedit, "")
+        XCTAssertEqual(try gnome.ibusEngine(), "hangul", "the user's engine is back")
+    }
 }
