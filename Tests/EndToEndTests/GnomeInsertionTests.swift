@@ -139,6 +139,22 @@ final class GnomeInsertionTests: XCTestCase {
         }
     }
 
+    /// SIGKILL cannot be caught: killed with its engine in place, voicebox cannot put the user's
+    /// back, and ibus-daemon 1.5.27 then sets none. The guardian voicebox leaves for the length of
+    /// the insertion (a shell waiting on a pipe) does it once voicebox's connection has gone.
+    func testKilledMidCommitTheGuardianPutsTheEngineBack() async throws {
+        let (stack, gnome) = try await session()
+        gnome.window.pause()
+        let client = try ClientRun(stack, ["insert", "killed mid-commit"], environment: gnome.environment)
+        try await waitUntil("Voicebox's engine to be IBus's", timeout: .seconds(20)) { (try? gnome.ibusEngine()) == "voicebox" }
+        client.process.signal(SIGKILL)
+        let exit = await client.finish(timeout: .seconds(30))
+        gnome.window.resume()
+        XCTAssertEqual(exit, 128 + SIGKILL)
+        try await waitUntil("the user's engine to be back", timeout: .seconds(15)) { (try? gnome.ibusEngine()) == "xkb:us::eng" }
+        try await gnome.window.waitFor("killed mid-commit")
+    }
+
     /// Nothing has the focus (the only window closed): IBus focuses a context of its own, which
     /// shows nothing anywhere. Not confirmed: the text is kept, the engine put back.
     func testWithNoFieldFocusedTheTextIsKept() async throws {

@@ -66,8 +66,9 @@ final class GnomeSession: Sendable {
         sessionBus = try Subprocess("/usr/bin/dbus-daemon", ["--session", "--nofork", "--address=unix:path=\(root)/runtime/bus"],
                                     environment: environment, stdoutFD: quiet, stderrFD: quiet)
         let root = root
+        // Its socket is there before it listens: connected to, not only seen.
         try await waitUntil("the session's buses", timeout: .seconds(15)) {
-            FileManager.default.fileExists(atPath: root + "/system_bus") && FileManager.default.fileExists(atPath: root + "/runtime/bus")
+            ["/system_bus", "/runtime/bus"].allSatisfy { (try? BusConnection(address: "unix:path=\(root)\($0)")) != nil }
         }
         environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(root)/system_bus"
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(root)/runtime/bus"

@@ -29,7 +29,10 @@ enum IBusTyper {
             throw .failed("IBus's bus refused a second connection: \(error.message)")
         }
         // From the registration on, the daemon may drop the user's engine (see `restore`): it is
-        // put back whatever happens in between.
+        // put back whatever happens in between, by the guardian if this process is killed.
+        let guardian = previous.flatMap {
+            IBusGuardian(previous: $0, address: daemon.address, engineConnection: host.connection.uniqueName)
+        }
         let typed: InsertionError?
         do {
             try await register(host)
@@ -39,6 +42,7 @@ enum IBusTyper {
             typed = error
         }
         let restored = await restore(previous, host: host, daemon: daemon)
+        guardian?.release()
         if let typed {
             if let restored { throw .failed("\(typed.description); and \(restored.description)") }
             throw typed
