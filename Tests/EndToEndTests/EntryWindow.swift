@@ -84,6 +84,7 @@ final class EntryWindow: Sendable {
     var preedit: String { read("preedit") ?? "" }
     var hasFocus: Bool { read("focus") == "in" }
     var isRunning: Bool { process.poll() == nil }
+    var pid: pid_t { process.pid }
 
     func waitForFocus(timeout: Duration = .seconds(30)) async throws {
         try await waitUntil("the entry to have the keyboard focus", timeout: timeout) { self.hasFocus }

@@ -1,0 +1,173 @@
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+
+/// An X11 session whose input method is IBus: Xvfb, an ibus-daemon of its own (in a home of its
+/// own, where it writes its address), and a GTK 3 entry with GTK_IM_MODULE=ibus, focused with
+/// xdotool (there is no window manager). One for the whole class.
+final class IBusX11Session: Sendable {
+    let display: String
+    let home: String
+    let window: EntryWindow
+    private let server: Subprocess
+    private let daemon: Subprocess
+
+    static func require() throws {
+        try XSession.require()
+        try XCTSkipUnless(access("/usr/bin/ibus-daemon", X_OK) == 0, "ibus is not installed (scripts/deps installs it)")
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/usr/lib/x86_64-linux-gnu/gtk-3.0/3.0.0/immodules/im-ibus.so"),
+                          "ibus-gtk3 is not installed (scripts/deps installs it)")
+        try EntryWindow.require()
+    }
+
+    init(in directory: URL) async throws {
+        var number = 150 + Int(getpid() % 300)
+        while FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") || FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") {
+            number += 1
+        }
+        display = ":\(number)"
+        home = directory.appendingPathComponent("home").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let quiet = XSession.devNullForTests
+        server = try Subprocess(XSession.programPath("Xvfb")!, [display, "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                                stdoutFD: quiet, stderrFD: quiet)
+        let display = display
+        try await waitUntil("Xvfb \(display) to answer", timeout: .seconds(15)) {
+            (try? runProgram(["xdpyinfo", "-display", display], seconds: 5).status) == 0
+        }
+        // Not daemonized: it ends when its parent (this process) does.
+        daemon = try Subprocess("/usr/bin/ibus-daemon", ["--panel", "disable"], environment: Self.environment(display, home: home),
+                                stdoutFD: quiet, stderrFD: quiet)
+        let home = home
+        try await waitUntil("ibus-daemon's address", timeout: .seconds(30)) {
+            (try? FileManager.default.contentsOfDirectory(atPath: home + "/.config/ibus/bus"))?.isEmpty == false
+        }
+        var windowEnvironment = Self.environment(display, home: home)
+        windowEnvironment["GDK_BACKEND"] = "x11"
+        windowEnvironment["GTK_IM_MODULE"] = "ibus"
+        windowEnvironment["NO_AT_BRIDGE"] = "1"
+        window = try EntryWindow(in: directory.appendingPathComponent("window").path, environment: windowEnvironment)
+        let pid = window.pid
+        var focused = false
+        for _ in 0..<50 where !focused {
+            let found = try runProgram(["env", "DISPLAY=\(display)", "xdotool", "search", "--pid", "\(pid)"], seconds: 10).output
+            if let id = found.split(whereSeparator: \.isNewline).last.map(String.init) {
+                focused = try runProgram(["env", "DISPLAY=\(display)", "xdotool", "windowfocus", "--sync", id], seconds: 10).status == 0
+            }
+            if !focused { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        try await window.waitForFocus()
+    }
+
+    /// The session's variables: X11, its own home (IBus's address file), a UTF-8 locale.
+    static func environment(_ display: String, home: String) -> [String: String] {
+        var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "DISPLAY": display, "HOME": home, "LANG": "C.UTF-8"]
+        environment["VOICEBOX_TEST_RUN"] = ProcessInfo.processInfo.environment["VOICEBOX_TEST_RUN"]
+        return environment
+    }
+
+    var environment: [String: String] { Self.environment(display, home: home) }
+
+    func ibusEngine() throws -> String? {
+        let (status, output) = try runProgram(["/usr/bin/env", "-i"] + environment.map { "\($0.key)=\($0.value)" } + ["ibus", "engine"])
+        let name = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        return status == 0 && !name.isEmpty ? name : nil
+    }
+
+    func setIBusEngine(_ name: String) throws {
+        _ = try runProgram(["/usr/bin/env", "-i"] + environment.map { "\($0.key)=\($0.value)" } + ["ibus", "engine", name])
+    }
+
+    func stop() async {
+        await window.stop()
+        for process in [daemon, server] {
+            process.signal(SIGTERM)
+            if await process.wait(timeout: .seconds(5)) == nil { process.signal(SIGKILL) }
+        }
+    }
+}
+
+actor IBusX11Fixture {
+    static let shared = IBusX11Fixture()
+    private var started: Result<IBusX11Session, any Error>?
+    private var directory: URL?
+
+    func session() async throws -> IBusX11Session {
+        if let started { return try started.get() }
+        try IBusX11Session.require()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-ibus-x11-\(UUID().uuidString)")
+        self.directory = directory
+        do { started = .success(try await IBusX11Session(in: directory)) } catch { started = .failure(error) }
+        return try started!.get()
+    }
+
+    func stop() async {
+        if case .success(let session) = started { await session.stop() }
+        started = nil
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+}
+
+/// X11 with IBus as the input method (GTK_IM_MODULE=ibus): xdotool's keys pass through IBus's
+/// GTK module and must still arrive exactly; and IBus's own route types there when asked.
+final class IBusX11Tests: XCTestCase {
+    override class func tearDown() {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await IBusX11Fixture.shared.stop()
+            done.signal()
+        }
+        done.wait()
+        super.tearDown()
+    }
+
+    private func session() async throws -> (Stack, IBusX11Session) {
+        let stack = try Stack.require()
+        let x = try await IBusX11Fixture.shared.session()
+        try await x.window.clear()
+        if try x.ibusEngine() != "xkb:us::eng" { try x.setIBusEngine("xkb:us::eng") }
+        XCTAssertEqual(try x.ibusEngine(), "xkb:us::eng")
+        return (stack, x)
+    }
+
+    /// 10 rounds of both texts with every core busy, typed by xdotool (X11's way) through IBus's
+    /// GTK module: each arrives exactly.
+    func testXdotoolTypesExactlyIntoAGTKEntryThatUsesIBus() async throws {
+        let (stack, x) = try await session()
+        let burner = try CPUBurner()
+        addTeardownBlock { await burner.stop() }
+        var exact = 0, rounds = 0
+        var misses: [String] = []
+        for _ in 0..<10 {
+            for text in [InsertionTests.sentence, InsertionTests.mixed] {
+                try await x.window.clear()
+                let client = try ClientRun(stack, ["insert", text], environment: x.environment)
+                let status = await client.finish(timeout: .seconds(60))
+                rounds += 1
+                try? await waitUntil("the entry to hold the text", timeout: .seconds(5)) { x.window.received == text }
+                if status == 0, x.window.received == text {
+                    exact += 1
+                } else {
+                    misses.append("\(text.debugDescription) arrived as \(x.window.received.debugDescription) (exit \(String(describing: status)): \(client.stderr))")
+                }
+            }
+        }
+        print("METRIC xdotool into a GTK entry with GTK_IM_MODULE=ibus, under load: \(exact) of \(rounds) exact")
+        XCTAssertEqual(exact, rounds, "\(misses)")
+        XCTAssertEqual(try x.ibusEngine(), "xkb:us::eng", "xdotool leaves IBus alone")
+    }
+
+    /// `--typer ibus` on X11: committed through IBus, confirmed by GTK's module's report of the
+    /// entry's text, the engine put back.
+    func testTheIBusRouteTypesOnX11WhenAsked() async throws {
+        let (stack, x) = try await session()
+        let text = GnomeInsertionTests.mixed
+        let client = try ClientRun(stack, ["insert", "--verbose", "--typer", "ibus", text], environment: x.environment)
+        let status = await client.finish(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, client.stderr)
+        XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: typed through IBus at unix:"), client.stderr)
+        try await x.window.waitFor(text)
+        XCTAssertEqual(try x.ibusEngine(), "xkb:us::eng")
+    }
+}
