@@ -8,10 +8,11 @@ public enum Inserter {
     public static let pasteWait: Duration = .seconds(3)
 
     /// Returns a note for the user when the text could only be put on the clipboard. `report` hears,
-    /// before anything is done, the way chosen and why (`--verbose`).
+    /// before anything is done, the way chosen and why (`--verbose`). `watch`: the input method's
+    /// compositions, watched since dictation began (IBus only).
     @discardableResult
     public static func insert(_ text: String, mode: InsertionMode, typer: Typer? = nil, pasteKeys: PasteKeys? = nil,
-                              environment: [String: String] = ProcessInfo.processInfo.environment,
+                              environment: [String: String] = ProcessInfo.processInfo.environment, watch: CompositionWatch? = nil,
                               report: (String) -> Void = { _ in }) async throws(InsertionError) -> String? {
         let route = try await InsertionRoute.choose(mode, text: text, typer: typer, environment: environment)
         report(route.description)
@@ -22,7 +23,7 @@ public enum Inserter {
                     return try carryOut(route.plan, text: text, pasteKeys: pasteKeys, session: route.session, environment: environment)
                 }
                 guard let daemon = route.ibus else { throw .failed("typing through IBus: no IBus daemon answers in this session") }
-                try await IBusTyper.type(text, daemon: daemon)
+                try await IBusTyper.type(text, daemon: daemon, watch: watch)
                 return nil
             })
         } catch {

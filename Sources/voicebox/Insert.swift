@@ -67,9 +67,10 @@ enum Insertion {
     /// Inserts `text`; when it cannot, keeps it and returns 3 (a program missing, no graphical
     /// session) or 4 (a helper failed, or the arrival could not be confirmed). `verbose`: the way
     /// chosen, and why, on standard error first.
-    static func insert(_ text: String, mode: InsertionMode, typer: Typer?, pasteKeys: PasteKeys?, verbose: Bool = false) async -> ExitStatus {
+    static func insert(_ text: String, mode: InsertionMode, typer: Typer?, pasteKeys: PasteKeys?, verbose: Bool = false,
+                       watch: CompositionWatch? = nil) async -> ExitStatus {
         do {
-            let note = try await Inserter.insert(text, mode: mode, typer: typer, pasteKeys: pasteKeys) { way in
+            let note = try await Inserter.insert(text, mode: mode, typer: typer, pasteKeys: pasteKeys, watch: watch) { way in
                 if verbose { Output.error("inserting: \(way)") }
             }
             if let note { Output.error(note) }

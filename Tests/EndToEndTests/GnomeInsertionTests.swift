@@ -222,4 +222,43 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(gnome.window.preedit, "")
         XCTAssertEqual(try gnome.ibusEngine(), "hangul", "the user's engine is back")
     }
+
+    /// A dead key typed while dictating (IBus's xkb engine shows "´", and drops it on any engine
+    /// switch): the composition is seen, and the typing waits for it; the dead key stays as the
+    /// user left it, their "e" makes "é", and the dictated text follows.
+    // @SoundServer: the microphone
+    func testADeadKeyTypedWhileDictatingIsLeftAsTheUserLeftIt() async throws {
+        try Recordings.require()
+        let (stack, gnome) = try await session()
+        let onSessionBus = Stack(busAddress: gnome.busAddress, speechdAddress: stack.speechdAddress, sink: stack.sink,
+                                 micSink: stack.micSink, speechdConfig: stack.speechdConfig, binDirectory: stack.binDirectory)
+        let service = try await ServiceHarness(stack: onSessionBus, environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
+        addTeardownBlock { await service.stop() }
+        // A layout with dead keys (US international), for this test only.
+        try gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us+intl')]"])
+        addTeardownBlock { _ = try? gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us')]"]) }
+        let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
+        let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
+        _ = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        // dead_acute, until the layout is in place and the entry shows the composition.
+        try await waitUntil("the dead key's composition in the entry", timeout: .seconds(20)) {
+            if gnome.window.preedit == "´" { return true }
+            try? await gnome.press([0xFE51])
+            try? await Task.sleep(for: .milliseconds(300))
+            return gnome.window.preedit == "´"
+        }
+        let player = try Player(wav, sink: stack.micSink)
+        try await waitUntil("voicebox to wait for the composition", timeout: .seconds(30)) {
+            dictation.stderr.contains("for your input method's composition “´” to end")
+        }
+        await player.waitUntilDone()
+        XCTAssertEqual(gnome.window.received, "", "nothing typed over the composition")
+        XCTAssertEqual(gnome.window.preedit, "´", "the composition is as the user left it")
+        try await gnome.press([0x65])
+        let status = await dictation.finish()
+        XCTAssertEqual(status, 0, dictation.stderr)
+        try await gnome.window.waitFor("éGo forward ten meters")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
 }

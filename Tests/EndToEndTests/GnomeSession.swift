@@ -28,7 +28,7 @@ final class GnomeSession: Sendable {
     private let windowEnvironment: [String: String]
 
     static func require() throws {
-        for program in ["/usr/bin/gnome-shell", "/usr/bin/ibus-daemon", "/usr/bin/dbus-daemon", "/usr/bin/gsettings"] {
+        for program in ["/usr/bin/gnome-shell", "/usr/bin/ibus-daemon", "/usr/bin/dbus-daemon", "/usr/bin/dbus-send"] {
             try XCTSkipUnless(access(program, X_OK) == 0, "\(program) is not installed (scripts/deps installs it)")
         }
         try EntryWindow.require()

@@ -94,6 +94,31 @@ final class IBusLogicTests: XCTestCase {
         XCTAssertFalse(SurroundingText.confirms(report("Other line, and the end.", cursor: 24), committed: text))
     }
 
+    // MARK: Compositions
+
+    func testACompositionIsFragileUnlessItsEngineHasItCommittedOnASwitch() {
+        var preedits: [String: CompositionWatch.Preedit] = [:]
+        let context = "/org/freedesktop/IBus/InputContext_2"
+        let deadKey: [DBusValue] = [.variant(IBusValues.text("´")), .uint32(1), .boolean(true), .uint32(0)]
+        CompositionWatch.note("UpdatePreeditTextWithMode", path: context, deadKey, in: &preedits)
+        XCTAssertEqual(preedits[context], .init(text: "´", visible: true, mode: 0))
+        XCTAssertTrue(preedits[context]!.inProgress)
+        XCTAssertFalse(preedits[context]!.survivesASwitch, "PREEDIT_CLEAR: a switch drops it")
+        CompositionWatch.note("HidePreeditText", path: context, [], in: &preedits)
+        XCTAssertFalse(preedits[context]!.inProgress)
+        CompositionWatch.note("ShowPreeditText", path: context, [], in: &preedits)
+        XCTAssertTrue(preedits[context]!.inProgress)
+        let hangul: [DBusValue] = [.variant(IBusValues.text("하")), .uint32(1), .boolean(true), .uint32(1)]
+        CompositionWatch.note("UpdatePreeditTextWithMode", path: context, hangul, in: &preedits)
+        XCTAssertTrue(preedits[context]!.survivesASwitch, "PREEDIT_COMMIT: the daemon commits it on a switch")
+        let plain: [DBusValue] = [.variant(IBusValues.text("ni")), .uint32(2), .boolean(true)]
+        CompositionWatch.note("UpdatePreeditText", path: context, plain, in: &preedits)
+        XCTAssertEqual(preedits[context], .init(text: "ni", visible: true, mode: nil), "no mode told: taken as dropped")
+        XCTAssertFalse(preedits[context]!.survivesASwitch)
+        CompositionWatch.note("UpdatePreeditText", path: context, [.variant(IBusValues.text("")), .uint32(0), .boolean(false)], in: &preedits)
+        XCTAssertFalse(preedits[context]!.inProgress, "ended")
+    }
+
     // MARK: The choice
 
     func testIBusIsChosenOnGnomeAndKDEWaylandBeforeYdotoolAndTheClipboard() throws {

@@ -66,6 +66,16 @@ struct IBusDaemon: Sendable {
         }
     }
 
+    /// The object path of the focused input context (the daemon's own "fake" one when no
+    /// application's field has the focus), nil when it does not say.
+    func focusedInputContext() async -> String? {
+        let reply = try? await connection.call(destination: IBusInterfaces.busName, path: IBusInterfaces.path,
+                                               interface: "org.freedesktop.DBus.Properties", member: "Get",
+                                               arguments: [.string(IBusInterfaces.interfaceName), .string("CurrentInputContext")],
+                                               timeout: Self.callTimeout)
+        return reply?.first?.unwrapped.string
+    }
+
     /// Switches the focused input context to `engine`. Answered once the engine is in place (the
     /// daemon has then called its FocusIn, on the engine's own connection).
     func setGlobalEngine(_ engine: String) async throws(InsertionError) {

@@ -19,7 +19,10 @@ enum IBusTyper {
     static let chunkCharacters = 500
 
     /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
-    static func type(_ text: String, daemon: IBusDaemon) async throws(InsertionError) {
+    /// `watch`: the compositions seen since dictation began; one in progress that the switch would
+    /// drop holds the typing back (CompositionWatch).
+    static func type(_ text: String, daemon: IBusDaemon, watch: CompositionWatch? = nil) async throws(InsertionError) {
+        try await watch?.waitUntilNoFragileComposition(daemon)
         let previous = try await daemon.globalEngine()
         try InsertionGuard.checkInterrupted()
         let host: IBusEngineHost
