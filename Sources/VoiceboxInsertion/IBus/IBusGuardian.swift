@@ -43,8 +43,7 @@ final class IBusGuardian {
     /// The user's engine is back: the guardian ends (at once; waited for at most a second).
     func release() {
         guard input >= 0 else { return }
-        let word = Array("done\n".utf8)
-        _ = word.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+        _ = Spawn.writeWithoutSIGPIPE(input, Array("done\n".utf8)[...])
         close(input)
         input = -1
         _ = child.end(within: .seconds(1))
