@@ -72,6 +72,21 @@ final class GnomeInsertionTests: XCTestCase {
         return (await client.finish(timeout: .seconds(60)), client)
     }
 
+    /// fcitx5 takes IBus's place: its address file names the session bus, where it answers for
+    /// org.freedesktop.IBus with input contexts only (no engines of others). A bus where something
+    /// other than ibus-daemon answers is not taken for IBus: today's fallbacks apply.
+    func testABusWhereIBusDoesNotAnswerIsNotTakenForIt() async throws {
+        let stack = try Stack.require()
+        let environment = ["PATH": "/usr/bin:/bin", "WAYLAND_DISPLAY": "voicebox-no-such-display", "XDG_CURRENT_DESKTOP": "GNOME",
+                           "XDG_SESSION_TYPE": "wayland", "IBUS_ADDRESS": stack.busAddress, "HOME": NSTemporaryDirectory()]
+        let client = try ClientRun(stack, ["insert", "--verbose", "kept"], environment: environment)
+        let status = await client.finish(timeout: .seconds(30))
+        XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: put on the clipboard for you to paste: GNOME or KDE on Wayland "
+                                              + "offers programs no virtual keyboard, no IBus daemon answers"), client.stderr)
+        XCTAssertEqual(client.stdout, "kept\n")
+        XCTAssertEqual(status, 4, "wl-copy finds no Wayland display: \(client.stderr)")
+    }
+
     func testInsertTypesMixedScriptsThroughIBusAndPutsTheEngineBack() async throws {
         let (stack, gnome) = try await session()
         let (status, client) = try await insert(stack, gnome, ["--verbose", Self.mixed])

@@ -14,10 +14,19 @@ struct IBusDaemon: Sendable {
     static let connectWait: Duration = .seconds(2)
     static let callTimeout: Duration = .seconds(5)
 
-    /// Connects to the session's IBus daemon; nil when none runs or it does not answer in time.
+    /// Connects to the session's IBus daemon; nil when none runs, it does not answer in time, or
+    /// what answers is not ibus-daemon: fcitx5 takes IBus's place (it ends ibus-daemon, writes
+    /// the address file naming the session bus, and owns org.freedesktop.IBus there) but offers
+    /// only CreateInputContext, no engines of others, so it does not tell a global engine.
     static func connect(_ environment: [String: String]) async -> IBusDaemon? {
-        guard let address = IBusAddress.find(environment) else { return nil }
-        return await connect(address: address)
+        guard let address = IBusAddress.find(environment), let daemon = await connect(address: address) else { return nil }
+        do {
+            _ = try await daemon.globalEngine()
+            return daemon
+        } catch {
+            await daemon.close()
+            return nil
+        }
     }
 
     /// The connection is made on a thread of its own (libdbus blocks until the Hello is answered),
