@@ -1,49 +1,7 @@
-import Dispatch
 import Foundation
 import Glibc
 import TestSupport
 import XCTest
-
-/// One headless GNOME session for a whole test class: starting one takes seconds. Each test leaves
-/// it as it found it (an empty entry with the focus, IBus's engine xkb:us::eng).
-actor GnomeFixture {
-    static let shared = GnomeFixture()
-    private var started: Result<GnomeSession, any Error>?
-    private var directory: URL?
-
-    func session() async throws -> GnomeSession {
-        if let started { return try started.get() }
-        try GnomeSession.require()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-gnome-\(UUID().uuidString)")
-        self.directory = directory
-        do {
-            let session = try await GnomeSession(in: directory)
-            started = .success(session)
-        } catch {
-            started = .failure(error)
-        }
-        return try started!.get()
-    }
-
-    /// The session's directory (its logs) is kept when VOICEBOX_KEEP_GNOME is set.
-    func stop() async {
-        if case .success(let session) = started { await session.stop() }
-        started = nil
-        if let directory, ProcessInfo.processInfo.environment["VOICEBOX_KEEP_GNOME"] == nil {
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
-
-    /// For a class's synchronous tearDown.
-    static func stopShared() {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await shared.stop()
-            done.signal()
-        }
-        done.wait()
-    }
-}
 
 /// `voicebox insert` and `dictate --output type` on a real GNOME Wayland session, which gives
 /// programs no virtual keyboard: typed through the session's IBus, from a process that has only the
@@ -52,14 +10,21 @@ actor GnomeFixture {
 final class GnomeInsertionTests: XCTestCase {
     static let mixed = "Grüße, naïve café — 東京 ✓"
 
+    /// One session for the class; each test leaves it as it found it (an empty entry with the
+    /// focus, IBus's engine xkb:us::eng).
+    static let gnome = ClassFixture<GnomeSession>("gnome", start: { directory in
+        try GnomeSession.require()
+        return try await GnomeSession(in: directory)
+    }, stop: { await $0.stop() })
+
     override class func tearDown() {
-        GnomeFixture.stopShared()
+        gnome.stopNow()
         super.tearDown()
     }
 
     private func session() async throws -> (Stack, GnomeSession) {
         let stack = try Stack.require()
-        let gnome = try await GnomeFixture.shared.session()
+        let gnome = try await Self.gnome.session()
         if !gnome.window.isRunning || !gnome.window.hasFocus { try await gnome.reopenWindow() }
         try await gnome.window.clear()
         if try gnome.ibusEngine() != "xkb:us::eng" { try gnome.run(["ibus", "engine", "xkb:us::eng"]) }

@@ -88,43 +88,22 @@ final class IBusX11Session: Sendable {
     }
 }
 
-actor IBusX11Fixture {
-    static let shared = IBusX11Fixture()
-    private var started: Result<IBusX11Session, any Error>?
-    private var directory: URL?
-
-    func session() async throws -> IBusX11Session {
-        if let started { return try started.get() }
-        try IBusX11Session.require()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-ibus-x11-\(UUID().uuidString)")
-        self.directory = directory
-        do { started = .success(try await IBusX11Session(in: directory)) } catch { started = .failure(error) }
-        return try started!.get()
-    }
-
-    func stop() async {
-        if case .success(let session) = started { await session.stop() }
-        started = nil
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-    }
-}
-
 /// X11 with IBus as the input method (GTK_IM_MODULE=ibus): xdotool's keys pass through IBus's
 /// GTK module and must still arrive exactly; and IBus's own route types there when asked.
 final class IBusX11Tests: XCTestCase {
+    static let x11 = ClassFixture<IBusX11Session>("ibus-x11", start: { directory in
+        try IBusX11Session.require()
+        return try await IBusX11Session(in: directory)
+    }, stop: { await $0.stop() })
+
     override class func tearDown() {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await IBusX11Fixture.shared.stop()
-            done.signal()
-        }
-        done.wait()
+        x11.stopNow()
         super.tearDown()
     }
 
     private func session() async throws -> (Stack, IBusX11Session) {
         let stack = try Stack.require()
-        let x = try await IBusX11Fixture.shared.session()
+        let x = try await Self.x11.session()
         try await x.window.clear()
         if try x.ibusEngine() != "xkb:us::eng" { try x.setIBusEngine("xkb:us::eng") }
         XCTAssertEqual(try x.ibusEngine(), "xkb:us::eng")
