@@ -110,7 +110,7 @@ final class IBusX11Tests: XCTestCase {
         return (stack, x)
     }
 
-    /// 6 rounds of both texts with every core busy, typed by xdotool (X11's way) through IBus's
+    /// 4 rounds of both texts with every core busy, typed by xdotool (X11's way) through IBus's
     /// GTK module: each arrives exactly.
     func testXdotoolTypesExactlyIntoAGTKEntryThatUsesIBus() async throws {
         let (stack, x) = try await session()
@@ -118,7 +118,7 @@ final class IBusX11Tests: XCTestCase {
         addTeardownBlock { await burner.stop() }
         var exact = 0, rounds = 0
         var misses: [String] = []
-        for _ in 0..<6 {
+        for _ in 0..<4 {
             for text in [InsertionTests.sentence, InsertionTests.mixed] {
                 try await x.window.clear()
                 let client = try ClientRun(stack, ["insert", text], environment: x.environment)
