@@ -31,8 +31,8 @@ public struct InsertionRoute: Sendable {
         let place = session == .x11 ? "X11" : session == .wlroots ? "a wlroots compositor (sway, Hyprland)" : "GNOME or KDE on Wayland"
         switch plan {
         case .type(.ibus):
-            let address = ibus.map { " at \($0.address)" } ?? ", but no IBus daemon answers"
-            return "typed through IBus\(address): an engine of Voicebox's commits the text, then the input method is put back"
+            guard let ibus else { return "typed through IBus (--typer ibus), but no IBus daemon answers in this session" }
+            return "typed through IBus at \(ibus.address): an engine of Voicebox's commits the text, then the input method is put back"
                 + (session == .gnomeOrKDE ? " (\(place) offers programs no virtual keyboard)" : "")
         case .type(.xdotool): return "typed with xdotool (\(place))"
         case .type(.wtype): return "typed with wtype, through the compositor's virtual keyboard (\(place))"

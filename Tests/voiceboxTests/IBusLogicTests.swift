@@ -147,6 +147,8 @@ final class IBusLogicTests: XCTestCase {
         XCTAssertTrue(route.description.contains("no IBus daemon answers"), route.description)
         let x11 = try await InsertionRoute.choose(.type, typer: nil, environment: ["DISPLAY": ":5"])
         XCTAssertEqual(x11.description, "typed with xdotool (X11)")
+        let forced = try await InsertionRoute.choose(.type, typer: .ibus, environment: ["DISPLAY": ":5", "IBUS_ADDRESS": "unix:path=/nonexistent"])
+        XCTAssertEqual(forced.description, "typed through IBus (--typer ibus), but no IBus daemon answers in this session")
     }
 
     // MARK: The command line

@@ -20,8 +20,6 @@ struct EngineReport: Sendable {
     var capabilities: IBusCapabilities?
     /// Each SetSurroundingText, in order.
     var surroundings: [Surrounding] = []
-    /// Keys the user typed while this engine had the focus (let through).
-    var keys = 0
 }
 
 /// The process's own IBus engine: a connection to the daemon's bus that exports the factory the
@@ -84,10 +82,8 @@ final class IBusEngineHost: Sendable {
         }
         let focusOut = { @Sendable in report.withLock { $0.focused = false } }
         var handlers: [MethodHandler] = [
-            IBusInterfaces.processKeyEvent.handler { _, _, _, _ in
-                report.withLock { $0.keys += 1 }
-                return false
-            },
+            // Keys the user types meanwhile are let through, untouched.
+            IBusInterfaces.processKeyEvent.handler { _, _, _, _ in false },
             IBusInterfaces.focusIn.handler { _ in focusIn(nil); return NoReply() },
             IBusInterfaces.focusInId.handler { _, _, client in focusIn(client); return NoReply() },
             IBusInterfaces.focusOut.handler { _ in focusOut(); return NoReply() },

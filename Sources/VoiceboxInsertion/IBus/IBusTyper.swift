@@ -6,7 +6,6 @@
 /// field's own report of its text (SurroundingText), and puts the user's engine back, whatever
 /// happened midway (`restore`).
 enum IBusTyper {
-    static let purpose = "typing through IBus"
     /// From SetGlobalEngine to the engine's FocusIn.
     static let focusWait: Duration = .seconds(5)
     /// For the field to report its text after the commit (as a loaded window answers a paste late).
@@ -27,6 +26,7 @@ enum IBusTyper {
         try InsertionGuard.checkInterrupted()
         let host: IBusEngineHost
         do {
+            // (libdbus waits at most 25 s for the bus's Hello; the daemon answered a moment ago.)
             host = try IBusEngineHost(address: daemon.address)
         } catch {
             throw .failed("IBus's bus refused a second connection: \(error.message)")
