@@ -67,6 +67,18 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
     }
 
+    /// A text longer than one commit (500 characters): mutter keeps one pending commit per frame,
+    /// so each piece is sent once the field has shown the one before (the middle one was lost).
+    func testALongTextArrivesWholeInPieces() async throws {
+        let (stack, gnome) = try await session()
+        let text = (0..<60).map { "Satz \($0), Grüße — 東京 ✓. " }.joined()
+        XCTAssertGreaterThan(text.count, 2 * 500, "three pieces (IBusTyper.chunkCharacters)")
+        let (status, client) = try await insert(stack, gnome, [text])
+        XCTAssertEqual(status, 0, client.stderr)
+        try await gnome.window.waitFor(text)
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
+
     /// 6 rounds of three texts with every core busy: each arrives exactly, each confirmed.
     func testTypingIsExactUnderLoad() async throws {
         let (stack, gnome) = try await session()
@@ -149,9 +161,9 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(status, 4, client.stderr)
         XCTAssertEqual(client.stdout, "nobody is listening\n")
         // The daemon names its own context ("fake") once it knows our engine takes FocusInId (from
-        // its second use on); before that, the field never shows the text.
+        // its second use on); before that, nothing ever reports its text.
         XCTAssertTrue(client.stderr.hasPrefix("voicebox: not inserted: no input field has the keyboard focus")
-                      || client.stderr.hasPrefix("voicebox: not inserted: the field did not show the text"), client.stderr)
+                      || client.stderr.hasPrefix("voicebox: not inserted: the window reported no text within 3 s"), client.stderr)
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
     }
 
@@ -243,6 +255,37 @@ final class GnomeInsertionTests: XCTestCase {
         let status = await dictation.finish()
         XCTAssertEqual(status, 0, dictation.stderr)
         try await gnome.window.waitFor("éGo forward ten meters")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
+
+    /// A window that takes the commit but never reports its text (a VTE terminal, lxterminal as
+    /// it comes): the text arrives exactly, but its arrival cannot be confirmed, so it is also kept.
+    func testATerminalThatDoesNotReportItsTextGetsItExactlyAndKeepsIt() async throws {
+        let (stack, gnome) = try await session()
+        try XCTSkipUnless(XSession.programPath("lxterminal") != nil, "lxterminal is not installed (scripts/deps installs it)")
+        let output = gnome.root + "/terminal.txt"
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let terminal = try Subprocess("/usr/bin/lxterminal", ["--no-remote", "-e", "/bin/sh -c 'stty raw -echo; exec cat >> \(output)'"],
+                                      environment: gnome.windowEnvironment, stdoutFD: XSession.devNullForTests,
+                                      stderrFD: XSession.devNullForTests)
+        addTeardownBlock {
+            terminal.signal(SIGKILL)
+            _ = await terminal.wait(timeout: .seconds(5))
+            try? await gnome.reopenWindow()
+        }
+        let received = { String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self) }
+        // Ready when a key pressed arrives (the shell has made the terminal raw); then wiped.
+        try await waitUntil("the terminal to take keys", timeout: .seconds(30)) {
+            try? await gnome.press([0x2E])
+            try? await Task.sleep(for: .milliseconds(300))
+            return received().contains(".")
+        }
+        truncate(output, 0)
+        let (status, client) = try await insert(stack, gnome, [Self.mixed])
+        XCTAssertEqual(status, 4, client.stderr)
+        XCTAssertEqual(client.stdout, Self.mixed + "\n", "kept")
+        XCTAssertTrue(client.stderr.contains("the window reported no text within 3 s of the commit through IBus"), client.stderr)
+        try await waitUntil("the terminal to receive the text", timeout: .seconds(10)) { received() == Self.mixed }
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
     }
 }

@@ -25,7 +25,8 @@ final class GnomeSession: Sendable {
     /// The test's own connection to the session bus: the RemoteDesktop session lives as long as it.
     private let bus: BusConnection
     private let keyboardSession: String
-    private let windowEnvironment: [String: String]
+    /// What a GTK window started in the session gets (Wayland, no accessibility bus).
+    let windowEnvironment: [String: String]
 
     static func require() throws {
         for program in ["/usr/bin/gnome-shell", "/usr/bin/ibus-daemon", "/usr/bin/dbus-daemon", "/usr/bin/dbus-send"] {

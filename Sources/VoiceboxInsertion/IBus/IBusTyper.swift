@@ -13,8 +13,7 @@ enum IBusTyper {
     /// For the daemon to drop our component once our engine's connection closed.
     static let goneWait: Duration = .seconds(5)
     /// Characters per CommitText: gnome-shell passes a commit on in one Wayland message, and
-    /// libwayland refuses messages over 4 KiB (500 characters are at most 2,000 bytes). Between
-    /// two commits the focus and signals are checked.
+    /// libwayland refuses messages over 4 KiB (500 characters are at most 2,000 bytes).
     static let chunkCharacters = 500
 
     /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
@@ -58,43 +57,6 @@ enum IBusTyper {
             try await host.register(timeout: IBusDaemon.callTimeout)
         } catch {
             throw .failed("IBus did not take Voicebox's engine: \(error.message)")
-        }
-    }
-
-    /// Switches to our engine, commits once it has the focus, and confirms.
-    private static func commit(_ text: String, host: IBusEngineHost, daemon: IBusDaemon) async throws(InsertionError) {
-        try await daemon.setGlobalEngine(IBusValues.engineName)
-        guard try await IBusWait.until(focusWait, { host.snapshot.focusCount > 0 }) else {
-            throw .unconfirmed("no input field took the keyboard focus through IBus")
-        }
-        // "fake" is the daemon's own context, focused when no application's field is.
-        if host.snapshot.client == "fake" { throw .unconfirmed("no input field has the keyboard focus") }
-        host.requireSurroundingText()
-        let before = host.snapshot.surroundings.count
-        var rest = Substring(text)
-        while !rest.isEmpty {
-            try InsertionGuard.checkInterrupted()
-            guard host.snapshot.focused else {
-                throw .unconfirmed("the field lost the keyboard focus while the text was committed through IBus")
-            }
-            guard host.commit(String(rest.prefix(chunkCharacters))) else { throw .failed("IBus never created Voicebox's engine") }
-            rest = rest.dropFirst(chunkCharacters)
-        }
-        try await confirm(text, host: host, after: before)
-    }
-
-    /// The field's report of its text, after the commit, must show the text before its cursor.
-    private static func confirm(_ text: String, host: IBusEngineHost, after before: Int) async throws(InsertionError) {
-        // SetCapabilities follows FocusIn in the same breath, but may still be on its way here.
-        _ = try await IBusWait.until(confirmWait) { host.snapshot.capabilities != nil }
-        guard host.snapshot.capabilities?.contains(.surroundingText) ?? false else {
-            throw .unconfirmed("the window does not report its text to IBus, so the arrival of the text cannot be confirmed")
-        }
-        let shown = try await IBusWait.until(confirmWait) {
-            host.snapshot.surroundings.dropFirst(before).contains { SurroundingText.confirms($0, committed: text) }
-        }
-        guard shown else {
-            throw .unconfirmed("the field did not show the text committed through IBus within \(confirmWait.components.seconds) s")
         }
     }
 
