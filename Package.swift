@@ -68,20 +68,31 @@ let package = Package(
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion",
                                                        "VoiceboxLock"]),
 
-        .target(name: "TestSupport", dependencies: ["VoiceboxSpawn"], path: "Tests/TestSupport"),
-        .testTarget(name: "VoiceboxLockTests", dependencies: ["VoiceboxLock"]),
-        .testTarget(name: "VoiceboxSpawnTests", dependencies: ["VoiceboxSpawn"]),
-        .testTarget(name: "VoiceboxBusTests", dependencies: ["VoiceboxBus", "VoiceboxLock", "TestSupport"]),
-        .testTarget(name: "VoiceboxCoreTests", dependencies: ["VoiceboxCore", "VoiceboxLock"]),
-        .testTarget(name: "VoiceboxSpeechdTests", dependencies: ["VoiceboxSpeechd", "VoiceboxLock", "TestSupport"]),
-        .testTarget(name: "VoiceboxPulseTests", dependencies: ["VoiceboxPulse", "TestSupport"]),
-        .testTarget(name: "VoiceboxPocketsphinxTests", dependencies: ["VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile", "VoiceboxStreams", "VoiceboxLock",
-                                                                      "TestSupport"]),
-        .testTarget(name: "VoiceboxDictationTests", dependencies: ["VoiceboxDictation"]),
-        .testTarget(name: "VoiceboxWorkersTests", dependencies: ["VoiceboxWorkers", "VoiceboxWorkerProtocol", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile", "VoiceboxSpawn", "TestSupport"]),
-        .testTarget(name: "voiceboxTests", dependencies: ["voicebox", "VoiceboxInsertion", "VoiceboxBus"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd", "VoiceboxSpawn",
-                                                          "VoiceboxPulse", "VoiceboxLock", "TestSupport"]),
+        // The tests, in four tiers the toolchain knows (a target each; docs/testing.md):
+        //   UnitTests        nothing outside the test process and this package's programs: no bus daemon,
+        //                    no sound server, no speech-dispatcher; runs anywhere, in parallel;
+        //   StackTests       a real dbus-daemon, sound server or speech-dispatcher (scripts/stack);
+        //   SoundServerTests what a sound server decides: run on PulseAudio, Debian's stock PulseAudio
+        //                    and PipeWire;
+        //   SpeedTests       bounds that are the contract itself, and work that loads the machine on
+        //                    purpose: run once, uninstrumented.
+        // TestSupport holds the set-up they share (the stack, a voiceboxd, private servers, clean-ups).
+        .target(name: "TestSupport", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon",
+                                                    "VoiceboxCore", "VoiceboxPulse", "VoiceboxLock", "VoiceboxPocketsphinx",
+                                                    "VoiceboxModels"],
+                path: "Tests/TestSupport"),
+        .testTarget(name: "UnitTests", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn", "VoiceboxDictation",
+                                                      "voicebox", "VoiceboxInsertion", "VoiceboxBus", "VoiceboxSpeechd",
+                                                      "VoiceboxPulse", "VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile",
+                                                      "VoiceboxStreams", "VoiceboxWorkers", "VoiceboxWorkerProtocol", "TestSupport"]),
+        .testTarget(name: "StackTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd",
+                                                       "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock", "TestSupport"]),
+        .testTarget(name: "SoundServerTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd",
+                                                             "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock",
+                                                             "TestSupport"]),
+        .testTarget(name: "SpeedTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxPocketsphinx",
+                                                       "VoiceboxModels", "VoiceboxSndfile", "VoiceboxCore", "VoiceboxSpawn",
+                                                       "VoiceboxLock", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,6 +22,8 @@ public struct DaemonOptions: Sendable, Equatable {
     /// What Speak and microphone Recognize do to other audio when the caller does not say, how
     /// far `duck` lowers it, and how long after the last utterance others stay interrupted.
     public var audio = AudioSessionSettings()
+    /// How long it waits for other processes, and the delays it keeps (`--bound NAME=SECONDS`).
+    public var bounds = Bounds()
     public var showVersion = false
     public var showHelp = false
 
@@ -43,10 +45,12 @@ public struct DaemonOptions: Sendable, Equatable {
           --call-limit SECONDS       a microphone recognition held by a call this long ends, reason interrupted (default 10)
           --spare-role ROLE          never pause, mute or duck streams of this media.role (a11y always; repeatable)
           --notify-microphone        show a desktop notification while a recognition has the microphone
+          --bound NAME=SECONDS       change one of the bounds below (repeatable; the tests make them small)
           --debug                    log pocketsphinx's own messages too
           --version                  print the version and exit
           --help                     print this and exit
-        """
+        bounds (their standard values; every wait on another process has one):
+        """ + "\n" + Bounds.usage
 
     public init(arguments: [String]) throws(OptionError) {
         var rest = arguments[...]
@@ -101,6 +105,9 @@ public struct DaemonOptions: Sendable, Equatable {
                 let role = try value(argument)
                 guard !role.isEmpty else { throw OptionError("--spare-role needs a role name") }
                 audio.spareRoles.insert(role.lowercased())
+            case "--bound":
+                let text = try value(argument)
+                do throws(BoundError) { try bounds.set(text) } catch { throw OptionError(error.description) }
             case "--notify-microphone": notifyMicrophone = true
             case "--debug": debug = true
             case "--version": showVersion = true

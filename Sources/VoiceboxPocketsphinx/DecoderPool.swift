@@ -4,7 +4,7 @@ import VoiceboxModels
 import VoiceboxLock
 
 /// Keeps loaded decoders warm between recognitions and frees them after a quiet spell.
-/// A model is slow to load and large to hold (the README's benchmarks give the figures), so one
+/// A model is slow to load and large to hold (docs/benchmarks.md gives the figures), so one
 /// idle decoder per kind is kept.
 actor DecoderPool {
     struct Kind: Hashable, Sendable {

@@ -5,6 +5,11 @@ public enum Recordings {
     public static let directory = "/usr/share/pocketsphinx/test/data"
     public static func path(_ name: String) -> String { directory + "/" + name }
 
+    /// A recording's bytes as they are in the file (raw recordings are 16 kHz mono s16le).
+    public static func bytes(_ name: String = "goforward.raw") throws -> [UInt8] {
+        try Array(Data(contentsOf: URL(fileURLWithPath: path(name))))
+    }
+
     public static func cardsGrammar() throws -> String {
         try String(contentsOfFile: path("cards/cards.gram"), encoding: .utf8)
     }

@@ -3,7 +3,7 @@ import Glibc
 /// Volume arithmetic on PulseAudio's own scale, as libpulse does it (volume.c: pa_sw_volume_from_dB,
 /// pa_sw_volume_multiply), for a service that does not link libpulse. The scale is cubic: 65536 ×
 /// 10^(-15/20) = 11654 is -45 dB, not -15; so decibels become a factor through the cube root, and
-/// factors multiply. VoiceboxPulseTests check it against libpulse.
+/// factors multiply. the unit tier (CubicVolumeTests) checks it against libpulse.
 public enum CubicVolume {
     /// 100 % (PA_VOLUME_NORM).
     public static let norm: UInt32 = 0x10000

@@ -1,7 +1,7 @@
 import Glibc
 
 /// The process's environment, home directory and processors, read from libc: voiceboxd links
-/// no Foundation (see the README: it was a large share of the service's resident memory).
+/// no Foundation (see docs/architecture.md: it was a large share of the service's resident memory).
 public enum ProcessEnvironment {
     /// `environ` as a dictionary; the first of repeated names wins, as getenv(3) does.
     public static var variables: [String: String] {

@@ -1,5 +1,5 @@
 /// A string operation the service would otherwise take from Foundation: voiceboxd links no
-/// Foundation, which keeps its pages out of the service's resident memory (see the README).
+/// Foundation, which keeps its pages out of the service's resident memory (see docs/architecture.md).
 extension StringProtocol {
     /// The text without the whitespace and newlines at either end.
     public var trimmingWhitespace: String {

@@ -48,7 +48,7 @@ public struct Voice: Sendable, Hashable, Comparable {
     public static func < (a: Voice, b: Voice) -> Bool { a.id < b.id }
 }
 
-/// speech-dispatcher's priorities, with its semantics (see the README).
+/// speech-dispatcher's priorities, with its semantics (see docs/speech.md).
 public enum SpeechPriority: String, Sendable, CaseIterable {
     case message, important, text, notification, progress
 }

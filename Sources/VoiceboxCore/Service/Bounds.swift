@@ -1,0 +1,161 @@
+/// Every bound voiceboxd puts on a wait for another process, and every delay it keeps, named once
+/// with its standard value and why it is that long. `voiceboxd --bound NAME=SECONDS` (repeatable)
+/// sets one: the tests set the ones they are about small, so that they see a bound pass, and what
+/// follows, without waiting for the standard one (docs/testing.md). The standard values are the
+/// service's promise, listed in voiceboxd's `--help`, docs/architecture.md and voiceboxd(8).
+public enum Bound: String, CaseIterable, Sendable {
+    // speech-dispatcher (VoiceboxSpeechd)
+    case speechdReply = "speechd-reply"
+    case speechdAccept = "speechd-accept"
+    case speechdBegin = "speechd-begin"
+    case speechdStallLimit = "speechd-stall-limit"
+    case speechdHeartbeat = "speechd-heartbeat"
+    case speechdReconnectFirst = "speechd-reconnect-first"
+    case speechdReconnectLimit = "speechd-reconnect-limit"
+    case speechdRestartFirst = "speechd-restart-first"
+    case speechdRestartLimit = "speechd-restart-limit"
+    case speechdStart = "speechd-start"
+    // The voice list (VoiceCache)
+    case voicesRetryFirst = "voices-retry-first"
+    case voicesRetryLimit = "voices-retry-limit"
+    // voicebox-audio, the sound-server helper (AudioHelper)
+    case helperAnswer = "helper-answer"
+    case helperClose = "helper-close"
+    case helperWrite = "helper-write"
+    case helperPing = "helper-ping"
+    case helperReplacement = "helper-replacement"
+    // The audio session (AudioSession, MPRIS players)
+    case memoryCheckFirst = "memory-check-first"
+    case playerAnswer = "player-answer"
+    // Recognition workers (voicebox-worker)
+    case workerStart = "worker-start"
+    case workerModelLoad = "worker-model-load"
+    case workerAnswer = "worker-answer"
+    case fileWorkerHeader = "file-worker-header"
+    case fileWorkerAnswer = "file-worker-answer"
+    // Callers' streams (RecognitionRun)
+    case streamPark = "stream-park"
+    case streamRelease = "stream-release"
+    case streamHold = "stream-hold"
+    case streamHoldInSpeech = "stream-hold-in-speech"
+    case streamCut = "stream-cut"
+
+    /// The value voiceboxd uses unless told otherwise.
+    public var standard: Duration {
+        switch self {
+        case .speechdReply: .seconds(2)
+        case .speechdAccept: .milliseconds(250)
+        case .speechdBegin: .seconds(3)
+        case .speechdStallLimit: .seconds(30)
+        case .speechdHeartbeat: .seconds(3)
+        case .speechdReconnectFirst: .milliseconds(250)
+        case .speechdReconnectLimit: .seconds(10)
+        case .speechdRestartFirst: .seconds(1)
+        case .speechdRestartLimit: .seconds(30)
+        case .speechdStart: .seconds(20)
+        case .voicesRetryFirst: .milliseconds(250)
+        case .voicesRetryLimit: .seconds(10)
+        case .helperAnswer: .seconds(8)
+        case .helperClose: .seconds(2)
+        case .helperWrite: .seconds(2)
+        case .helperPing: .seconds(2)
+        case .helperReplacement: .seconds(6)
+        case .memoryCheckFirst: .seconds(1)
+        case .playerAnswer: .milliseconds(500)
+        case .workerStart: .seconds(5)
+        case .workerModelLoad: .seconds(15)
+        case .workerAnswer: .seconds(10)
+        case .fileWorkerHeader: .seconds(5)
+        case .fileWorkerAnswer: .seconds(3)
+        case .streamPark: .milliseconds(250)
+        case .streamRelease: .seconds(2)
+        case .streamHold: .seconds(1)
+        case .streamHoldInSpeech: .seconds(5)
+        case .streamCut: .seconds(2)
+        }
+    }
+
+    /// One line: what waits this long, and for what.
+    public var summary: String {
+        switch self {
+        case .speechdReply: "speech-dispatcher's answer to a command"
+        case .speechdAccept: "Speak's reply while speech-dispatcher has not yet taken the text (it is queued meanwhile)"
+        case .speechdBegin: "an utterance to begin, or to make progress, before speech-dispatcher is checked for a stall"
+        case .speechdStallLimit: "the longest a growing stall check waits while the output module still answers"
+        case .speechdHeartbeat: "how often an idle connection to speech-dispatcher is checked"
+        case .speechdReconnectFirst: "the first pause before connecting to speech-dispatcher again (it doubles)"
+        case .speechdReconnectLimit: "the longest pause between connection attempts"
+        case .speechdRestartFirst: "the first pause before restarting a wedged speech-dispatcher again (it doubles)"
+        case .speechdRestartLimit: "the longest pause between restarts"
+        case .speechdStart: "a speech-dispatcher started by voiceboxd to be ready"
+        case .voicesRetryFirst: "the first pause before listing voices again after an empty or failed listing (it doubles)"
+        case .voicesRetryLimit: "the longest pause between voice listings"
+        case .helperAnswer: "voicebox-audio's answer to any request (above its own 2 s bounds on the server)"
+        case .helperClose: "voicebox-audio to close a recording"
+        case .helperWrite: "a request to be taken by voicebox-audio"
+        case .helperPing: "how often voicebox-audio is pinged while it records, and how long its answer may take"
+        case .helperReplacement: "a call's wait for a replacement voicebox-audio"
+        case .memoryCheckFirst: "the first look again at a memory put-back the server had not listed (then 2, 4 … 60 times this)"
+        case .playerAnswer: "an MPRIS player's answer to Pause, Play or a status read"
+        case .workerStart: "a recognition worker to start and confine itself"
+        case .workerModelLoad: "a decoder worker to load its model"
+        case .workerAnswer: "a decoder worker's answer, plus 10 times the audio it was sent"
+        case .fileWorkerHeader: "a file worker to read a file's header"
+        case .fileWorkerAnswer: "each later message of a file worker"
+        case .streamPark: "a stream's read waiting for its writer before it gives its turn back"
+        case .streamRelease: "a stream's read waiting for its writer before it gives its decoder back"
+        case .streamHold: "a stream's hold on a decoder before it yields it at a pause to another caller's stream"
+        case .streamHoldInSpeech: "a stream's hold on a decoder before it cuts an utterance for another caller's stream"
+        case .streamCut: "how long a stream asked for its decoder waits for a pause before it cuts"
+        }
+    }
+}
+
+/// The bounds one voiceboxd runs with: the standard ones, but for those set on its command line.
+public struct Bounds: Sendable, Equatable {
+    private var chosen: [Bound: Duration] = [:]
+
+    public init() {}
+
+    public subscript(_ bound: Bound) -> Duration {
+        get { chosen[bound] ?? bound.standard }
+        set { chosen[bound] = newValue }
+    }
+
+    /// The bounds a test names, the rest standard: `Bounds([.speechdBegin: .milliseconds(300)])`.
+    public init(_ values: [Bound: Duration]) { chosen = values }
+
+    /// Sets one from `NAME=SECONDS` (the value of `--bound`), or says what is wrong with it.
+    public mutating func set(_ text: String) throws(BoundError) {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let bound = Bound(rawValue: parts[0]) else {
+            throw BoundError("--bound takes NAME=SECONDS with a NAME from voiceboxd --help, not '\(text)'")
+        }
+        guard let seconds = Double(parts[1]), seconds > 0, seconds <= 3600 else {
+            throw BoundError("--bound \(bound.rawValue) takes seconds between 0 and 3600, not '\(parts[1])'")
+        }
+        chosen[bound] = .milliseconds(Int((seconds * 1000).rounded(.up)))
+    }
+
+    /// voiceboxd's `--help` lines for them: "  speechd-reply 2 s: speech-dispatcher's answer …".
+    public static var usage: String {
+        Bound.allCases.map { "  \($0.rawValue) \(Self.text($0.standard)): \($0.summary)" }.joined(separator: "\n")
+    }
+
+    static func text(_ duration: Duration) -> String {
+        let milliseconds = Int(duration / .milliseconds(1))
+        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
+    }
+}
+
+public struct BoundError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double: for the C and Dispatch interfaces that take seconds.
+    public var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

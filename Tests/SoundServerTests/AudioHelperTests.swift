@@ -1,0 +1,238 @@
+import Foundation
+import Glibc
+@testable import TestSupport
+import VoiceboxBus
+import VoiceboxSpawn
+import XCTest
+
+/// The sound server is reached through one `voicebox-audio` helper (AudioHelperProtocol): voiceboxd
+/// links no libpulse. Its streams are the service's (they carry voiceboxd's pid); a helper that
+/// dies ends only its recording, is replaced at once, and leaves no other stream changed once the
+/// interruption it was part of ends; it never outlives the service.
+final class AudioHelperTests: CleanUpTestCase {
+    private func helper(of service: ServiceHarness, besides old: pid_t? = nil) async throws -> pid_t {
+        var found: pid_t?
+        try await waitUntil("voiceboxd's audio helper", timeout: .seconds(16)) {  // an 8 s answer bound and a 5 s pause
+            found = ServiceProcesses.audioHelpers(of: service.daemon.pid).first { $0 != old && ServiceProcesses.running($0) }
+            return found != nil
+        }
+        return found!
+    }
+
+    /// SIGSEGV, abort and SIGKILL in the helper while the microphone is heard: that Recognize fails
+    /// with NoMicrophone naming the signal, the server no longer records for us, voiceboxd lives on,
+    /// a new helper runs, and the next microphone Recognize hears what is played. While it listens,
+    /// its recording carries voiceboxd's pid (so that the audio session knows it for its own).
+    // @SoundServer: the microphone, as the server sees it
+    func testAHelperThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await startService(on: stack)
+        let directory = try makeTemporaryDirectory(self)
+        let numbers = try Recordings.wav("numbers.raw", in: directory)
+        let goforward = try Recordings.wav("goforward.raw", in: directory)
+        let pid = service.daemon.pid
+        var helper = try await helper(of: service)
+        for signal in [SIGSEGV, SIGABRT, SIGKILL] {
+            let name = Termination.name(of: signal)
+            let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+            try await service.waitForListening(true)
+            XCTAssertNotNil(try ServerStream.recording(of: pid), "our recording carries voiceboxd's pid")
+            let player = try Player(numbers, sink: stack.micSink)
+            try await Task.sleep(for: .milliseconds(700))
+            let killed = ContinuousClock.now
+            kill(helper, signal)
+            let error = await failing.value
+            player.stop()
+            XCTAssertEqual(error?.name, "org.voicebox.Error.NoMicrophone", "\(name): \(error?.message ?? "no error")")
+            XCTAssert(error?.message.contains(name) == true, "the error names \(name): \(error?.message ?? "")")
+            XCTAssertLessThan(seconds(ContinuousClock.now - killed), faultBound(2))
+            XCTAssertNil(service.daemon.poll(), "voiceboxd must not die with its audio helper")
+            try await waitUntil("the server to stop recording for us", timeout: .seconds(3)) {
+                (try? ServerStream.recording(of: pid)) == nil
+            }
+            try await service.waitForListening(false)
+            helper = try await self.helper(of: service, besides: helper)
+
+            let next = Task { try await service.recognize([:]) }
+            try await service.waitForListening(true)
+            let speech = try Player(goforward, sink: stack.micSink)
+            let heard = try await next.value
+            await speech.waitUntilDone()
+            XCTAssertEqual(heard.text, "go forward ten meters", "after \(name)")
+        }
+    }
+
+    /// The helper killed while others are silenced for speech: the silenced stream plays again once
+    /// the speech ends, as the server shows it, and the interruption ends once; the new helper
+    /// serves the next one.
+    // @SoundServer: mutes and corks other audio and checks what the server shows
+    func testAHelperKilledMidInterruptionLeavesNoStreamChanged() async throws {
+        let stack = try Stack.require()
+        let service = try await startService(on: stack)
+        let browser = try PlayingStream(sink: stack.sink, role: nil)
+        let music = try PlayingStream(sink: stack.sink, role: "music")
+        cleanUps.append { await browser.stop(); await music.stop() }
+        _ = try await browser.waitUntilListed()
+        _ = try await music.waitUntilListed()
+        let helper = try await helper(of: service)
+        let id = try await service.speak(Texts.long, ["others": .string("pause")])
+        try await waitUntil("AudioInterruption began") { service.signals.contains { $0.member == "AudioInterruption" } }
+        XCTAssertEqual(browser.state?.muted, true)
+        kill(helper, SIGKILL)
+        _ = try await self.helper(of: service, besides: helper)
+        let finished = try await service.waitForFinish(id, timeout: .seconds(30))
+        XCTAssertEqual(finished, "done")
+        try await waitUntil("both streams to play again", timeout: .seconds(5)) {
+            guard let browser = browser.state, let music = music.state else { return false }
+            return !browser.muted && !music.muted && !music.corked
+        }
+        // "ended" is announced once the streams are given back, so it may follow what the server shows.
+        let states = { service.signals.filter { $0.member == "AudioInterruption" }.map { $0.arguments.first?.string ?? "" } }
+        try await waitUntil("AudioInterruption ended", timeout: .seconds(5)) { states().contains("ended") }
+        XCTAssertEqual(states(), ["began", "ended"])
+
+        let next = try await service.speak("Again.", ["others": .string("pause")])
+        try await waitUntil("the next interruption to mute the browser") { browser.state?.muted == true }
+        let nextFinished = try await service.waitForFinish(next)
+        XCTAssertEqual(nextFinished, "done")
+        try await waitUntil("the browser to play again") { browser.state?.muted == false }
+    }
+
+    /// A stopped helper (SIGSTOP: it sends no samples and answers nothing) mid-microphone: the
+    /// heartbeat finds it within 2 s + 2 s, the Recognize fails with NoMicrophone instead of
+    /// listening for ever, the server stops recording for us, and the next Recognize hears.
+    // @SoundServer: the microphone, as the server sees it
+    func testAStoppedHelperEndsItsRecognitionInsteadOfListeningForEver() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await startService(on: stack)
+        let directory = try makeTemporaryDirectory(self)
+        let goforward = try Recordings.wav("goforward.raw", in: directory)
+        let pid = service.daemon.pid
+        let helper = try await helper(of: service)
+        let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+        try await service.waitForListening(true)
+        let stopped = ContinuousClock.now
+        kill(helper, SIGSTOP)
+        let error = await failing.value
+        let took = seconds(ContinuousClock.now - stopped)
+        print("METRIC audio helper stopped mid-microphone → Recognize failed in \(String(format: "%.2f", took)) s")
+        XCTAssertEqual(error?.name, "org.voicebox.Error.NoMicrophone", error?.message ?? "no error")
+        XCTAssertLessThan(took, faultBound(6))
+        try await waitUntil("the server to stop recording for us", timeout: .seconds(3)) {
+            (try? ServerStream.recording(of: pid)) == nil
+        }
+        XCTAssertFalse(ServiceProcesses.running(helper), "the stopped helper was killed")
+        _ = try await self.helper(of: service, besides: helper)
+        let next = Task { try await service.recognize([:]) }
+        try await service.waitForListening(true)
+        let speech = try Player(goforward, sink: stack.micSink)
+        let heard = try await next.value
+        await speech.waitUntilDone()
+        XCTAssertEqual(heard.text, "go forward ten meters")
+    }
+
+    /// A helper stopped while others are silenced, then the speech stopped: the restore goes to a
+    /// helper that answers nothing, which is killed after 8 s, and the restore is asked again of
+    /// its replacement. Every stream comes back as the user left it: unmuted (pause) or at its
+    /// volume (duck).
+    // @SoundServer: mutes and ducks other audio and checks what the server shows
+    func testAStoppedHelperAtTheEndOfAnInterruptionStillGivesEveryStreamBack() async throws {
+        let stack = try Stack.require()
+        let service = try await startService(on: stack)
+        for others in ["pause", "duck"] {
+            let first = try PlayingStream(sink: stack.sink, role: nil)
+            let second = try PlayingStream(sink: stack.sink, role: nil)
+            cleanUps.append { await first.stop(); await second.stop() }
+            let before = [try await first.settledState(), try await second.settledState()]
+            let helper = try await helper(of: service)
+            let began = service.signals.filter { $0.member == "AudioInterruption" }.count
+            _ = try await service.speak(Texts.long, ["others": .string(others)])
+            try await waitUntil("both streams to be silenced (\(others))") {
+                [first.state, second.state].allSatisfy { state in
+                    guard let state else { return false }
+                    return others == "pause" ? state.muted : state.volume != before[0].volume
+                }
+            }
+            XCTAssertEqual(service.signals.filter { $0.member == "AudioInterruption" }.count, began + 1)
+            kill(helper, SIGSTOP)
+            _ = try await service.call("StopAllSpeaking")
+            try await waitUntil("both streams back as they were (\(others))", timeout: .seconds(25)) {
+                guard let one = first.state, let two = second.state else { return false }
+                return !one.muted && !two.muted && one.volume == before[0].volume && two.volume == before[1].volume
+            }
+            try await waitUntil("the interruption to end") {
+                service.signals.filter { $0.member == "AudioInterruption" }.count == began + 2
+            }
+            await first.stop()
+            await second.stop()
+        }
+    }
+
+    /// The helper killed seven times in a row, each replacement as soon as it appears (the pause
+    /// before the next grows to 5 s), then the speech stopped: the restore, asked for while no
+    /// helper runs, waits for the next one, and every stream plays again. A stream the user turned
+    /// down while the helper was stopped at the end of a ducking keeps the user's level, even when
+    /// the stopped helper's first replacement dies too.
+    // @SoundServer: mutes and ducks other audio and checks what the server shows
+    func testRepeatedHelperDeathsAndAUsersChangeAreAllHonouredAtTheEnd() async throws {
+        let stack = try Stack.require()
+        let service = try await startService(on: stack)
+        let first = try PlayingStream(sink: stack.sink, role: nil)
+        let second = try PlayingStream(sink: stack.sink, role: nil)
+        cleanUps.append { await first.stop(); await second.stop() }
+        let before = [try await first.settledState(), try await second.settledState()]
+        var helper = try await helper(of: service)
+        _ = try await service.speak(Texts.long + " " + Texts.long, ["others": .string("pause")])
+        try await waitUntil("both streams muted") { first.state?.muted == true && second.state?.muted == true }
+        for _ in 0..<7 {
+            kill(helper, SIGKILL)
+            helper = try await self.helper(of: service, besides: helper)
+        }
+        kill(helper, SIGKILL)
+        _ = try await service.call("StopAllSpeaking")
+        try await waitUntil("both streams unmuted after seven deaths", timeout: .seconds(20)) {
+            first.state?.muted == false && second.state?.muted == false
+        }
+
+        // Ducking; the helper stopped; the user turns the first stream down meanwhile.
+        helper = try await self.helper(of: service, besides: helper)
+        try await Task.sleep(for: .seconds(1))
+        _ = try await service.speak(Texts.long, ["others": .string("duck")])
+        try await waitUntil("both streams ducked") {
+            first.state?.volume != before[0].volume && second.state?.volume != before[1].volume
+        }
+        kill(helper, SIGSTOP)
+        let users: UInt32 = 20_000
+        _ = try ServerStream.run("/usr/bin/pactl", ["set-sink-input-volume", "\(before[0].index)", "\(users)"])
+        _ = try await service.call("StopAllSpeaking")
+        // The stopped helper is replaced after 8 s; the first replacement dies at once too.
+        let replacement = try await self.helper(of: service, besides: helper)
+        kill(replacement, SIGKILL)
+        try await waitUntil("the second stream back at its level", timeout: .seconds(25)) {
+            second.state?.volume == before[1].volume
+        }
+        try await Task.sleep(for: .seconds(1))
+        XCTAssertEqual(first.state?.volume, [users, users], "the user's level is the user's")
+    }
+
+    /// No helper outlives voiceboxd killed with SIGKILL, and the server drops its recording.
+    // @SoundServer: the recording, as the server sees it
+    func testNoHelperOutlivesTheService() async throws {
+        let stack = try Stack.require()
+        let service = try await startService(on: stack)
+        let helper = try await helper(of: service)
+        let pid = service.daemon.pid
+        let listening = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+        try await service.waitForListening(true)
+        XCTAssertNotNil(try ServerStream.recording(of: pid))
+        service.daemon.signal(SIGKILL)
+        _ = await service.daemon.wait()
+        _ = await listening.value
+        try await waitUntil("the audio helper to end", timeout: .seconds(3)) { !ServiceProcesses.running(helper) }
+        try await waitUntil("the server to drop the recording", timeout: .seconds(3)) {
+            (try? ServerStream.recording(of: pid)) == nil
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+@testable import TestSupport
+import VoiceboxBus
+import VoiceboxSpawn
+import XCTest
+
+final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
+    /// After a file, a microphone and a 48 kHz stream recognition, voiceboxd has mapped no part
+    /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
+    /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
+    /// glib, which kept it above 20 MiB at rest.
+    // @SoundServer: the microphone
+    func testTheServiceNeverMapsTheEngine() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await startService(on: stack)
+        let directory = try makeTemporaryDirectory(self)
+        let file = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(file.text, "go forward ten meters")
+        let wav = try Recordings.wav("goforward.raw", in: directory)
+        async let answer = service.recognize([:])
+        try await service.waitForListening(true)
+        let player = try Player(wav, sink: stack.micSink)
+        let heard = try await answer
+        await player.waitUntilDone()
+        XCTAssertEqual(heard.text, "go forward ten meters")
+        // A stream at 48 kHz in stereo: the service resamples it itself.
+        let streamed = try await service.recognizeGoForwardAt48kHzInStereo(in: directory)
+        XCTAssertEqual(streamed.text, "go forward ten meters")
+
+        let pid = service.daemon.pid
+        let ours = ServiceProcesses.mappedLibraries(of: pid)
+        XCTAssertFalse(ours.isEmpty)
+        for library in ours where library.contains("pocketsphinx") || library.contains("sphinxbase") || library.contains("sphinxad")
+            || library.hasPrefix("libsamplerate") || library.hasPrefix("libsndfile") {
+            XCTFail("voiceboxd maps \(library)")
+        }
+        // Nor libpulse, which brings libsndfile with it: the sound server is the audio helper's,
+        // and the microphone Recognize above was heard through it.
+        for library in ours where library.hasPrefix("libpulse") {
+            XCTFail("voiceboxd maps \(library)")
+        }
+        let helpers = ServiceProcesses.audioHelpers(of: pid)
+        XCTAssertEqual(helpers.count, 1, "one voicebox-audio")
+        for helper in helpers {
+            XCTAssert(ServiceProcesses.mappedLibraries(of: helper).contains { $0.hasPrefix("libpulse.so") }, "voicebox-audio \(helper)")
+        }
+        // Nor what was a third of its resident memory: Foundation (with ICU; what the service
+        // needed of it now comes from libc and a small JSON coder of its own), and libspeechd with
+        // glib (only its address lookup was used).
+        for library in ours where ["libFoundation.so", "lib_FoundationICU.so", "libFoundationInternationalization.so",
+                                   "libFoundationEssentials.so"].contains(library)
+            || library.hasPrefix("libglib-") || library.hasPrefix("libspeechd") {
+            XCTFail("voiceboxd maps \(library)")
+        }
+        let workers = ServiceProcesses.decoderWorkers(of: pid)
+        XCTAssertFalse(workers.isEmpty, "a warm decoder worker is kept")
+        for worker in workers {
+            XCTAssert(ServiceProcesses.mappedLibraries(of: worker).contains { $0.hasPrefix("libpocketsphinx") }, "worker \(worker)")
+        }
+        print("METRIC voiceboxd maps \(ours.filter { $0.hasPrefix("lib") }.count) libraries, none of pocketsphinx, libsndfile or libpulse")
+    }
+
+    /// SIGSEGV, abort, SIGKILL (the OOM killer) and SIGSYS (the seccomp filter) in the decoder
+    /// worker while the microphone is heard: that Recognize fails with EngineUnavailable naming the
+    /// signal, the microphone is released, and the next Recognize is answered at once.
+    // @SoundServer: the microphone, released as the server sees it
+    func testADecoderWorkerThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await startService(on: stack)
+        let directory = try makeTemporaryDirectory(self)
+        let wav = try Recordings.wav("numbers.raw", in: directory)
+        let pid = service.daemon.pid
+        // "At once" is as long as an ordinary Recognize of the same file takes on this machine today
+        // (its decoding speed varies 2-fold from hour to hour), plus a fresh worker's start.
+        let ordinary = try await service.decodingSpeed().seconds
+        for signal in [SIGSEGV, SIGABRT, SIGKILL, SIGSYS] {
+            let name = Termination.name(of: signal)
+            let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+            try await service.waitForListening(true)
+            let player = try Player(wav, sink: stack.micSink)
+            try await Task.sleep(for: .milliseconds(700))  // decoding is under way
+            let workers = ServiceProcesses.decoderWorkers(of: pid)
+            XCTAssertFalse(workers.isEmpty)
+            for worker in workers { kill(worker, signal) }
+            let error = await failing.value
+            player.stop()
+            XCTAssertEqual(error?.name, "org.voicebox.Error.EngineUnavailable", "\(name): \(error?.message ?? "no error")")
+            XCTAssert(error?.message.contains(name) == true, "the error names \(name): \(error?.message ?? "")")
+            XCTAssertNil(service.daemon.poll(), "voiceboxd must not die with its worker")
+            try await service.waitForListening(false)
+
+            let asked = ContinuousClock.now
+            let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+            XCTAssertEqual(next.text, "go forward ten meters")
+            let took = ContinuousClock.now - asked
+            print("METRIC decoder worker killed by \(name) mid-microphone → the next Recognize answered in \(took) "
+                  + "(an ordinary one: \(String(format: "%.2f", ordinary)) s)")
+            XCTAssertLessThan(seconds(took), faultBound(max(3, ordinary + 2)))
+        }
+    }
+
+    /// CancelRecognition while the decoder worker does not answer (stopped, as one stuck in a loop
+    /// would be): the call fails with Cancelled at once, not with EngineUnavailable once the
+    /// worker's bound (10 s and more) is over; the stuck worker is gone, and the next Recognize
+    /// is answered. Mid-file and mid-microphone.
+    // @SoundServer: the microphone
+    func testACancelEndsARecognitionWhoseWorkerDoesNotAnswer() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await startService(on: stack)
+        let pid = service.daemon.pid
+        let directory = try makeTemporaryDirectory(self)
+        let wav = try Recordings.wav("numbers.raw", in: directory)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // warm workers
+        for input in ["file", "microphone"] {
+            let known = service.startedRecognitions
+            let options: [String: DBusValue] = input == "file"
+                ? ["file": .string(Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav"))]
+                : ["max_seconds": .double(30)]
+            let failing = Task { await service.recognitionError(options) }
+            _ = try await service.waitForNewRecognition(besides: known)
+            var player: Player?
+            if input == "microphone" {
+                try await service.waitForListening(true)
+                player = try Player(wav, sink: stack.micSink)
+            }
+            try await Task.sleep(for: .milliseconds(500))  // decoding is under way
+            let workers = ServiceProcesses.decoderWorkers(of: pid)
+            for worker in workers { XCTAssertEqual(kill(worker, SIGSTOP), 0) }
+            cleanUps.append { for worker in workers { kill(worker, SIGCONT) } }
+            try await Task.sleep(for: .milliseconds(300))  // the recognition now waits for its worker
+            let asked = ContinuousClock.now
+            _ = try await service.call("CancelRecognition")
+            let error = await failing.value
+            let took = ContinuousClock.now - asked
+            player?.stop()
+            print("METRIC \(input): CancelRecognition with the decoder worker stopped → \(error?.name ?? "no error") in \(took)")
+            XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", "\(input): \(error?.message ?? "no error")")
+            XCTAssertLessThan(seconds(took), faultBound(1), input)
+            XCTAssertNil(service.daemon.poll())
+            for worker in workers { kill(worker, SIGCONT) }
+            // The stuck worker that had the recognition was stopped; warm ones (stopped too, now
+            // running again) may stay.
+            try await waitUntil("the interrupted worker to be gone", timeout: .seconds(5)) {
+                workers.contains { !ServiceProcesses.running($0) }
+            }
+            let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+            XCTAssertEqual(next.text, "go forward ten meters", input)
+        }
+    }
+}

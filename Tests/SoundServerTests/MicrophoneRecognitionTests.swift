@@ -1,0 +1,261 @@
+import Foundation
+@testable import TestSupport
+import Glibc
+import VoiceboxBus
+import VoiceboxInterface
+import XCTest
+
+final class MicrophoneRecognitionTests: ServiceTestCase {
+    // @SoundServer: the microphone
+    func testMicrophoneHearsASentenceAndEndsAtTheSilenceAfterIt() async throws {
+        let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
+        let wav = try Recordings.wav("goforward.raw", in: directory)
+        try await service.waitForListening(false)
+        async let answer = service.recognize(["partial_results": .boolean(true)])
+        let id = try await service.waitForNewRecognition(besides: [])
+        let startedAt = ContinuousClock.now
+        try await service.waitForListening(true)
+        let player = try Player(wav, sink: stack.micSink)
+        let recognized = try await answer
+        let answeredAt = ContinuousClock.now
+        await player.waitUntilDone()
+
+        XCTAssertEqual(recognized.text, "go forward ten meters")
+        XCTAssertEqual(recognized.reason, "endpoint")
+        XCTAssertEqual(recognized.id, id)
+        XCTAssertEqual(recognized.words.count, 4)
+        // From the end of "meters" to the answer: the trailing second of silence, and little more.
+        let speechEnd = startedAt + .milliseconds(Int((recognized.words.last?.end ?? 0) * 1000))
+        let latency = seconds(answeredAt - speechEnd)
+        print(String(format: "METRIC microphone end of speech to reply: %.3f s (silence_seconds 1.0)", latency))
+        XCTAssertGreaterThan(latency, 0.9)
+        XCTAssertLessThan(latency, 1.5)
+        XCTAssertEqual(recognized.duration, (recognized.words.last?.end ?? 0) + 1, accuracy: 0.3)
+
+        let signals = service.recognitionSignals(of: id)
+        XCTAssertEqual(signals.last?.member, "RecognitionFinished")
+        let levels = signals.filter { $0.member == "AudioLevel" }.compactMap { $0.arguments.last?.double }
+        XCTAssert(levels.allSatisfy { (0...1).contains($0) })
+        XCTAssertGreaterThan(levels.max() ?? 0, 0.3, "speech moves the meter")
+        XCTAssertLessThanOrEqual(Double(levels.count), recognized.duration * 20 + 2, "at most 20 levels a second")
+        let partials = signals.filter { $0.member == "RecognitionPartial" }.compactMap { $0.arguments.last?.string }
+        XCTAssertFalse(partials.isEmpty)
+        XCTAssertLessThanOrEqual(Double(partials.count), recognized.duration * 10 + 2, "at most 10 partials a second")
+        XCTAssertFalse(zip(partials, partials.dropFirst()).contains { $0 == $1 }, "a partial only when the text changed")
+        try await service.waitForListening(false)
+    }
+
+    // @SoundServer: the microphone
+    func testStopMidSpeechAnswersWithTheWordsSoFar() async throws {
+        let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
+        let wav = try Recordings.wav("numbers.raw", in: directory)
+        async let answer = service.recognize(["partial_results": .boolean(true)])
+        let id = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        let player = try Player(wav, sink: stack.micSink)
+        defer { player.stop() }
+        try await waitUntil("two words in a partial result") {
+            self.service.recognitionSignals(of: id).contains { ($0.arguments.last?.string ?? "").split(separator: " ").count >= 2 }
+        }
+        try await service.proxy.call(Speech1.stopRecognition)
+        let recognized = try await answer
+        XCTAssertEqual(recognized.reason, "stopped")
+        XCTAssertFalse(recognized.text.isEmpty)
+        XCTAssertLessThan(recognized.duration, 4.0 + 1.5, "answered before the recording was over")
+        // numbers.raw says "thirty three four or six ninety two" (so the bare tool hears it): the
+        // answer has its first words, not all of them.
+        XCTAssertEqual(recognized.words.first?.word, "thirty", recognized.text)
+        XCTAssertLessThan(recognized.words.count, 7, recognized.text)
+        XCTAssertEqual(service.recognitionSignals(of: id).last?.arguments.last?.string, recognized.text)
+        try await service.waitForListening(false)
+    }
+
+    // @SoundServer: the microphone
+    func testCancelFailsWithCancelledAndReleasesTheMicrophone() async throws {
+        let service = self.service!
+        let pending = Task { await service.recognitionError([:]) }
+        let id = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        try await service.proxy.call(Speech1.cancelRecognition)
+        let error = await pending.value
+        XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled")
+        let finished = service.recognitionSignals(of: id).last
+        XCTAssertEqual(finished?.member, "RecognitionFinished")
+        XCTAssertEqual(finished?.arguments.last?.string, "")
+        XCTAssertEqual(try sourceOutputs(), [], "the recording stream is gone once CancelRecognition has answered")
+        try await service.waitForListening(false)
+    }
+
+    // @SoundServer: the microphone
+    func testASecondMicrophoneRecognitionIsBusy() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let first = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+        _ = try await service.waitForNewRecognition(besides: [])
+        let second = await service.recognitionError([:])
+        XCTAssertEqual(second?.name, "org.voicebox.Error.Busy", second?.message ?? "no error")
+        // Another caller too: there is one microphone.
+        let other = try BusConnection(address: stack.busAddress)
+        do {
+            _ = try await ServiceHarness.recognize(on: other, [:])
+            XCTFail("a second microphone recognition ran")
+        } catch let error as DBusError {
+            XCTAssertEqual(error.name, "org.voicebox.Error.Busy")
+        }
+        // A file is not the microphone: it runs meanwhile.
+        let file = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(file.text, "go forward ten meters")
+        await other.close()
+        try await service.proxy.call(Speech1.cancelRecognition)
+        let error = await first.value
+        XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled")
+    }
+
+    /// A caller that leaves the bus mid-recognition cannot take the answer: the microphone is
+    /// released at once.
+    // @SoundServer: the microphone, as the server sees it
+    func testACallerLeavingReleasesTheMicrophoneWithin200ms() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        XCTAssertEqual(try sourceOutputs(), [], "another recording is running")
+        let other = try BusConnection(address: stack.busAddress)
+        let pending = Task { try? await ServiceHarness.recognize(on: other, [:]) }
+        let id = try await service.waitForNewRecognition(besides: [])
+        try await waitUntil("voiceboxd's recording stream") { (try? sourceOutputs().count) == 1 }
+        let left = ContinuousClock.now
+        await other.close()
+        try await waitUntil("the recording stream to go", timeout: .seconds(5)) { (try? sourceOutputs().isEmpty) == true }
+        let released = seconds(ContinuousClock.now - left)
+        print(String(format: "METRIC caller left → source-output gone: %.3f s (including pactl's own run time)", released))
+        XCTAssertLessThan(released, 0.2)
+        try await waitUntil("RecognitionFinished") { self.service.recognitionSignals(of: id).last?.member == "RecognitionFinished" }
+        try await service.waitForListening(false)
+        _ = await pending.value
+    }
+
+    /// Speech from the service, recognized by the service: speak into voicebox_out and listen to
+    /// its monitor. espeak-ng's voice needs a grammar (see audio-stack.md); even with one, its
+    /// "ten" is heard as "two" every time, so the sentence avoids numbers.
+    ///
+    /// Through a speech-dispatcher of its own: the shared one, after some other tests' cancelled
+    /// utterances, spoke a new client's first utterance so that this heard "the gotta get" (a
+    /// restart of speech-dispatcher cured it), which is not what this test is about.
+    // @SoundServer: speech into the sink, heard from its monitor
+    func testRoundTripSpeakThenRecognize() async throws {
+        let stack = self.stack!
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
+        try await speechd.start()
+        await self.service.stop()
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
+        self.service = service  // stopped by tearDown
+        // Spoken once first: the new speech-dispatcher's first utterance starts its module.
+        _ = try await service.waitForFinish(try await service.speak("ready"))
+        let grammar = """
+            #JSGF V1.0;
+            grammar doors;
+            public <command> = (open | close | lock) the (door | window | garage) [please];
+            """
+        async let answer = service.recognize(["source": .string(stack.sink + ".monitor"), "grammar": .string(grammar),
+                                              "max_seconds": .double(20)])
+        _ = try await service.waitForNewRecognition(besides: [])
+        // As the contract tells apps: speak after the detector's 1.5 s warm-up. Spoken at once, the
+        // sentence straddles it, and once on a busy CI machine its first word came out as "lock"
+        // (0 in 15 runs here on a quiet one).
+        try await Task.sleep(for: .seconds(1.6))
+        _ = try await service.speak("close the garage")
+        let recognized = try await answer
+        XCTAssertEqual(recognized.text, "close the garage")
+        XCTAssertEqual(recognized.reason, "endpoint")
+    }
+
+    // @SoundServer: the microphone
+    func testBadInputsEachGetTheirErrorAndTheServiceKeepsServing() async throws {
+        let (service, directory) = (self.service!, self.directory!)
+        let goforward = Recordings.path("goforward.raw")
+        let fifo = directory.appendingPathComponent("fifo").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let text = directory.appendingPathComponent("notes.wav")
+        try Data("not audio at all\n".utf8).write(to: text)
+        let empty = directory.appendingPathComponent("empty.wav")
+        try Data().write(to: empty)
+        let oneHertz = directory.appendingPathComponent("one-hertz.wav")
+        try Recordings.silentWAV(rate: 1, channels: 1, frames: 100).write(to: oneHertz)
+        let manyChannels = directory.appendingPathComponent("many-channels.wav")
+        try Recordings.silentWAV(rate: 16_000, channels: 100, frames: 100).write(to: manyChannels)
+        let valid = "#JSGF V1.0; grammar g; public <a> = go forward;"
+        let invalid = "InvalidArgument", unreadable = "UnreadableFile"
+        let cases: [(options: [String: DBusValue], error: String, mentions: String)] = [
+            (["colour": .string("blue")], invalid, "colour"),
+            (["file": .int32(1)], invalid, "file"),
+            (["max_seconds": .double(0)], invalid, "max_seconds"),
+            (["max_seconds": .string("5")], invalid, "max_seconds"),
+            (["silence_seconds": .double(11)], invalid, "silence_seconds"),
+            (["partial_results": .string("yes")], invalid, "partial_results"),
+            (["grammar": .string(valid), "keyphrases": .stringArray(["go"])], invalid, "keyphrases"),
+            (["file": .string(goforward), "source": .string("x")], invalid, "source"),
+            (["file": .string(goforward), "silence_seconds": .double(1)], invalid, "silence_seconds"),
+            (["file": .string("goforward.raw")], invalid, "absolute"),
+            (["hint": .string("poetry")], invalid, "hint"),
+            (["hint": .string("confirmation"), "grammar": .string(valid)], invalid, "hint"),
+            (["language": .string("not a tag")], invalid, "language"),
+            (["keyphrases": .stringArray([])], invalid, "keyphrases"),
+            (["language": .string("xx-YY")], "UnsupportedLanguage", "xx-YY"),
+            (["file": .string("/nonexistent/speech.wav")], unreadable, "No such file"),
+            (["file": .string(directory.path)], unreadable, "directory"),
+            (["file": .string(fifo)], unreadable, "FIFO"),
+            (["file": .string("/dev/zero")], unreadable, "character device"),
+            (["file": .string(text.path)], unreadable, "not audio"),
+            (["file": .string(empty.path)], unreadable, "empty"),
+            (["file": .string(oneHertz.path)], unreadable, "sample rate 1 Hz is outside 8,000–192,000 Hz"),
+            (["file": .string(manyChannels.path)], unreadable, "100 channels"),
+            (["file": .string(goforward), "grammar": .string("#JSGF V1.0; grammar g; public <a> = (go | ;")], invalid, "syntax error"),
+            (["file": .string(goforward), "grammar": .string("#JSGF V1.0; grammar g; public <a> = go zzyzxq;")], invalid, "zzyzxq"),
+            (["file": .string(goforward), "keyphrases": .stringArray(["zzyzxq"])], invalid, "keyphrases"),
+            (["source": .string("no_such_source")], "NoMicrophone", "no_such_source"),
+        ]
+        for (options, expected, mentions) in cases {
+            let started = ContinuousClock.now
+            let error = await service.recognitionError(options)
+            XCTAssertEqual(error?.name, "org.voicebox.Error." + expected, "\(options): \(error?.message ?? "no error")")
+            XCTAssert(error?.message.contains(mentions) == true, "\(options): '\(error?.message ?? "")' lacks '\(mentions)'")
+            XCTAssertLessThan(seconds(ContinuousClock.now - started), 5, "\(options) took long to refuse")
+        }
+        XCTAssertTrue(service.startedRecognitions.isEmpty, "a refused recognition sent RecognitionStarted")
+        // Stop and cancel with nothing running do nothing, like StopSpeaking for a finished utterance.
+        try await service.proxy.call(Speech1.stopRecognition)
+        try await service.proxy.call(Speech1.cancelRecognition)
+
+        let recognized = try await service.recognize(["file": .string(goforward)])
+        XCTAssertEqual(recognized.text, "go forward ten meters")
+        let listening = try await service.property("Listening")
+        XCTAssertEqual(listening, .boolean(false))
+        let languages = try await service.property("RecognitionLanguages")
+        XCTAssertEqual(languages, .stringArray(["en-US"]))
+    }
+
+    /// A sound server that dies and comes back: NoMicrophone meanwhile, found again after.
+    // @SoundServer: a sound server that dies and comes back
+    func testPulseAudioRestartedThenTheNextRecognizeWorks() async throws {
+        await self.service.stop()
+        let server = try PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_sine rate=16000 frequency=440",
+                                                          "set-default-source voicebox_sine"])
+        try server.start()
+        let service = try await ServiceHarness(stack: stack, environment: ["PULSE_SERVER": server.address])
+        self.service = service  // stopped by tearDown
+        let before = try await service.recognize(["max_seconds": .double(0.5)])
+        XCTAssertEqual(before.reason, "max_duration")
+
+        // Dying mid-recognition: the answer says the microphone went away.
+        async let during = service.recognitionError(["max_seconds": .double(20)])
+        _ = try await service.waitForNewRecognition(besides: [before.id])
+        server.kill()
+        let lost = await during
+        XCTAssertEqual(lost?.name, "org.voicebox.Error.NoMicrophone", lost?.message ?? "no error")
+        let down = await service.recognitionError(["max_seconds": .double(0.5)])
+        XCTAssertEqual(down?.name, "org.voicebox.Error.NoMicrophone", down?.message ?? "no error")
+
+        try server.start()
+        let after = try await service.recognize(["max_seconds": .double(0.5)])
+        XCTAssertEqual(after.reason, "max_duration")
+        try await service.waitForListening(false)
+    }
+}

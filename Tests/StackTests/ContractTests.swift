@@ -1,0 +1,62 @@
+@testable import TestSupport
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import VoiceboxBus
+import VoiceboxCore
+import VoiceboxInterface
+import XCTest
+
+/// dbus/org.voicebox.Speech1.xml is the contract: what voiceboxd serves must say the same,
+/// member by member, argument by argument.
+final class ContractTests: XCTestCase {
+    static var contractURL: URL {
+        Checkout.root.appendingPathComponent("dbus/org.voicebox.Speech1.xml")
+    }
+
+    func testServedInterfaceMatchesTheContractFile() throws {
+        let contract = try InterfaceOutline.parse(Data(contentsOf: Self.contractURL))
+        let served = try InterfaceOutline.parse(Data(Introspection.xml(interfaces: [Speech1.interface]).utf8))
+        XCTAssertFalse(contract["org.voicebox.Speech1", default: []].isEmpty, "the contract file declares nothing")
+        XCTAssertEqual(served["org.voicebox.Speech1"], contract["org.voicebox.Speech1"])
+    }
+
+    /// The service's signals and properties are declared once, in VoiceboxCore, and the bus face
+    /// derives its declarations from those: AudioInterruption's info travels as the dictionary the
+    /// contract documents and comes back whole, should_resume only on `ended`.
+    func testTheServicesDeclarationsAreTheBusDeclarations() throws {
+        XCTAssertEqual(Speech1.interface.signals.map(\.name),
+                       [ServiceSignals.speechStarted.name, ServiceSignals.speechMark.name, ServiceSignals.speechFinished.name,
+                        ServiceSignals.voicesChanged.name, ServiceSignals.recognitionStarted.name,
+                        ServiceSignals.recognitionPartial.name, ServiceSignals.audioLevel.name,
+                        ServiceSignals.recognitionProgress.name, ServiceSignals.recognitionFinished.name,
+                        ServiceSignals.audioInterruption.name])
+        XCTAssertEqual(Speech1.audioInterruption.description.arguments.map(\.type), ["s", "a{sv}"])
+        XCTAssertEqual(Speech1.speechFinished.description.arguments.map(\.type), ["t", "s"])
+        let ended = InterruptionInfo(reason: .speaking, id: 7, shouldResume: true, pausedPlayers: ["org.mpris.MediaPlayer2.mpv"],
+                                     mutedStreams: 1, duckedStreams: 2, corkedStreams: 3)
+        let entries = try XCTUnwrap(try? VarDict(busValue: ended.busValue)).entries
+        XCTAssertEqual(Set(entries.keys), ["reason", "id", "should_resume", "paused_players", "muted_streams",
+                                           "ducked_streams", "corked_streams"])
+        XCTAssertEqual(try InterruptionInfo(busValue: ended.busValue), ended)
+        let began = InterruptionInfo(reason: .listening, id: 8)
+        XCTAssertNil(try VarDict(busValue: began.busValue).entries["should_resume"])
+        XCTAssertEqual(try InterruptionInfo(busValue: began.busValue), began)
+        XCTAssertEqual(try SynthesisEnd(busValue: .string("cancelled")), .cancelled)
+        XCTAssertThrowsError(try SynthesisEnd(busValue: .string("exploded")))
+    }
+
+    /// The same over a live bus: what a client introspecting the running service gets.
+    func testRunningServiceServesTheContract() async throws {
+        let stack = try Stack.require()
+        let service = try await ServiceHarness(stack: stack)
+        let xml = try await service.client.call(destination: ServiceHarness.name, path: ServiceHarness.path,
+                                                interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
+        await service.stop()
+        let served = try InterfaceOutline.parse(Data((xml.first?.string ?? "").utf8))
+        let contract = try InterfaceOutline.parse(Data(contentsOf: Self.contractURL))
+        XCTAssertEqual(served["org.voicebox.Speech1"], contract["org.voicebox.Speech1"])
+        XCTAssertNotNil(served["org.freedesktop.DBus.Properties"])
+    }
+}

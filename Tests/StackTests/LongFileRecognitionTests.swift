@@ -1,0 +1,221 @@
+import Foundation
+@testable import TestSupport
+import VoiceboxBus
+import XCTest
+
+/// A long recording read as a file is cut at pauses into parts decoded on every core at once:
+/// the same words as one pass (the same audio as a stream, which is read in one pass), sooner,
+/// with progress over the whole file, and another caller's short file is not held up behind it.
+final class LongFileRecognitionTests: ServiceTestCase {
+    override class var usesRecordings: Bool { true }
+
+    /// About 110 s of real speech with pauses: librivox's five recordings and three others, with
+    /// 0.4 s of silence after each, three times over; as raw samples and as a WAV file.
+    private func longRecording() throws -> (raw: String, wav: String) {
+        let librivox = try FileManager.default.contentsOfDirectory(atPath: Recordings.path("librivox"))
+            .filter { $0.hasSuffix(".wav") }.sorted()
+        var pieces: [Data] = []
+        for name in librivox {
+            let target = directory.appendingPathComponent(name + ".raw").path
+            let result = try runProgram(["sox", Recordings.path("librivox/" + name), "-t", "raw", "-r", "16000", "-e", "signed",
+                                         "-b", "16", "-c", "1", target])
+            guard result.status == 0 else { throw ProgramError(description: "sox failed: \(result.output)") }
+            pieces.append(try Data(contentsOf: URL(fileURLWithPath: target)))
+        }
+        for name in ["goforward.raw", "numbers.raw", "something.raw"] {
+            pieces.append(try Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))))
+        }
+        let pause = Data(count: 12_800)  // 0.4 s
+        var long = Data()
+        for _ in 0..<3 {
+            for piece in pieces { long += piece + pause }
+        }
+        let raw = directory.appendingPathComponent("long.raw").path
+        try long.write(to: URL(fileURLWithPath: raw))
+        let wav = directory.appendingPathComponent("long.wav").path
+        try Recordings.sox(raw: raw, to: wav)
+        return (raw, wav)
+    }
+
+    /// What is said in `longRecording`: the recordings' transcripts, in the same order.
+    private func transcript() throws -> String {
+        // By id, which is the recording's name: in the order `longRecording` joins them.
+        let librivox = try Recordings.transcription("librivox/transcription").sorted { $0.key < $1.key }.map(\.value)
+        let once = (librivox + ["go forward ten meters", "thirty three forty six ninety two", "go somewhere and do something"])
+            .joined(separator: " ")
+        return [once, once, once].joined(separator: " ")
+    }
+
+    /// Words that differ between two transcripts: the edit distance over words.
+    private func wordsDiffering(_ first: String, _ second: String) -> Int {
+        let a = first.split(separator: " "), b = second.split(separator: " ")
+        var row = Array(0...b.count)
+        for (index, word) in a.enumerated() {
+            var previous = row[0]
+            row[0] = index + 1
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let kept = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (word == b[j - 1] ? 0 : 1))
+                previous = kept
+            }
+        }
+        return row[b.count]
+    }
+
+    func testALongFileDecodesInPartsOnEveryCoreWithTheSameWords() async throws {
+        let service = self.service!
+        let (raw, wav) = try longRecording()
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded
+
+        // One pass: the same audio as a stream, read as a file is, on one decoder.
+        let stream = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
+        var started = ContinuousClock.now
+        let onePass = try await service.recognize(["stream": .unixFD(stream.fileDescriptor)], timeout: .seconds(300))
+        let onePassTime = ContinuousClock.now - started
+        try stream.close()
+
+        started = ContinuousClock.now
+        let inParts = try await service.recognize(["file": .string(wav), "partial_results": .boolean(true)], timeout: .seconds(300))
+        let inPartsTime = ContinuousClock.now - started
+        XCTAssertEqual(inParts.reason, "end_of_file")
+        XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)
+        let differing = wordsDiffering(onePass.text, inParts.text)
+        let words = onePass.text.split(separator: " ").count
+        print("METRIC long file (\(Int(inParts.duration)) s): one pass \(onePassTime), in parts \(inPartsTime), "
+              + "ratio \(String(format: "%.2f", seconds(inPartsTime) / seconds(onePassTime))); "
+              + "\(differing) of \(words) words differ")
+        XCTAssertGreaterThan(words, 200)
+        // Each part's decoder hears the file up to its part without searching, so it meets its
+        // part as one pass would: the same words (the issue's bound is 1 %; measured: none differ).
+        XCTAssertLessThanOrEqual(Double(differing), Double(words) * 0.01, "parts: \(inParts.text)\none pass: \(onePass.text)")
+        let reference = try transcript()
+        let onePassErrors = wordsDiffering(reference, onePass.text), inPartsErrors = wordsDiffering(reference, inParts.text)
+        let referenceWords = reference.split(separator: " ").count
+        print("METRIC long file word errors against the transcript: one pass \(onePassErrors), in parts \(inPartsErrors) "
+              + "of \(referenceWords)")
+        XCTAssertLessThanOrEqual(inPartsErrors, onePassErrors + referenceWords / 100, "parts: \(inParts.text)")
+        // Word times run over the whole file, in order.
+        let times = inParts.words.map(\.start)
+        XCTAssertEqual(times, times.sorted())
+        XCTAssertGreaterThan(times.last ?? 0, inParts.duration - 10)
+        if ProcessInfo.processInfo.activeProcessorCount >= 2, !underSanitizer {
+            XCTAssertLessThan(seconds(inPartsTime), seconds(onePassTime) * 0.8, "the parts did not decode at once")
+        }
+        // Progress covers the whole file: rising, to 1.
+        let progress = service.recognitionSignals(of: inParts.id).filter { $0.member == "RecognitionProgress" }
+            .compactMap { $0.arguments.dropFirst().first?.double }
+        XCTAssertGreaterThan(progress.count, 3)
+        XCTAssertEqual(progress, progress.sorted())
+        XCTAssertEqual(progress.last, 1)
+        // Partials cover the whole file, also the part the other core was still decoding when
+        // this recognition's own core had finished its part.
+        let lastPartial = service.recognitionSignals(of: inParts.id).last { $0.member == "RecognitionPartial" }?
+            .arguments.dropFirst().first?.string ?? ""
+        XCTAssertGreaterThanOrEqual(lastPartial.split(separator: " ").count * 10, inParts.words.count * 9, lastPartial)
+    }
+
+    /// While a long file decodes in parts on both cores, another caller's short file waits at
+    /// most about one part; and a stop ends every part at once with what was heard from the start.
+    func testAnotherCallersFileIsNotHeldUpBehindALongFilesParts() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let (_, wav) = try longRecording()
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        let known = service.startedRecognitions
+        let long = Task { try await service.recognize(["file": .string(wav)], timeout: .seconds(300)) }
+        let longID = try await service.waitForNewRecognition(besides: known)
+        // Its parts decoding on every core: once the file is read and cut (seconds under the thread
+        // sanitizer), a second and more of it decoded, then another second on both cores.
+        try await waitUntil("the long file's parts to decode", timeout: .seconds(60)) {
+            service.recognitionSignals(of: longID).contains {
+                $0.member == "RecognitionProgress" && ($0.arguments.dropFirst().first?.double ?? 0) > 0.01
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+
+        let other = try BusConnection(address: stack.busAddress)
+        let asked = ContinuousClock.now
+        let short = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
+        let waited = ContinuousClock.now - asked
+        print("METRIC another caller's file beside a long file's parts: \(waited)")
+        XCTAssertEqual(short.text, "go forward ten meters")
+        XCTAssertLessThan(waited, .seconds(faultBound(10)), "a long file's parts held up another caller's file")
+
+        try await ServiceHarness.call("StopRecognition", on: service.client)
+        let stopped = try await long.value
+        XCTAssertEqual(stopped.reason, "stopped")
+        XCTAssertLessThan(stopped.duration, 100)
+        XCTAssertTrue(stopped.text.hasPrefix("and"), stopped.text)
+        // Progress never goes back, though the stop keeps less than both cores decoded.
+        let progress = service.recognitionSignals(of: longID).filter { $0.member == "RecognitionProgress" }
+            .compactMap { $0.arguments.dropFirst().first?.double }
+        XCTAssertEqual(progress, progress.sorted())
+        await other.close()
+    }
+
+    /// Word times are the file's in every part, also in a part a lane takes after another one
+    /// (its decoder's own clock then runs from the first part's start). 2 min 34 s of three
+    /// short recordings with 7 s of silence after each, over and over: on 2 cores it is cut into 4
+    /// parts, 2 to a lane, and every repeat's words come one period after the repeat before's.
+    func testWordTimesAreTheFilesInEveryPart() async throws {
+        let service = self.service!
+        var clips = Data()
+        for name in ["goforward.raw", "numbers.raw", "something.raw"] {
+            clips += try Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))) + Data(count: 7 * 32_000)
+        }
+        var sparse = Data()
+        while sparse.count < 132 * 32_000 { sparse += clips }
+        let raw = directory.appendingPathComponent("sparse.raw").path
+        try sparse.write(to: URL(fileURLWithPath: raw))
+        let wav = directory.appendingPathComponent("sparse.wav").path
+        try Recordings.sox(raw: raw, to: wav)
+        let period = Double(clips.count / 2) / 16_000
+
+        let heard = try await service.recognize(["file": .string(wav)], timeout: .seconds(300))
+        XCTAssertEqual(heard.reason, "end_of_file")
+        let firstRepeat = heard.words.filter { $0.start < period }
+        XCTAssertGreaterThanOrEqual(firstRepeat.count, 10, heard.text)
+        XCTAssertGreaterThan(heard.words.count, firstRepeat.count * 4, heard.text)
+        var misplaced: [String] = []
+        for word in heard.words {
+            let repeatIndex = (word.start / period).rounded(.down)
+            let inRepeat = word.start - repeatIndex * period
+            if !firstRepeat.contains(where: { $0.word == word.word && abs($0.start - inRepeat) < 0.1 }) {
+                misplaced.append("\(word.word) at \(word.start) s")
+            }
+        }
+        XCTAssertLessThanOrEqual(misplaced.count, 2, "words not where the same word is in the first repeat: \(misplaced)")
+        XCTAssertLessThan(heard.words.last?.start ?? .infinity, heard.duration)
+    }
+
+    /// An utterance whose first word the detector places just before the place where a part's
+    /// decoding begins (its lead, 0.2 s) is kept, and the parts give one pass's words. The five
+    /// card recordings with 0.4 s pauses, nine times over (105 s, 2 parts): "seven of clubs" was
+    /// lost at the second part's start (191 words against 188).
+    func testAnUtteranceBeginningAtAPartsStartIsKept() async throws {
+        let service = self.service!
+        var once = Data()
+        for index in 1...5 {
+            let target = directory.appendingPathComponent("card\(index).raw").path
+            let result = try runProgram(["sox", Recordings.path("cards/00\(index).wav"), "-t", "raw", "-r", "16000", "-e", "signed",
+                                         "-b", "16", "-c", "1", target])
+            guard result.status == 0 else { throw ProgramError(description: "sox failed: \(result.output)") }
+            once += try Data(contentsOf: URL(fileURLWithPath: target)) + Data(count: 12_800)
+        }
+        let raw = directory.appendingPathComponent("cards.raw").path
+        try Data((0..<9).flatMap { _ in once }).write(to: URL(fileURLWithPath: raw))
+        let wav = directory.appendingPathComponent("cards.wav").path
+        try Recordings.sox(raw: raw, to: wav)
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded
+
+        let stream = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
+        let onePass = try await service.recognize(["stream": .unixFD(stream.fileDescriptor)], timeout: .seconds(300))
+        try stream.close()
+        let inParts = try await service.recognize(["file": .string(wav)], timeout: .seconds(300))
+        XCTAssertEqual(inParts.reason, "end_of_file")
+        XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)
+        print("METRIC cards (\(Int(inParts.duration)) s): \(wordsDiffering(onePass.text, inParts.text)) of "
+              + "\(onePass.words.count) words differ from one pass")
+        XCTAssertEqual(inParts.text, onePass.text)
+        XCTAssertEqual(inParts.words.map(\.start), onePass.words.map(\.start))
+    }
+}

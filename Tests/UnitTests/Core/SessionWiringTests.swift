@@ -1,0 +1,97 @@
+@testable import TestSupport
+import XCTest
+@testable import VoiceboxCore
+
+/// The speech and recognition services with an audio session: speaking and listening interrupt
+/// others for as long as they last, and a call holds speech and corks the microphone.
+final class SessionWiringTests: XCTestCase {
+    var journal: MemoryJournal!
+    var mixer: ScriptedMixer!
+    var bus: RecordingBus!
+    var session: AudioSession!
+    var tasks: [Task<Void, Never>] = []
+
+    override func setUp() async throws {
+        journal = MemoryJournal()
+        mixer = ScriptedMixer(journal: journal)
+        bus = RecordingBus()
+        var settings = AudioSessionSettings()
+        settings.grace = .milliseconds(20)
+        settings.listeningInterruptionLimit = .milliseconds(300)
+        session = AudioSession(mixer: mixer, players: ScriptedPlayers(), journal: journal, bus: bus, settings: settings,
+                               ownProcessID: 1)
+        let session = session!
+        tasks.append(Task { await session.run() })
+        mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
+        try await Task.sleep(for: .milliseconds(30))
+    }
+
+    override func tearDown() async throws {
+        for task in tasks { task.cancel() }
+    }
+
+    private func eventually(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(3)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return XCTFail("\(what): not within 3 s") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func testAnUtteranceInterruptsOthersUntilItEndsAndACallHoldsIt() async throws {
+        let synthesizer = ScriptedSynthesizer()
+        let speech = SpeechService(synthesizer: synthesizer, bus: bus, session: session)
+        await session.add(speech)
+        tasks.append(Task { await speech.run() })
+        let id = try await speech.speak("hello", options: SpeakOptions(["others": .string("pause")]), caller: ":1.1")
+        let mixer = mixer!
+        XCTAssertEqual(mixer.changes, ["mute 2 true"], "muted before the engine was asked to speak")
+        XCTAssertEqual(synthesizer.commands, [.speak(id)])
+        synthesizer.report(.finished(id, .done))
+        try await eventually("others restored") { mixer.changes == ["mute 2 true", "mute 2 false"] }
+
+        let long = try await speech.speak("a long one", options: SpeakOptions(["others": .string("mix")]), caller: ":1.1")
+        synthesizer.report(.started(long))
+        let bus = bus!
+        try await eventually("Speaking") { bus.properties.last(where: \.isSpeaking) == .speaking(true) }
+        mixer.play(PlaybackStream(id: 9, applicationName: "Zoom", processID: 900, role: "phone"))
+        try await eventually("speech held by the call") { synthesizer.commands.last == .pause }
+        XCTAssertEqual(bus.properties.last(where: \.isSpeaking), .speaking(false), "nothing is spoken while the call holds it")
+        XCTAssertEqual(bus.properties.last(where: \.isInterrupted), .interrupted(true))
+        mixer.remove(9)
+        try await eventually("speech going on after the call") { synthesizer.commands.last == .resume }
+        XCTAssertEqual(bus.properties.last(where: \.isSpeaking), .speaking(true))
+        let paused = await speech.isPaused
+        XCTAssertFalse(paused, "a call is no caller's pause")
+    }
+
+    func testListeningInterruptsOthersAndACallCorksTheMicrophoneThenEndsItPastTheLimit() async throws {
+        let capture = FakeCapture()
+        let recognition = RecognitionService(engine: FakeEngine(), capture: capture, files: FakeFiles(files: [:]),
+                                             streams: FakeStreams(streams: [:]), bus: bus,
+                                             session: session, maxFileRecognitions: 1)
+        await session.add(recognition)
+        let pending = try await recognition.start(RecognizeOptions([:]), caller: ":1.1")
+        try await eventually("the microphone to open") { !capture.streams.isEmpty }
+        let microphone = capture.streams[0]
+        let mixer = mixer!
+        XCTAssertEqual(mixer.changes, ["mute 2 true"], "listening pauses others by default")
+        microphone.send(speech: true, count: 3)
+        mixer.play(PlaybackStream(id: 9, applicationName: "Zoom", processID: 900, role: "phone"))
+        try await eventually("the microphone corked") { microphone.corkings == [true] }
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .interrupted)
+        XCTAssertFalse(done.result.text.isEmpty, "what was heard before the call is kept")
+        XCTAssertTrue(microphone.isClosed)
+        // The recognition is over, the call is not: others stay paused until it is.
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(mixer.changes, ["mute 2 true"], "nothing is given back while the call goes on")
+        mixer.remove(9)
+        try await eventually("others restored after the call") { mixer.changes.last == "mute 2 false" }
+    }
+}
+
+private extension RecordedProperty {
+    var isSpeaking: Bool { if case .speaking = self { true } else { false } }
+    var isInterrupted: Bool { if case .interrupted = self { true } else { false } }
+}

@@ -1,0 +1,162 @@
+@testable import TestSupport
+import Dispatch
+import Glibc
+import VoiceboxCore
+import VoiceboxLock
+import XCTest
+@testable import VoiceboxSpeechd
+
+/// The SSIP client against a scripted server on the other end of a socket pair: no speech-dispatcher.
+final class SSIPConnectionTests: XCTestCase {
+    private let queue = DispatchQueue(label: "test.ssip.owner")
+
+    /// (our connection, the server's descriptor).
+    private func pair(timeout: Double = 2) -> (SSIPConnection, Int32) {
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        XCTAssertGreaterThanOrEqual(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0)
+        let connection = queue.sync { SSIPConnection(.init(descriptor: fds[0], connecting: false), queue: queue, timeout: timeout) }
+        return (connection, fds[1])
+    }
+
+    private func serverWrite(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        XCTAssertEqual(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, bytes.count)
+    }
+
+    /// Reads what the client wrote so far (waits up to 1 s for `count` bytes).
+    private func serverRead(_ fd: Int32, atLeast count: Int) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = DispatchTime.now() + 1
+        while received.count < count && DispatchTime.now() < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) > 0 else { continue }
+            let n = read(fd, &buffer, buffer.count)
+            guard n > 0 else { break }
+            received += buffer[0..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
+    private final class Results: Sendable {
+        let list = Locked<[String]>([])
+        func add(_ result: Result<SSIPReply, SynthesizerError>) {
+            list.withLock {
+                switch result {
+                case .success(let reply): $0.append("\(reply.code) \(reply.lines) \(reply.text)")
+                case .failure(let error): $0.append("failure \(error)")
+                }
+            }
+        }
+        func wait(for count: Int, timeout: Double = 3) -> [String] {
+            let deadline = DispatchTime.now() + timeout
+            while list.withLock({ $0.count }) < count && DispatchTime.now() < deadline { usleep(5000) }
+            return list.withLock { $0 }
+        }
+    }
+
+    func testPipelinedRepliesAndEventsInOrder() {
+        let (connection, server) = pair()
+        defer { close(server); queue.sync { connection.close() } }
+        let results = Results()
+        let events = Locked<[SSIPEvent]>([])
+        queue.sync {
+            connection.onEvent = { event in events.withLock { $0.append(event) } }
+            connection.send(SSIPText.command("GET", "LANGUAGE")) { results.add($0) }
+            connection.send(SSIPText.command("BOGUS")) { results.add($0) }
+        }
+        XCTAssertEqual(serverRead(server, atLeast: 27), "GET LANGUAGE\r\nBOGUS\r\n")
+        serverWrite(server, "251-en-US\r\n251 OK GET RETURNED\r\n702-1\r\n702-2\r\n702 END\r\n500 ERR INVALID COMMAND\r\n")
+        XCTAssertEqual(results.wait(for: 2), ["251 [\"en-US\"] OK GET RETURNED", "500 [] ERR INVALID COMMAND"])
+        XCTAssertEqual(events.withLock { $0 }, [SSIPEvent(kind: .end, messageID: 1, clientID: 2)])
+    }
+
+    /// A command sent after SPEAK must not reach the server before SPEAK's text (it would be read as text).
+    func testCommandsWaitBehindSpeakUntilItsTextIsSent() {
+        let (connection, server) = pair()
+        defer { close(server); queue.sync { connection.close() } }
+        let results = Results()
+        queue.sync {
+            connection.send(SSIPText.command("SPEAK"), text: SSIPText.speakData("Hi")) { results.add($0) }
+            connection.send(SSIPText.command("STOP", "self")) { results.add($0) }
+        }
+        XCTAssertEqual(serverRead(server, atLeast: 7), "SPEAK\r\n")
+        serverWrite(server, "230 OK RECEIVING DATA\r\n")
+        XCTAssertEqual(serverRead(server, atLeast: 18), "Hi\r\n.\r\nSTOP self\r\n")
+        serverWrite(server, "225-7\r\n225 OK MESSAGE QUEUED\r\n210 OK STOPPED\r\n")
+        XCTAssertEqual(results.wait(for: 2), ["225 [\"7\"] OK MESSAGE QUEUED", "210 [] OK STOPPED"])
+    }
+
+    func testServerClosingMidReplyFailsThePendingCommands() {
+        let (connection, server) = pair()
+        defer { withExtendedLifetime(connection) {} }
+        let results = Results()
+        let closed = Locked<String?>(nil)
+        queue.sync {
+            connection.onClose = { reason in closed.withLock { $0 = reason } }
+            connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES")) { results.add($0) }
+            connection.send(SSIPText.command("GET", "RATE")) { results.add($0) }
+        }
+        serverWrite(server, "249-Voice\ten\tnone\r\n249-Other\te")
+        close(server)
+        let got = results.wait(for: 2, timeout: 5)  // returns as soon as both came
+        XCTAssertEqual(got.count, 2, "the pending commands hang: \(got)")
+        XCTAssertTrue(got.allSatisfy { $0.hasPrefix("failure") && $0.contains("closed the connection") }, "\(got)")
+        XCTAssertEqual(closed.withLock { $0 }, "speech-dispatcher closed the connection in the middle of a reply")
+        queue.sync { XCTAssertFalse(connection.isOpen) }
+    }
+
+    func testNoAnswerFailsAfterTheTimeoutNamingIt() {
+        let (connection, server) = pair(timeout: 0.3)
+        defer { close(server); withExtendedLifetime(connection) {} }
+        let results = Results()
+        let start = DispatchTime.now()
+        queue.sync { connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
+        let got = results.wait(for: 1)
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        XCTAssertEqual(got, ["failure unavailable(\"speech-dispatcher did not answer GET RATE within 0.3 s\")"])
+        XCTAssertGreaterThanOrEqual(elapsed, 0.29)
+        XCTAssertLessThan(elapsed, 1.5)
+    }
+
+    /// The owner's queue, not the server, was late: the answer came in time and sits in the socket
+    /// when the deadline fires. It is the answer, not a timeout.
+    func testAnAnswerWaitingInTheSocketWhenTheDeadlinePassesIsTaken() {
+        for _ in 0..<5 {
+            let (connection, server) = pair(timeout: 0.2)
+            defer { close(server); queue.sync { connection.close() } }
+            let results = Results()
+            queue.sync { connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
+            XCTAssertEqual(serverRead(server, atLeast: 10), "GET RATE\r\n")
+            queue.async { usleep(400_000) }  // the owner is busy past the deadline ...
+            usleep(50_000)
+            serverWrite(server, "251-0\r\n251 OK GET RATE\r\n")  // ... while the answer arrives in time
+            XCTAssertEqual(results.wait(for: 1), ["251 [\"0\"] OK GET RATE"])
+        }
+    }
+
+    func testTheCommandNamedInATimeoutNeverCarriesAValue() {
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("SET", "self", "VOICE", "secret")), "SET self VOICE")
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("LIST", "SYNTHESIS_VOICES")), "LIST SYNTHESIS_VOICES")
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("SPEAK")), "SPEAK")
+        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("STOP", "4")), "STOP")
+        XCTAssertEqual(SSIPConnection.commandName([]), "a command")
+    }
+
+    /// The listing's timeout bounds silence: a slow but steady reply is not cut off.
+    func testInactivityTimeoutIsResetByEachByte() {
+        let (connection, server) = pair(timeout: 0.3)
+        defer { close(server); queue.sync { connection.close() } }
+        let results = Results()
+        queue.sync {
+            connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES"), inactivityTimeout: true) { results.add($0) }
+        }
+        for index in 0..<5 { // 1 s in all, 0.2 s apart
+            usleep(200_000)
+            serverWrite(server, "249-v\(index)\r\n")
+        }
+        serverWrite(server, "249 OK VOICE LIST SENT\r\n")
+        XCTAssertEqual(results.wait(for: 1), ["249 [\"v0\", \"v1\", \"v2\", \"v3\", \"v4\"] OK VOICE LIST SENT"])
+    }
+}
