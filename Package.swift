@@ -64,7 +64,7 @@ let package = Package(
         // spawner, the insertion helpers, the model check and the tests' subprocesses.
         .target(name: "VoiceboxSpawn", dependencies: ["VoiceboxLock"]),
         // Inserting text into the focused window (xdotool, wtype, ydotool, the clipboard): pure Swift over helper programs.
-        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn"]),
+        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxLock"]),
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion",
                                                        "VoiceboxLock"]),
 

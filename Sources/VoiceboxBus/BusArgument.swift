@@ -114,3 +114,17 @@ public struct Variant: BusArgument, Equatable {
     public var busValue: DBusValue { .variant(value) }
 }
 extension Variant: BusReply {}
+
+/// `o`: an object path (IBus's factory answers CreateEngine with one).
+public struct ObjectPath: BusArgument, BusReply, Equatable {
+    public var path: String
+
+    public init(_ path: String) { self.path = path }
+
+    public static var busType: DBusType { .objectPath }
+    public init(busValue: DBusValue) throws(DBusError) {
+        guard case .objectPath(let path) = busValue else { throw Self.mismatch(busValue) }
+        self.path = path
+    }
+    public var busValue: DBusValue { .objectPath(path) }
+}

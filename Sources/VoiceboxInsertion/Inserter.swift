@@ -7,16 +7,30 @@ public enum Inserter {
     /// How long the window gets to ask for the pasted text (a loaded window answers its keys late).
     public static let pasteWait: Duration = .seconds(3)
 
-    /// Returns a note for the user when the text could only be put on the clipboard.
+    /// Returns a note for the user when the text could only be put on the clipboard. `report` hears,
+    /// before anything is done, the way chosen and why (`--verbose`). `watch`: the input method's
+    /// compositions, watched since dictation began (IBus only).
     @discardableResult
     public static func insert(_ text: String, mode: InsertionMode, typer: Typer? = nil, pasteKeys: PasteKeys? = nil,
-                              environment: [String: String] = ProcessInfo.processInfo.environment) throws(InsertionError) -> String? {
-        let session = DesktopSession.detect(environment)
-        let plan = try InsertionPlan.choose(mode, text: text, session: session, typer: typer,
-                                            ydotoolSocket: Ydotool.socketExists(environment))
-        return try InsertionGuard.run(environment: environment) { () throws(InsertionError) -> String? in
-            try carryOut(plan, text: text, pasteKeys: pasteKeys, session: session, environment: environment)
+                              environment: [String: String] = ProcessInfo.processInfo.environment, watch: CompositionWatch? = nil,
+                              report: (String) -> Void = { _ in }) async throws(InsertionError) -> String? {
+        let route = try await InsertionRoute.choose(mode, text: text, typer: typer, environment: environment)
+        report(route.description)
+        let outcome: Result<String?, InsertionError>
+        do {
+            outcome = .success(try await InsertionGuard.run(environment: environment) { () async throws(InsertionError) -> String? in
+                guard case .type(.ibus) = route.plan else {
+                    return try carryOut(route.plan, text: text, pasteKeys: pasteKeys, session: route.session, environment: environment)
+                }
+                guard let daemon = route.ibus else { throw .failed("typing through IBus: no IBus daemon answers in this session") }
+                try await IBusTyper.type(text, daemon: daemon, watch: watch)
+                return nil
+            })
+        } catch {
+            outcome = .failure(error)
         }
+        await route.ibus?.close()
+        return try outcome.get()
     }
 
     private static func carryOut(_ plan: InsertionPlan, text: String, pasteKeys: PasteKeys?, session: DesktopSession,
@@ -30,7 +44,8 @@ public enum Inserter {
             try Clipboard.setText(clipboard, text)
         case .clipboardForHand(let clipboard):
             try Clipboard.setText(clipboard, text)
-            return "the text is on the clipboard: paste it with Ctrl+V (GNOME and KDE on Wayland let programs type only through ydotool, whose daemon ydotoold is not running)"
+            return "the text is on the clipboard: paste it with Ctrl+V (GNOME and KDE on Wayland let programs type only through IBus, "
+                + "whose daemon does not answer here, or ydotool, whose daemon ydotoold is not running)"
         }
         return nil
     }
@@ -52,6 +67,7 @@ public enum Inserter {
         case .xdotool: try Xdotool.type(text, between: check)
         case .wtype: try Wtype.type(text, between: check)
         case .ydotool: try Ydotool.type(text)
+        case .ibus: throw .failed("IBus types through its own route")  // (insert sends it there)
         }
         try check()
     }
@@ -70,6 +86,7 @@ public enum Inserter {
         case .xdotool: try Xdotool.pasteKeystroke(keys)
         case .wtype: try Wtype.pasteKeystroke(keys)
         case .ydotool: try Ydotool.pasteKeystroke(keys)
+        case .ibus: throw .failed("IBus presses no keys: it cannot paste")
         }
     }
 

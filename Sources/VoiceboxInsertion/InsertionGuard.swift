@@ -25,7 +25,7 @@ enum InsertionGuard {
     /// Runs `body` holding the session's insertion lock, with the signals above noted instead of
     /// ending the process. A signal that came meanwhile is thrown as `.interrupted` (unless `body`
     /// threw first).
-    static func run<T>(environment: [String: String], _ body: () throws(InsertionError) -> T) throws(InsertionError) -> T {
+    static func run<T>(environment: [String: String], _ body: () async throws(InsertionError) -> T) async throws(InsertionError) -> T {
         pendingSignal.store(0, ordering: .relaxed)
         var previous: [Int32: sigaction] = [:]
         for number in watchedSignals {
@@ -44,7 +44,7 @@ enum InsertionGuard {
         }
         let lock = try acquireLock(environment)
         defer { close(lock) }  // closing the descriptor releases the lock
-        let result = try body()
+        let result = try await body()
         try checkInterrupted()
         return result
     }

@@ -1,6 +1,9 @@
-/// The programs that type.
+/// What types: a program, or IBus (the session's input method, spoken to on its own bus).
 public enum Typer: String, CaseIterable, Sendable {
-    case xdotool, wtype, ydotool
+    case xdotool, wtype, ydotool, ibus
+
+    /// Whether it can press keys (the paste keys): IBus commits text and presses none.
+    public var pressesKeys: Bool { self != .ibus }
 }
 
 /// Where inserted text goes.
@@ -23,11 +26,15 @@ public enum InsertionPlan: Equatable, Sendable {
     case clipboardForHand(ClipboardKind)
 
     /// `typer`: --typer, or nil to choose. `ydotoolSocket`: whether ydotoold's socket exists.
+    /// `ibus`: whether the session's IBus daemon answers. GNOME and KDE on Wayland have no virtual
+    /// keyboard: IBus types there (any Unicode, no set-up), then ydotool (root's uinput set-up),
+    /// then the clipboard and a word to paste by hand.
     public static func choose(_ mode: InsertionMode, text: String, session: DesktopSession, typer: Typer?,
-                              ydotoolSocket: Bool) throws(InsertionError) -> InsertionPlan {
+                              ydotoolSocket: Bool, ibus: Bool = false) throws(InsertionError) -> InsertionPlan {
         guard session != .none else { throw .noSession }
         let clipboard: ClipboardKind = session == .x11 ? .xclip : .wlClipboard
-        let chosen: Typer? = typer ?? {
+        // The keys that paste need a typer that presses keys: not IBus.
+        let keys: Typer? = typer ?? {
             switch session {
             case .x11: return .xdotool
             case .wlroots: return .wtype
@@ -35,12 +42,14 @@ public enum InsertionPlan: Equatable, Sendable {
             case .none: return nil
             }
         }()
+        let chosen: Typer? = typer ?? (session == .gnomeOrKDE && ibus ? .ibus : keys)
         switch mode {
         case .clipboard:
             return .clipboard(clipboard)
         case .paste:
-            guard let chosen else { return .clipboardForHand(clipboard) }
-            return .paste(clipboard, keys: chosen)
+            guard let keys else { return .clipboardForHand(clipboard) }
+            guard keys.pressesKeys else { throw .failed("IBus commits text and presses no keys: it cannot paste (use --output type)") }
+            return .paste(clipboard, keys: keys)
         case .type:
             guard let chosen else { return .clipboardForHand(clipboard) }
             // ydotool types US key codes: anything but plain ASCII would come out wrong. Paste it.

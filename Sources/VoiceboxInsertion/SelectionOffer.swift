@@ -37,7 +37,7 @@ final class SelectionOffer {
             let bytes = Array(text.utf8)
             var written = 0
             while written < bytes.count {
-                let count = bytes[written...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+                let count = Spawn.writeWithoutSIGPIPE(input, bytes[written...])
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { break }
                 written += count

@@ -64,7 +64,7 @@ extension Spawn {
                     if index < open.count {
                         open[index].drain()
                     } else {
-                        let written = pending.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+                        let written = writeWithoutSIGPIPE(writer, pending)
                         if written > 0 { pending = pending.dropFirst(written) }
                         if pending.isEmpty || (written < 0 && errno != EAGAIN && errno != EINTR) {
                             close(writer)

@@ -37,6 +37,8 @@ struct DictateRequest: Equatable {
     var pasteKeys: PasteKeys?
     /// The start and end sounds.
     var cue = true
+    /// `--verbose`: say on standard error which way the text goes, and why.
+    var verbose = false
 }
 
 extension Invocation {
@@ -71,10 +73,12 @@ extension Invocation {
             case .flag("--typer"): request.typer = try typer(&reader)
             case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
             case .flag("--no-cue"): request.cue = false
+            case .flag("--verbose"): request.verbose = true
             case .flag(let flag): throw reader.unknown(flag)
             case .operand(let extra): throw reader.unexpected(extra)
             }
         }
+        if case .insert(let mode) = request.output { try checkTyper(request.typer, mode: mode, &reader) }
         request.stdin = try stdin.audio(reader)
         if request.stdin != nil, let modeFlag {
             throw reader.error("--stdin dictates once, until the end of speech or of the input: not with \(modeFlag)")
@@ -169,7 +173,23 @@ extension Client {
     }
 
     /// `heldByKey`: another press ends it, so pauses (up to 10 s, the service's most) do not.
+    /// Where the text would be typed through IBus, the input method's compositions are watched
+    /// from before listening: the typing waits for one begun meanwhile to end (CompositionWatch).
     private func listenAndWrite(_ request: DictateRequest, heldByKey: Bool) async throws -> ExitStatus {
+        let types = request.output == .automatic || request.output == .insert(.type)
+        let watch = types ? await CompositionWatch.start(typer: request.typer, environment: ProcessInfo.processInfo.environment,
+                                                         onWait: { Output.error($0) }) : nil
+        do {
+            let status = try await listenThenWrite(request, heldByKey: heldByKey, watch: watch)
+            await watch?.close()
+            return status
+        } catch {
+            await watch?.close()
+            throw error
+        }
+    }
+
+    private func listenThenWrite(_ request: DictateRequest, heldByKey: Bool, watch: CompositionWatch?) async throws -> ExitStatus {
         let maxSeconds = request.maxSeconds(heldByKey: heldByKey)
         let options = try request.options(heldByKey: heldByKey, partialResults: Output.isTerminal)
         // Read before listening: a mistake in the file is told now, not after the words.
@@ -206,14 +226,16 @@ extension Client {
             Output.line(text)
             return .ok
         case .insert(let mode):
-            return await Insertion.insert(text, mode: mode, typer: request.typer, pasteKeys: request.pasteKeys)
+            return await Insertion.insert(text, mode: mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose,
+                                          watch: watch)
         case .automatic:
             // Typed in a graphical session; printed where there is none (a console, ssh).
             if DesktopSession.detect(ProcessInfo.processInfo.environment) == .none {
                 Output.line(text)
                 return .ok
             }
-            return await Insertion.insert(text, mode: .type, typer: request.typer, pasteKeys: request.pasteKeys)
+            return await Insertion.insert(text, mode: .type, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose,
+                                          watch: watch)
         }
     }
 }

@@ -124,8 +124,9 @@ enum Help {
         usage: voicebox status [--json]
 
         Whether voiceboxd is running, its version, recognition languages and voice count, and
-        whether it is speaking, paused, listening or interrupted now. Exits 69 if it is not running,
-        after one line saying so on standard output.
+        whether it is speaking, paused, listening or interrupted now, and how dictation would
+        insert text in this session (`typing`: ibus, xdotool, wtype, ydotool, clipboard or stdout).
+        Exits 69 if it is not running, after one line saying so on standard output.
           --json              print an object with those fields ("running": false when it is not)
         """
 
@@ -153,7 +154,9 @@ enum Help {
           --output WHERE      type (the default in a graphical session; stdout outside one),
                               paste (through the clipboard, which is restored afterwards),
                               clipboard (only put there), stdout (printed)
-          --typer PROGRAM     xdotool (X11), wtype (sway, Hyprland), ydotool (GNOME, KDE Wayland)
+          --typer PROGRAM     xdotool (X11), wtype (sway, Hyprland), ibus or ydotool (GNOME, KDE
+                              Wayland)
+          --verbose           say on standard error which way the text goes, and why
           --paste-keys KEYS   the keys that paste (default by the focused window: ctrl+v; in
                               terminals ctrl+shift+v; in xterm and rxvt shift+Insert from PRIMARY)
           --no-cue            no sounds when listening starts and ends
@@ -167,22 +170,28 @@ enum Help {
         The processes find each other through the service (its DictationID), not through files;
         --toggle, --stop and --cancel act only on a dictation, never on another program's
         recognition (they say so and exit 5). Text that cannot be inserted is kept: exit 3 or 4.
-        ydotool types US key codes, so text that is not plain ASCII is pasted instead. On GNOME and
-        KDE Wayland without ydotoold the text is left on the clipboard for Ctrl+V.
+        On GNOME and KDE Wayland the text is typed through the session's IBus (an engine of
+        Voicebox's commits it, then your input method is put back: see docs/dictation.md); without
+        IBus, through ydotool when ydotoold runs (US key codes: other text is pasted), else it is
+        left on the clipboard for Ctrl+V.
         """
 
     static let insert = """
-        usage: voicebox insert [--output type|paste|clipboard] [--typer PROGRAM] [--paste-keys KEYS] TEXT...
+        usage: voicebox insert [--output type|paste|clipboard] [--typer PROGRAM] [--paste-keys KEYS]
+                               [--verbose] TEXT...
 
         Types TEXT into the focused window as dictate does (for scripts and tests; no service needed).
           --output type       typed (the default): xdotool on X11, wtype on sway and Hyprland,
-                              ydotool on GNOME and KDE Wayland when ydotoold runs, else pasted
+                              IBus on GNOME and KDE Wayland (else ydotool when ydotoold runs,
+                              else left on the clipboard)
           --output paste      put on the clipboard, the paste keys sent (by the window: Ctrl+V, in
                               terminals Ctrl+Shift+V, in xterm Shift+Insert from PRIMARY), the
                               window seen to take it, the selections' contents restored
           --output clipboard  only put on the clipboard
-          --typer PROGRAM     xdotool, wtype or ydotool instead of the one chosen for the session
+          --typer PROGRAM     xdotool, wtype, ydotool or ibus instead of the one chosen for the
+                              session (ibus types only: it presses no paste keys)
           --paste-keys KEYS   e.g. ctrl+shift+v: the keys that paste, whatever the window
+          --verbose           say on standard error which way the text goes, and why
         Text not inserted is kept on the clipboard and printed: exit 3 when a program it needs is
         missing (naming the Debian package) or there is no graphical session, 4 when a helper
         failed or the arrival cannot be confirmed.

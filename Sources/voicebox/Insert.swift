@@ -9,6 +9,8 @@ struct InsertRequest: Equatable {
     var mode: InsertionMode = .type
     var typer: Typer?
     var pasteKeys: PasteKeys?
+    /// `--verbose`: say on standard error which way the text goes, and why.
+    var verbose = false
 }
 
 extension Invocation {
@@ -26,18 +28,27 @@ extension Invocation {
                 request.mode = mode
             case .flag("--typer"): request.typer = try typer(&reader)
             case .flag("--paste-keys"): request.pasteKeys = try pasteKeys(&reader)
+            case .flag("--verbose"): request.verbose = true
             case .flag(let flag): throw reader.unknown(flag)
             }
         }
         guard !words.isEmpty else { throw reader.error("insert needs some text") }
+        try checkTyper(request.typer, mode: request.mode, &reader)
         request.text = words.joined(separator: " ")
         return request
     }
 
     static func typer(_ reader: inout ArgumentReader) throws(UsageError) -> Typer {
         let name = try reader.value(of: "--typer")
-        guard let typer = Typer(rawValue: name) else { throw reader.error("--typer takes xdotool, wtype or ydotool, not '\(name)'") }
+        guard let typer = Typer(rawValue: name) else { throw reader.error("--typer takes xdotool, wtype, ydotool or ibus, not '\(name)'") }
         return typer
+    }
+
+    /// IBus commits text and presses no keys, so it cannot paste.
+    static func checkTyper(_ typer: Typer?, mode: InsertionMode?, _ reader: inout ArgumentReader) throws(UsageError) {
+        if let typer, !typer.pressesKeys, mode == .paste {
+            throw reader.error("--typer \(typer.rawValue) types text and presses no keys: it cannot --output paste")
+        }
     }
 
     static func pasteKeys(_ reader: inout ArgumentReader) throws(UsageError) -> PasteKeys {
@@ -54,10 +65,15 @@ extension Invocation {
 /// kept (`keep`).
 enum Insertion {
     /// Inserts `text`; when it cannot, keeps it and returns 3 (a program missing, no graphical
-    /// session) or 4 (a helper failed, or the arrival could not be confirmed).
-    static func insert(_ text: String, mode: InsertionMode, typer: Typer?, pasteKeys: PasteKeys?) async -> ExitStatus {
+    /// session) or 4 (a helper failed, or the arrival could not be confirmed). `verbose`: the way
+    /// chosen, and why, on standard error first.
+    static func insert(_ text: String, mode: InsertionMode, typer: Typer?, pasteKeys: PasteKeys?, verbose: Bool = false,
+                       watch: CompositionWatch? = nil) async -> ExitStatus {
         do {
-            if let note = try Inserter.insert(text, mode: mode, typer: typer, pasteKeys: pasteKeys) { Output.error(note) }
+            let note = try await Inserter.insert(text, mode: mode, typer: typer, pasteKeys: pasteKeys, watch: watch) { way in
+                if verbose { Output.error("inserting: \(way)") }
+            }
+            if let note { Output.error(note) }
             return .ok
         } catch {
             let status: ExitStatus = switch error {
@@ -110,6 +126,6 @@ enum Insertion {
 
     /// `insert TEXT`: no service needed.
     static func run(_ request: InsertRequest) async -> ExitStatus {
-        await insert(request.text, mode: request.mode, typer: request.typer, pasteKeys: request.pasteKeys)
+        await insert(request.text, mode: request.mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
     }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import VoiceboxBus
+import VoiceboxInsertion
 import VoiceboxInterface
 
 extension Client {
@@ -35,11 +37,13 @@ extension Client {
         // Speech engines: the output modules the voices come from (answered from the service's cache).
         let voices = (try? await speech.call(Speech1.listVoices, "", timeout: .seconds(5))) ?? []
         let engines = Array(Set(voices.map(\.engine))).sorted()
+        let typing = await Self.typingRoute()
         if json {
             Output.json([
                 "running": true, "version": version, "speech_engines": engines, "recognition_engine": "pocketsphinx",
                 "recognition_languages": state.languages, "voice_count": state.voiceCount, "listening_id": state.listeningID,
                 "speaking": state.speaking, "paused": state.paused, "listening": state.listening, "interrupted": state.interrupted,
+                "typing": typing.name,
             ])
         } else {
             func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }
@@ -50,7 +54,19 @@ extension Client {
             Output.line("speaking: \(yesNo(state.speaking))  paused: \(yesNo(state.paused))  "
                         + "listening: \(state.listening ? "yes (recognition \(state.listeningID))" : "no")  "
                         + "interrupted: \(yesNo(state.interrupted))")
+            Output.line("dictation: \(typing.description)")
         }
         return .ok
+    }
+
+    /// How `dictate` would insert text in this session now (what `--verbose` says when it does).
+    static func typingRoute() async -> (name: String, description: String) {
+        do {
+            let route = try await InsertionRoute.choose(.type, typer: nil, environment: ProcessInfo.processInfo.environment)
+            await route.close()
+            return (route.name, route.description)
+        } catch {
+            return ("stdout", "printed: \(error.description)")
+        }
     }
 }

@@ -53,7 +53,7 @@ final class InvocationTests: XCTestCase {
         XCTAssertEqual(usageError("listen", "extra"), "unexpected argument 'extra' for listen")
         XCTAssertEqual(usageError("dictate", "--toggle", "--cancel"), "--toggle and --cancel cannot be used together")
         XCTAssertEqual(usageError("dictate", "--output", "xdotool"), "--output takes type, paste, clipboard or stdout, not 'xdotool'")
-        XCTAssertEqual(usageError("dictate", "--typer", "xte"), "--typer takes xdotool, wtype or ydotool, not 'xte'")
+        XCTAssertEqual(usageError("dictate", "--typer", "xte"), "--typer takes xdotool, wtype, ydotool or ibus, not 'xte'")
         XCTAssertEqual(usageError("insert"), "insert needs some text")
         XCTAssertEqual(usageError("insert", "--output", "stdout", "x"), "--output takes type, paste or clipboard, not 'stdout'")
         XCTAssertEqual(usageError("status", "now"), "unexpected argument 'now' for status")

@@ -62,6 +62,22 @@ final class SpawnTests: XCTestCase {
         XCTAssertEqual(ending.termination, .exited(0))
     }
 
+    /// A child that exits without reading its input (wl-copy with no display): the write fails
+    /// with EPIPE instead of raising SIGPIPE, which ended the voicebox client (it does not ignore
+    /// it) and lost the text it was keeping. Checked with SIGPIPE at its default action here.
+    func testAChildThatReadsNothingDoesNotEndTheWriterWithSIGPIPE() throws {
+        let previous = signal(SIGPIPE, SIG_DFL)
+        defer { signal(SIGPIPE, previous) }
+        let ending = try Spawn.run(ChildSpec("/bin/true"), input: [UInt8](repeating: 0x61, count: 1 << 20), timeout: .seconds(10))
+        XCTAssertEqual(ending.termination, .exited(0))
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        close(ends[0])
+        XCTAssertEqual(Spawn.writeWithoutSIGPIPE(ends[1], [1, 2, 3][...]), -1)
+        XCTAssertEqual(errno, EPIPE)
+        close(ends[1])
+    }
+
     /// A program that leaves a background child holding its pipes (as xclip and speech-dispatcher's
     /// launcher do) does not hold the caller up: reading stops when the child itself exits.
     func testABackgroundGrandchildHoldingThePipeDoesNotHoldTheCaller() throws {

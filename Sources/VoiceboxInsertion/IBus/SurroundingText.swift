@@ -1,0 +1,37 @@
+/// Whether a field's report of the text around its cursor (IBus's SetSurroundingText) shows text
+/// we committed: the only evidence IBus gives that the text reached an application's field. The
+/// engine's FocusIn does not: gnome-shell's own search entry counts, and with nothing focused the
+/// daemon focuses a context of its own ("fake") that shows nothing anywhere.
+enum SurroundingText {
+    /// Fewer characters than this before the cursor prove nothing about a longer text (a field may
+    /// report only its current line, or a window of it).
+    static let minimumEvidence = 8
+
+    /// True when the text before the report's cursor ends with `committed`, or (the field reports
+    /// less) is at least `minimumEvidence` characters and `committed` ends with all of it. The cursor
+    /// is counted in characters as IBus specifies, or in UTF-8 bytes as gnome-shell 43 passes on
+    /// the Wayland text-input protocol's offsets: either reading may confirm.
+    static func confirms(_ report: EngineReport.Surrounding, committed: String) -> Bool {
+        let expected = Array(committed.unicodeScalars)
+        guard !expected.isEmpty else { return true }
+        return beforeCursor(report).contains { before in
+            if before.count >= expected.count { return before.suffix(expected.count).elementsEqual(expected) }
+            return before.count >= min(expected.count, minimumEvidence) && expected.suffix(before.count).elementsEqual(before)
+        }
+    }
+
+    /// The text before the cursor under each reading of the cursor that lands inside the text.
+    static func beforeCursor(_ report: EngineReport.Surrounding) -> [[Unicode.Scalar]] {
+        var readings: [[Unicode.Scalar]] = []
+        let scalars = Array(report.text.unicodeScalars)
+        let cursor = Int(report.cursor)
+        if cursor <= scalars.count { readings.append(Array(scalars[..<cursor])) }
+        let bytes = Array(report.text.utf8)
+        // A byte offset must fall between two characters (not on a continuation byte).
+        if cursor <= bytes.count, cursor == bytes.count || bytes[cursor] & 0xC0 != 0x80 {
+            let prefix = Array(String(decoding: bytes[..<cursor], as: UTF8.self).unicodeScalars)
+            if readings.first != prefix { readings.append(prefix) }
+        }
+        return readings
+    }
+}

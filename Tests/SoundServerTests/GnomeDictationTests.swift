@@ -1,0 +1,89 @@
+import Foundation
+import Glibc
+@testable import TestSupport
+import XCTest
+
+/// `voicebox dictate --output type` on a real headless GNOME Wayland session (GnomeSession), with
+/// voiceboxd on the session's bus and the stack's fake microphone: what was heard arrives in the
+/// GTK entry through IBus, and a composition begun while dictating is not ended by it.
+final class GnomeDictationTests: XCTestCase {
+    static let gnome = GnomeSession.classFixture()
+
+    override class func tearDown() {
+        gnome.stopNow()
+        super.tearDown()
+    }
+
+    private func session() async throws -> (Stack, GnomeSession) {
+        try Recordings.require()
+        let stack = try Stack.require()
+        let gnome = try await Self.gnome.session()
+        try await gnome.prepareForTest()
+        return (stack, gnome)
+    }
+
+    /// `voicebox dictate` in the session (voiceboxd on the session's bus, the stack's fake
+    /// microphone): what was heard arrives in the entry; `status` names the way.
+    // @SoundServer: the microphone
+    func testDictateTypesWhatWasHeardAndStatusNamesIBus() async throws {
+        let (stack, gnome) = try await session()
+        let service = try await ServiceHarness(stack: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
+        addTeardownBlock { await service.stop() }
+        let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
+        let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
+        _ = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        let player = try Player(wav, sink: stack.micSink)
+        let status = await dictation.finish()
+        await player.waitUntilDone()
+        XCTAssertEqual(status, 0, dictation.stderr)
+        XCTAssertEqual(dictation.stdout, "", "typed, not printed")
+        try await gnome.window.waitFor("Go forward ten meters")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+
+        let report = try ClientRun(stack, ["status"], environment: gnome.environment)
+        let reportStatus = await report.finish()
+        XCTAssertEqual(reportStatus, 0, report.stderr)
+        XCTAssertTrue(report.stdout.contains("\ndictation: typed through IBus at unix:"), report.stdout)
+        let json = try ClientRun(stack, ["status", "--json"], environment: gnome.environment)
+        let jsonStatus = await json.finish()
+        XCTAssertEqual(jsonStatus, 0, json.stderr)
+        XCTAssertTrue(json.stdout.contains("\"typing\":\"ibus\""), json.stdout)
+    }
+
+    /// A dead key typed while dictating (IBus's xkb engine shows "´", and drops it on any engine
+    /// switch): the composition is seen, and the typing waits for it; the dead key stays as the
+    /// user left it, their "e" makes "é", and the dictated text follows.
+    // @SoundServer: the microphone
+    func testADeadKeyTypedWhileDictatingIsLeftAsTheUserLeftIt() async throws {
+        let (stack, gnome) = try await session()
+        let service = try await ServiceHarness(stack: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
+        addTeardownBlock { await service.stop() }
+        // A layout with dead keys (US international), for this test only.
+        try gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us+intl')]"])
+        addTeardownBlock { _ = try? gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us')]"]) }
+        let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
+        let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
+        _ = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        // dead_acute, until the layout is in place and the entry shows the composition.
+        try await waitUntil("the dead key's composition in the entry", timeout: .seconds(20)) {
+            if gnome.window.preedit == "´" { return true }
+            try? await gnome.press([0xFE51])
+            try? await Task.sleep(for: .milliseconds(300))
+            return gnome.window.preedit == "´"
+        }
+        let player = try Player(wav, sink: stack.micSink)
+        try await waitUntil("voicebox to wait for the composition", timeout: .seconds(30)) {
+            dictation.stderr.contains("for your input method's composition “´” to end")
+        }
+        await player.waitUntilDone()
+        XCTAssertEqual(gnome.window.received, "", "nothing typed over the composition")
+        XCTAssertEqual(gnome.window.preedit, "´", "the composition is as the user left it")
+        try await gnome.press([0x65])
+        let status = await dictation.finish()
+        XCTAssertEqual(status, 0, dictation.stderr)
+        try await gnome.window.waitFor("éGo forward ten meters")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
+}
