@@ -7,7 +7,8 @@ import VoiceboxCore
 /// blocking socket opening runs on `connector` and hands its result back onto the queue.
 ///
 /// Nothing here ever waits on speech-dispatcher: commands are queued on the connection and their
-/// replies come back as handlers on `queue`, each bounded by `replyTimeout`.
+/// replies come back as handlers on `queue`, each bounded by `timings.reply`. Every wait and delay
+/// is one of `timings` (the configuration's bounds).
 actor SpeechdCore {
     typealias Configuration = SpeechDispatcherSynthesizer.Configuration
 
@@ -15,6 +16,7 @@ actor SpeechdCore {
     private nonisolated let executor: QueueExecutor
     nonisolated let connector = DispatchQueue(label: "voicebox.speechd.connector")
     nonisolated let configuration: Configuration
+    nonisolated let timings: SpeechdTimings
     nonisolated let continuation: AsyncStream<SynthesisEvent>.Continuation
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -112,15 +114,16 @@ actor SpeechdCore {
     var retry: DispatchWorkItem?
     /// The next heartbeat (SpeechdCore+Heartbeat), while something is in the engine.
     var heartbeat: DispatchWorkItem?
-    /// Delay before the next reconnection attempt: 0.25 s doubling up to 10 s, reset on success.
-    var backoff = SpeechdCore.initialBackoff
+    /// Delay before the next reconnection attempt: `reconnectFirst` doubling up to `reconnectLimit`,
+    /// reset on success.
+    var backoff: Double
     /// The message speech-dispatcher is speaking now (ours or one we gave up), from its BEGIN to its
     /// END or CANCEL: while it runs, the next of ours is not expected to begin.
     var speakingMessage: Int?
     /// The stall check of the utterance due to begin (SpeechdCore+Watchdog), and how long it waits.
     var stallCheck: DispatchWorkItem?
     var stallDeadline: DispatchTime?
-    var stallWait = SpeechdCore.beginBound
+    var stallWait: Double
     /// A probe is out; and whether progress came since it went (then it cannot be a wedge).
     var stallProbing = false
     var stallProgress = false
@@ -134,18 +137,17 @@ actor SpeechdCore {
     /// that goes away is started again with its own command line, which works where `--spawn` is
     /// refused (a configuration naming another socket). nil when it runs as another user.
     var knownServer: SpeechdServerProcess?
-    var restartBackoff = SpeechdCore.initialRestartBackoff
+    var restartBackoff: Double
 
-    static let initialBackoff = 0.25
-    static let maximumBackoff = 10.0
-    /// speak() while disconnected tries at once if the last attempt is older than this.
-    static let eagerRetryAge = 1.0
-
-    init(configuration: Configuration, continuation: AsyncStream<SynthesisEvent>.Continuation) {
+    init(configuration: Configuration, timings: SpeechdTimings, continuation: AsyncStream<SynthesisEvent>.Continuation) {
         executor = QueueExecutor(queue: DispatchQueue(label: "voicebox.speechd.owner"))
         queue = executor.queue
         self.configuration = configuration
+        self.timings = timings
         self.continuation = continuation
+        backoff = timings.reconnectFirst
+        stallWait = timings.begin
+        restartBackoff = timings.restartFirst
         queue.async { self.assumeIsolated { $0.attemptConnect() } }
     }
 
@@ -156,7 +158,7 @@ actor SpeechdCore {
 
     // MARK: Entry points (any thread)
 
-    /// Waits only for speech-dispatcher's 225 (bounded by `replyTimeout`).
+    /// Waits only for speech-dispatcher's 225, at most `timings.accept` (SpeechdCore+Submitting).
     func speak(_ request: SynthesisRequest) async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             switch phase {

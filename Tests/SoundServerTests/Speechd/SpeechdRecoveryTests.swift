@@ -12,7 +12,7 @@ final class SpeechdRecoveryTests: XCTestCase {
     private var synthesizers: [SpeechDispatcherSynthesizer] = []
     private var servers: [PrivateSpeechd] = []
     /// The documented bound: no progress for 3 s, then the output module's 2 s to answer.
-    static let noticed = SpeechdCore.beginBound + 2
+    static let noticed = Bound.speechdBegin.standard.inSeconds + 2
 
     override func tearDown() {
         for synthesizer in synthesizers { synthesizer.shutdown() }
