@@ -55,10 +55,6 @@ final class EventRecorder: Sendable {
         }
     }
 
-    func times(of wanted: SynthesisEvent) -> [ContinuousClock.Instant] {
-        log.entries.withLock { $0.filter { $0.event == wanted }.map(\.at) }
-    }
-
     func time(of wanted: SynthesisEvent) -> ContinuousClock.Instant? {
         log.entries.withLock { $0.first { $0.event == wanted }?.at }
     }
@@ -90,6 +86,36 @@ final class EventRecorder: Sendable {
     }
 
     func count(_ event: SynthesisEvent) -> Int { events.filter { $0 == event }.count }
+}
+
+/// What a synthesizer said in its log (`Configuration.log`), printed and kept for the test to read:
+/// how recovery went, and which bound it met.
+final class LogLines: Sendable {
+    private let lines = Locked<[String]>([])
+
+    func add(_ line: String) {
+        print("synthesizer: " + line)
+        lines.withLock { $0.append(line) }
+    }
+
+    var all: [String] { lines.withLock { $0 } }
+
+    func count(containing part: String) -> Int { all.filter { $0.contains(part) }.count }
+
+    /// Waits until a line holds `part`; false when none did within `timeout` seconds (a give-up).
+    func wait(for part: String, timeout: Double = 30) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while ContinuousClock.now < deadline {
+            if count(containing: part) > 0 { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return count(containing: part) > 0
+    }
+}
+
+extension EventRecorder {
+    /// Where `event` first came among all events, for asserting order; nil if it never came.
+    func position(of event: SynthesisEvent) -> Int? { events.firstIndex(of: event) }
 }
 
 extension SynthesisRequest {
