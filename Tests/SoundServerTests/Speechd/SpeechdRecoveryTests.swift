@@ -10,9 +10,7 @@ import XCTest
 /// whose watchdog bound is small (`speechd-begin` 0.3 s, not 3 s): the tests assert what happens once
 /// it passes, and in which order; how soon with the standard bounds is SpeechdContractTests' (SpeedTests).
 // @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
-final class SpeechdRecoveryTests: XCTestCase {
-    private var synthesizers: [SpeechDispatcherSynthesizer] = []
-    private var servers: [PrivateSpeechd] = []
+final class SpeechdRecoveryTests: SynthesizerTestCase {
     private var log = LogLines()
     /// A new utterance must begin within 0.3 s. An honest start takes up to 0.33 s (measured), so one
     /// may meet the watchdog too: the probe then finds the server busy and waits on, as for a slow one.
@@ -23,34 +21,16 @@ final class SpeechdRecoveryTests: XCTestCase {
     static let bounds = Bounds([.speechdBegin: .milliseconds(300), .speechdReply: .seconds(5)])
 
     override func tearDown() {
-        for synthesizer in synthesizers { synthesizer.shutdown() }
-        synthesizers.removeAll()
-        servers.removeAll()
-        log = LogLines()
         super.tearDown()
+        log = LogLines()
     }
 
-    private func started() async throws -> PrivateSpeechd {
-        _ = try TestStack.address()
-        let server = try PrivateSpeechd(config: try TestStack.configDirectory())
-        servers.append(server)
-        try await server.start()
-        return server
-    }
+    private func started() async throws -> PrivateSpeechd { try await startedServer() }
 
     private func connected(_ server: PrivateSpeechd, recovery: SpeechDispatcherSynthesizer.Recovery = .restart,
                            bounds: Bounds = SpeechdRecoveryTests.bounds, probeTimeout: Double? = nil,
                            autospawn: Bool = false) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
-        let log = self.log
-        var configuration = SpeechDispatcherSynthesizer.Configuration(address: server.address, autospawn: autospawn,
-                                                                      clientName: "voicebox-tests", bounds: bounds,
-                                                                      recovery: recovery, log: { log.add($0) })
-        configuration.probeTimeout = probeTimeout
-        let synthesizer = SpeechDispatcherSynthesizer(configuration: configuration)
-        synthesizers.append(synthesizer)
-        let recorder = EventRecorder(synthesizer)
-        guard await recorder.wait(for: .available, timeout: 20) else { throw SynthesizerError.unavailable("no .available") }
-        return (synthesizer, recorder)
+        try await connected(server.address, bounds: bounds, recovery: recovery, autospawn: autospawn, probeTimeout: probeTimeout, log: log)
     }
 
     /// What speech-dispatcher 0.11.4 freezes on for every client, sent by a client of its own (not
@@ -200,7 +180,7 @@ final class SpeechdRecoveryTests: XCTestCase {
         bounds[.speechdReply] = .milliseconds(500)
         let (synthesizer, recorder) = try await connected(server, bounds: bounds, autospawn: true)
         let oldPid = try XCTUnwrap(server.pid)
-        let held = try XCTUnwrap(Self.duplicateOfListeningSocket(server.socket, heldBy: oldPid))
+        let held = try XCTUnwrap(duplicateOfListeningSocket(server.socket, heldBy: oldPid))
         XCTAssertEqual(kill(oldPid, SIGKILL), 0)
         // The connection's end is seen (and a new one taken on the socket still held).
         let lost = await log.wait(for: "speech-dispatcher closed the connection; recovering")
@@ -213,30 +193,6 @@ final class SpeechdRecoveryTests: XCTestCase {
         let newPid = try XCTUnwrap(server.pid)
         XCTAssertNotEqual(newPid, oldPid)
         XCTAssertTrue(SpeechdServerProcess.alive(newPid))
-    }
-
-    /// The listening socket bound to `path` in process `pid`, duplicated into this one
-    /// (pidfd_getfd, Linux 5.6, glibc 2.36), or nil. /proc/net/unix is read whole: Foundation's
-    /// String(contentsOfFile:) stopped at its first page once the run had many sockets open, and
-    /// missed the server's line (this test then failed whenever it came late in its class).
-    private static func duplicateOfListeningSocket(_ path: String, heldBy pid: pid_t) -> Int32? {
-        guard let table = FileSystem.contents(atPath: "/proc/net/unix", limit: .max).map({ String(decoding: $0, as: UTF8.self) }),
-              let line = table.split(separator: "\n").first(where: { $0.hasSuffix(" " + path) && $0.contains(" 00010000 ") }),
-              let inode = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(6).first else { return nil }
-        let fdDirectory = "/proc/\(pid)/fd"
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: fdDirectory),
-              let number = entries.first(where: {
-                  (try? FileManager.default.destinationOfSymbolicLink(atPath: fdDirectory + "/" + $0)) == "socket:[\(inode)]"
-              }).flatMap({ Int32($0) }) else { return nil }
-        typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
-        typealias PidfdGetfd = @convention(c) (Int32, Int32, UInt32) -> Int32
-        guard let open = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open"),
-              let getfd = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_getfd") else { return nil }
-        let pidfd = unsafeBitCast(open, to: PidfdOpen.self)(pid, 0)
-        guard pidfd >= 0 else { return nil }
-        defer { close(pidfd) }
-        let duplicate = unsafeBitCast(getfd, to: PidfdGetfd.self)(pidfd, number, 0)
-        return duplicate >= 0 ? duplicate : nil
     }
 
     /// Long speech without a mark gives no event for many seconds; the probe's voice list may not
