@@ -232,8 +232,9 @@ final class SpeechDispatcherSynthesizerTests: SynthesizerTestCase {
         XCTAssertTrue(value25)
         try await synthesizer.pause()
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "Said after the resume."))
-        // Meanwhile another program's message is spoken to its end. speech-dispatcher speaks messages
-        // in the order they came: had ours been left in it, 1 would have ended, and 2 begun, first.
+        // Meanwhile another program's message is spoken to its end (the window in which ours would
+        // have shown, had they not been held). Whether speech-dispatcher really fell silent is heard
+        // on the sink: SpeechTests.testPauseAndResume.
         let other = try RawSSIPClient(address: address, name: "meanwhile")
         try other.command("SET self PRIORITY message")
         let otherID = try XCTUnwrap(try other.speakRaw(RawSSIPClient.escaped("Meanwhile.")))
