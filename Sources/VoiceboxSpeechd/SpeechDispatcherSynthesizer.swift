@@ -19,8 +19,8 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
         /// Every wait on speech-dispatcher and every delay (the `speechd-*` bounds; voiceboxd's
         /// `--bound`). `speechd-reply` is how long speech-dispatcher may take to answer one command:
         /// a server that does not answer in time fails the waiting caller, and the connection is
-        /// dropped and made again. For the voice listing (a reply of about 483 KB for espeak-ng) it
-        /// bounds the silence between two reads instead of the whole reply.
+        /// dropped and made again. The voice listing (a reply of about 483 KB for espeak-ng) has
+        /// `speechd-list` instead, for the silence between two reads (see VoiceLister).
         public var bounds: Bounds
         /// What to do with a server that stops speaking or answering (see SpeechdCore+Recovery).
         public var recovery: Recovery

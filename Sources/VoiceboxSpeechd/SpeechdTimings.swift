@@ -6,6 +6,8 @@ import VoiceboxCore
 struct SpeechdTimings: Sendable, Equatable {
     /// speech-dispatcher's answer to any command (SSIPConnection's timeout).
     let reply: Double
+    /// The same on the voice-listing connection (VoiceLister).
+    let list: Double
     /// speak()'s wait for the 225 (SpeechdCore+Submitting).
     let accept: Double
     /// The stall watchdog's first wait, and its longest (SpeechdCore+Watchdog).
@@ -30,6 +32,7 @@ struct SpeechdTimings: Sendable, Equatable {
 
     init(_ bounds: Bounds) {
         reply = bounds[.speechdReply].inSeconds
+        list = bounds[.speechdList].inSeconds
         accept = bounds[.speechdAccept].inSeconds
         begin = bounds[.speechdBegin].inSeconds
         stallLimit = bounds[.speechdStallLimit].inSeconds

@@ -15,7 +15,11 @@ import VoiceboxLock
 /// Languages come as espeak-ng writes them ("en-GB", "en-US", "en-029"): kept verbatim.
 /// The commands (LIST OUTPUT_MODULES, then per module SET SELF OUTPUT_MODULE and LIST
 /// SYNTHESIS_VOICES) are pipelined; the big replies (483 KB for espeak-ng) are bounded by silence
-/// (`speechd-reply` without a byte), not by their total time.
+/// (`speechd-list` without a byte), not by their total time. speech-dispatcher writes nothing of a
+/// list until it has built all of it (measured: 1 s for espeak-ng, 2.4 s on a loaded machine with its
+/// debug log on): with the 2 s of `speechd-reply` such a listing failed, was retried, and each
+/// attempt held speech-dispatcher's answers to everyone else up for as long. A listing holds up no
+/// caller of ours but those waiting for a first list (`--voices-wait`), so it gets 10 s.
 final class VoiceLister: Sendable {
     private let queue = DispatchQueue(label: "voicebox.speechd.voices")
     private let configuration: SpeechDispatcherSynthesizer.Configuration
@@ -51,7 +55,7 @@ final class VoiceLister: Sendable {
         case .success(let socket): opened = socket
         case .failure(let error): return completion(.failure(error))
         }
-        let connection = SSIPConnection(opened, queue: queue, timeout: timings.reply)
+        let connection = SSIPConnection(opened, queue: queue, timeout: timings.list)
         var answered = false
         func done(_ result: Result<[Voice], SynthesizerError>) {
             guard !answered else { return }

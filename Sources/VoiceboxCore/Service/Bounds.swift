@@ -19,6 +19,7 @@ public enum Bound: String, CaseIterable, Sendable {
     case speechdExit = "speechd-exit"
     case speechdRestartReset = "speechd-restart-reset"
     case speechdEagerRetry = "speechd-eager-retry"
+    case speechdList = "speechd-list"
     // The voice list (VoiceCache)
     case voicesRetryFirst = "voices-retry-first"
     case voicesRetryLimit = "voices-retry-limit"
@@ -61,6 +62,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .speechdExit: .seconds(2)
         case .speechdRestartReset: .seconds(60)
         case .speechdEagerRetry: .seconds(1)
+        case .speechdList: .seconds(10)
         case .voicesRetryFirst: .milliseconds(250)
         case .voicesRetryLimit: .seconds(10)
         case .helperAnswer: .seconds(8)
@@ -100,6 +102,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .speechdExit: "a killed speech-dispatcher and its output modules to be gone"
         case .speechdRestartReset: "how long a restarted speech-dispatcher must stay up for its next restart to wait only speechd-restart-first"
         case .speechdEagerRetry: "a Speak while speech-dispatcher is unreachable connects again at once if the last attempt is older than this"
+        case .speechdList: "each answer on the voice-listing connection (a list comes only once speech-dispatcher has built all of it: 1-2.5 s for espeak-ng's 13,000 voices)"
         case .voicesRetryFirst: "the first pause before listing voices again after an empty or failed listing (it doubles)"
         case .voicesRetryLimit: "the longest pause between voice listings"
         case .helperAnswer: "voicebox-audio's answer to any request (above its own 2 s bounds on the server)"

@@ -5,9 +5,11 @@ import XCTest
 /// The synthesizer and the voice list take every wait and delay from `Bounds`: the standard values
 /// are the ones they always had, and each bound reaches its own use (no crossed wires).
 final class SpeechdTimingsTests: XCTestCase {
+    /// (All but speechd-list, which was speechd-reply's 2 s: see VoiceLister.)
     func testTheStandardBoundsAreTheValuesTheSynthesizerAlwaysHad() {
         let timings = SpeechdTimings(Bounds())
         XCTAssertEqual(timings.reply, 2)
+        XCTAssertEqual(timings.list, 10)
         XCTAssertEqual(timings.accept, 0.25)
         XCTAssertEqual(timings.begin, 3)
         XCTAssertEqual(timings.stallLimit, 30)
@@ -34,7 +36,7 @@ final class SpeechdTimingsTests: XCTestCase {
         for (index, bound) in speechd.enumerated() { try bounds.set("\(bound.rawValue)=\(1 + Double(index + 1) / 1000)") }
         let timings = SpeechdTimings(bounds)
         let seconds: [Bound: Double] = [
-            .speechdReply: timings.reply, .speechdAccept: timings.accept, .speechdBegin: timings.begin,
+            .speechdReply: timings.reply, .speechdList: timings.list, .speechdAccept: timings.accept, .speechdBegin: timings.begin,
             .speechdStallLimit: timings.stallLimit, .speechdHeartbeat: timings.heartbeat,
             .speechdReconnectFirst: timings.reconnectFirst, .speechdReconnectLimit: timings.reconnectLimit,
             .speechdEagerRetry: timings.eagerRetry, .speechdRestartFirst: timings.restartFirst,
