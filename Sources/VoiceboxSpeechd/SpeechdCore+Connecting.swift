@@ -188,3 +188,12 @@ extension SpeechdCore {
         attemptConnect()
     }
 }
+
+extension SpeechdCore {
+    /// What went wrong, in words: for the log, and for a caller told why.
+    static func reason(of error: SynthesizerError) -> String {
+        switch error {
+        case .unavailable(let reason), .rejected(let reason): reason
+        }
+    }
+}

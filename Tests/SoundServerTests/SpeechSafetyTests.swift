@@ -41,13 +41,6 @@ final class SpeechSafetyTests: XCTestCase {
         (try? await waitUntil("speech on the sink", timeout: Self.patience) { ears.firstLoud(after: position) != nil }) != nil
     }
 
-    /// Waits until the sink has been silent for half a second (what was playing has drained).
-    private func waitForSilence(_ ears: MonitorRecorder) async throws {
-        try await waitUntil("the sink to fall silent", timeout: .seconds(10)) {
-            ears.seconds > 0.5 && ears.rms(from: ears.seconds - 0.5) < 50
-        }
-    }
-
     // MARK: Prevention
 
     /// The reproduction of the issue: refused at once, and speech goes on for everyone.
@@ -136,35 +129,12 @@ final class SpeechSafetyTests: XCTestCase {
 
     // MARK: Recovery
 
-    /// A speech-dispatcher of this test's own, to be frozen the way any other program could freeze
-    /// it, and a voiceboxd on it as on a desktop (autospawn on), with `arguments`; at teardown the
-    /// service stops first, then the server. The server's socket is not libspeechd's autospawn
-    /// socket: one that dies (a wedge may end that way) is started again only with its own command line.
-    private func serviceOnItsOwnSpeechd(_ stack: Stack, _ arguments: [String] = quickWatchdog) async throws -> (PrivateSpeechd, ServiceHarness) {
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, autospawn: true, extraArguments: arguments)
-        addTeardownBlock { await service.stop() }
-        return (speechd, service)
-    }
-
-    /// Speaks "ready" once speaking works, and waits until it has been spoken: the server is idle.
-    private func waitUntilSpoken(_ service: ServiceHarness) async throws {
-        var ready: UInt64 = 0
-        try await waitUntil("speaking to work", timeout: Self.patience) {
-            ready = (try? await service.speak("ready")) ?? 0
-            return ready != 0
-        }
-        _ = try await service.waitForFinish(ready, timeout: Self.patience)
-    }
-
     /// Frozen by another program's index mark: the next Speak from another caller is heard, after a
     /// restart; other callers are answered meanwhile; speech-dispatcher is back for every program, not
     /// only for us.
     func testAServerFrozenByAnotherProgramRecoversAndTheNextSpeakIsHeard() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog)
         try await waitUntilSpoken(service)
         let ears = try MonitorRecorder(device: stack.sink + ".monitor")
         try await ears.waitUntilRecording()
@@ -194,7 +164,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// after it, and nothing of the stopped server is left running.
     func testAModuleStoppedMidUtteranceRecoversAndTheWaitingCallerIsTold() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog)
         try await waitUntilSpoken(service)
         let ears = try MonitorRecorder(device: stack.sink + ".monitor")
         try await ears.waitUntilRecording()
@@ -269,7 +239,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// heard after the recovery (the stopped message, still in the frozen server, does not confuse it).
     func testStopAllSpeakingDuringAWedgeStopsForGoodAndTheNextSpeakIsHeard() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog)
         try await waitUntilSpoken(service)
         let oldPid = speechd.pid
         try RawSSIPClient.freezeWithAMark(address: speechd.address)

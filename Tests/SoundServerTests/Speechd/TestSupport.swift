@@ -234,3 +234,36 @@ func duplicateOfListeningSocket(_ path: String, heldBy pid: pid_t) -> Int32? {
     let duplicate = unsafeBitCast(getfd, to: PidfdGetfd.self)(pidfd, number, 0)
     return duplicate >= 0 ? duplicate : nil
 }
+
+/// What the tests of voiceboxd on a speech-dispatcher of their own share.
+extension XCTestCase {
+    /// A speech-dispatcher of this test's own, to be frozen the way any other program could freeze
+    /// it, and a voiceboxd on it as on a desktop (autospawn on), with `arguments`; at teardown the
+    /// service stops first, then the server. The server's socket is not libspeechd's autospawn
+    /// socket: one that dies (a wedge may end that way) is started again only with its own command line.
+    func serviceOnItsOwnSpeechd(_ stack: Stack, _ arguments: [String]) async throws -> (PrivateSpeechd, ServiceHarness) {
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
+        try await speechd.start()
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, autospawn: true, extraArguments: arguments)
+        addTeardownBlock { await service.stop() }
+        return (speechd, service)
+    }
+
+    /// Speaks "ready" once speaking works, and waits until it has been spoken: the server is idle.
+    func waitUntilSpoken(_ service: ServiceHarness) async throws {
+        var ready: UInt64 = 0
+        try await waitUntil("speaking to work", timeout: .seconds(30)) {
+            ready = (try? await service.speak("ready")) ?? 0
+            return ready != 0
+        }
+        _ = try await service.waitForFinish(ready, timeout: .seconds(30))
+    }
+
+    /// Waits until the sink has been silent for half a second (what was playing has drained).
+    func waitForSilence(_ ears: MonitorRecorder) async throws {
+        try await waitUntil("the sink to fall silent", timeout: .seconds(10)) {
+            ears.seconds > 0.5 && ears.rms(from: ears.seconds - 0.5) < 50
+        }
+    }
+}
