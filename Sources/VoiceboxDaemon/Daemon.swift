@@ -39,7 +39,7 @@ public enum Daemon {
         // the tests start 1 s or more after their last call).
         connection.whenQuiet(after: .milliseconds(500)) { MallocArenas.returnFreeMemory() }
         let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(
-            address: options.speechdAddress, autospawn: options.autospawn,
+            address: options.speechdAddress, autospawn: options.autospawn, bounds: options.bounds,
             recovery: options.speechdRecovery == .restart ? .restart : .reconnect, log: { message in Daemon.log(message) }))
         let object: SpeechObject
         do {
@@ -48,8 +48,7 @@ public enum Daemon {
             log("cannot export \(Speech1.objectPath): \(error.message)")
             return 1
         }
-        var policy = VoiceCache.Policy()
-        policy.maximumWait = .milliseconds(Int(options.voicesWait * 1000))
+        let policy = VoiceCache.Policy(bounds: options.bounds, maximumWait: .milliseconds(Int(options.voicesWait * 1000)))
         // The audio session: pauses or ducks other audio while we speak or listen, and holds our
         // own work while a call has the audio. The sound-server connections (the mixer, every
         // microphone recording) live in the voicebox-audio helper: the service links no libpulse.

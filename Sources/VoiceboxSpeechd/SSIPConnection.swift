@@ -32,7 +32,7 @@ final class SSIPConnection {
 
     let queue: DispatchQueue
     private let descriptor: Int32
-    /// How long speech-dispatcher may take to answer (see `Configuration.replyTimeout`).
+    /// How long speech-dispatcher may take to answer, in seconds (`speechd-reply`, see `Configuration.bounds`).
     let timeout: Double
     private let readSource: any DispatchSourceRead
     private let writeSource: any DispatchSourceWrite
@@ -272,7 +272,7 @@ final class SSIPConnection {
         let now = DispatchTime.now()
         if let late = pending.first(where: { $0.deadline <= now }) ?? heldBack.first(where: { $0.pending.deadline <= now })?.pending {
             endedUnanswered = true
-            fail("speech-dispatcher did not answer \(Self.commandName(late.line)) within \(Self.seconds(timeout))")
+            fail("speech-dispatcher did not answer \(Self.commandName(late.line)) within \(SpeechdTimings.text(timeout))")
         } else {
             armTimer()
         }
@@ -288,10 +288,6 @@ final class SSIPConnection {
         case "GET", "LIST": return words.prefix(2).joined(separator: " ")
         default: return String(first)
         }
-    }
-
-    static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
     private func fail(_ reason: String) {

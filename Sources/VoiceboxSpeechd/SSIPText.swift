@@ -31,7 +31,7 @@ enum SSIPText {
             if isControl(scalar) {
                 out.append(UInt8(ascii: " "))
             } else {
-                out += Array(String(scalar).utf8)
+                Unicode.UTF8.encode(scalar) { out.append($0) }  // no String per scalar (a 60 KB text is 60,000 scalars)
             }
         }
         if !lineStart || out.isEmpty { out += [13, 10] }

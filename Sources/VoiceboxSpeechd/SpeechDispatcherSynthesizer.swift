@@ -3,9 +3,10 @@ import VoiceboxCore
 /// The production `Synthesizer`: speech-dispatcher, spoken to in SSIP directly.
 ///
 /// One speaking connection (every notification on) driven by readiness on a serial queue that owns
-/// all state; every reply is bounded by `replyTimeout`; a lost or wedged server ends the utterances
+/// all state; every reply is bounded by `speechd-reply`; a lost or wedged server ends the utterances
 /// in flight with `.error` and reconnection runs in the background with exponential backoff
-/// (0.25 s doubling to 10 s). Voices are listed over a separate short-lived connection.
+/// (`speechd-reconnect-first` doubling to `speechd-reconnect-limit`). Voices are listed over a
+/// separate short-lived connection. Every wait and delay is one of `Configuration.bounds`.
 public final class SpeechDispatcherSynthesizer: Synthesizer {
     public struct Configuration: Sendable {
         /// Like `$SPEECHD_ADDRESS`: `unix_socket:/path` or `inet_socket:host:port`.
@@ -15,25 +16,26 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
         public var autospawn: Bool
         /// How speech-dispatcher names this client (`SET SELF CLIENT_NAME user:clientName:…`).
         public var clientName: String
-        /// How long speech-dispatcher may take to answer one command, in seconds. A server that does
-        /// not answer in time fails the waiting caller, and the connection is dropped and made again.
-        /// For the voice listing (a reply of about 483 KB for espeak-ng) it bounds the silence between
-        /// two reads instead of the whole reply.
-        public var replyTimeout: Double
+        /// Every wait on speech-dispatcher and every delay (the `speechd-*` bounds; voiceboxd's
+        /// `--bound`). `speechd-reply` is how long speech-dispatcher may take to answer one command:
+        /// a server that does not answer in time fails the waiting caller, and the connection is
+        /// dropped and made again. The voice listing (a reply of about 483 KB for espeak-ng) has
+        /// `speechd-list` instead, for the silence between two reads (see VoiceLister).
+        public var bounds: Bounds
         /// What to do with a server that stops speaking or answering (see SpeechdCore+Recovery).
         public var recovery: Recovery
         /// Where to say what recovery does (voiceboxd's log).
         public var log: (@Sendable (String) -> Void)?
         /// How long the stall probe waits for the module's voice list (see SpeechdProbe.health);
-        /// `replyTimeout` when nil. Tests shorten it to see what a slow list means.
+        /// `speechd-reply` when nil. Tests shorten it to see what a slow list means.
         public var probeTimeout: Double?
 
         public init(address: String? = nil, autospawn: Bool = true, clientName: String = "voicebox",
-                    replyTimeout: Double = 2, recovery: Recovery = .restart, log: (@Sendable (String) -> Void)? = nil) {
+                    bounds: Bounds = Bounds(), recovery: Recovery = .restart, log: (@Sendable (String) -> Void)? = nil) {
             self.address = address
             self.autospawn = autospawn
             self.clientName = clientName
-            self.replyTimeout = replyTimeout
+            self.bounds = bounds
             self.recovery = recovery
             self.log = log
         }
@@ -56,8 +58,9 @@ public final class SpeechDispatcherSynthesizer: Synthesizer {
     public init(configuration: Configuration = Configuration()) {
         let (events, continuation) = AsyncStream.makeStream(of: SynthesisEvent.self)
         self.events = events
-        core = SpeechdCore(configuration: configuration, continuation: continuation)
-        lister = VoiceLister(configuration: configuration)
+        let timings = SpeechdTimings(configuration.bounds)
+        core = SpeechdCore(configuration: configuration, timings: timings, continuation: continuation)
+        lister = VoiceLister(configuration: configuration, timings: timings)
     }
 
     deinit {

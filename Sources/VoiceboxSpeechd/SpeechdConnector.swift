@@ -2,10 +2,11 @@ import Glibc
 import VoiceboxCore
 
 /// Opens the socket to speech-dispatcher, starting the server first when nobody listens and autospawn
-/// is allowed. Blocking (getaddrinfo, and a spawn waits up to 20 s for the server to be ready): run it
-/// off the owner queue and hand the socket over.
+/// is allowed. Blocking (getaddrinfo, and a spawn waits up to `speechd-start`, 20 s, for the server to
+/// be ready): run it off the owner queue and hand the socket over.
 enum SpeechdConnector {
-    static func open(address configured: String?, autospawn: Bool) -> Result<SSIPSocket.Opened, SynthesizerError> {
+    /// `spawnWithin`: how long a server started here may take to be ready; nil never starts one.
+    static func open(address configured: String?, spawnWithin start: Duration?) -> Result<SSIPSocket.Opened, SynthesizerError> {
         let address: SpeechdAddress
         switch SpeechdAddress.resolve(configured) {
         case .success(let resolved): address = resolved
@@ -17,8 +18,8 @@ enum SpeechdConnector {
         case .failure(.other(let reason)):
             return .failure(.unavailable(reason))
         case .failure(.noServer(let reason)):
-            guard autospawn else { return .failure(.unavailable(reason)) }
-            if let spawnError = SpeechdSpawner.spawn(for: address) {
+            guard let start else { return .failure(.unavailable(reason)) }
+            if let spawnError = SpeechdSpawner.spawn(for: address, within: start) {
                 return .failure(.unavailable("\(reason). Autospawn: \(spawnError)"))
             }
             return SSIPSocket.open(address).mapError { .unavailable($0.reason) }

@@ -16,12 +16,12 @@ extension SpeechdCore {
         lastAttemptStart = .now()
         generation += 1
         let attemptGeneration = generation
-        let configuration = self.configuration
+        let (configuration, start) = (self.configuration, timings.start)
         // A server we stopped that did not start again, or (autospawn) the one that went away.
         let startable = unstarted ?? (configuration.autospawn ? knownServer : nil)
         connector.async {
-            let started = startable.flatMap { Self.startAgain($0, address: configuration.address) }
-            let result = SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn)
+            let started = startable.flatMap { Self.startAgain($0, address: configuration.address, within: start) }
+            let result = SpeechdConnector.open(address: configuration.address, spawnWithin: configuration.autospawn ? start : nil)
             // Found before the connection counts as up, so a server that dies right after it (even
             // before the first Speak is answered) is already known and can be started again. Not
             // found is no news: a killed server's listening socket outlives its connections for a
@@ -49,7 +49,7 @@ extension SpeechdCore {
             close(opened.descriptor)
             return
         }
-        let connection = SSIPConnection(opened, queue: queue, timeout: configuration.replyTimeout)
+        let connection = SSIPConnection(opened, queue: queue, timeout: timings.reply)
         attempt = connection
         connection.onEvent = { [weak self] event in self?.onQueue { $0.handle(event, generation: attemptGeneration) } }
         connection.onClose = { [weak self, unowned connection] reason in
@@ -123,7 +123,7 @@ extension SpeechdCore {
             let recovered = if case .recovering = phase { true } else { false }
             phase = .connected(link)
             unstarted = nil
-            backoff = Self.initialBackoff
+            backoff = timings.reconnectFirst
             continuation.yield(.available)
             if recovered { log("speech: speech-dispatcher answers again") }
             resubmitHeld()
@@ -146,7 +146,7 @@ extension SpeechdCore {
                 }
                 // A server just restarted may take a moment to listen, and one that just died may
                 // still take a connection it never answers (autospawn then starts it again at the
-                // next try): a few more tries, 2.5 s in all.
+                // next try): a few more tries, 10 times reconnectFirst (2.5 s) in all.
                 let startable = recovery.restarted || (configuration.autospawn && knownServer != nil)
                 if startable, recovery.connectRetries < Self.connectRetriesAfterRestart {
                     recovery.connectRetries += 1
@@ -154,7 +154,7 @@ extension SpeechdCore {
                     retry?.cancel()
                     let work = DispatchWorkItem { [weak self] in self?.onQueue { $0.attemptConnect() } }
                     retry = work
-                    return queue.asyncAfter(deadline: .now() + 0.25 * Double(recovery.connectRetries), execute: work)
+                    return queue.asyncAfter(deadline: .now() + timings.reconnectFirst * Double(recovery.connectRetries), execute: work)
                 }
                 giveUpRecovery("\(recovery.reason); then \(reason)")
             default:
@@ -174,16 +174,26 @@ extension SpeechdCore {
         let work = DispatchWorkItem { [weak self] in self?.onQueue { $0.attemptConnect() } }
         retry = work
         queue.asyncAfter(deadline: .now() + backoff, execute: work)
-        backoff = min(backoff * 2, Self.maximumBackoff)
+        backoff = min(backoff * 2, timings.reconnectLimit)
     }
 
-    /// speak() while disconnected: try now rather than at the next timer, unless we just tried.
+    /// speak() while disconnected: try now rather than at the next timer, unless we just tried (within
+    /// `timings.eagerRetry`).
     func retrySoonIfStale() {
         guard !attemptInFlight else { return }
         if let last = lastAttemptStart,
-           DispatchTime.now().uptimeNanoseconds - last.uptimeNanoseconds < UInt64(Self.eagerRetryAge * 1e9) {
+           DispatchTime.now().uptimeNanoseconds - last.uptimeNanoseconds < UInt64(timings.eagerRetry * 1e9) {
             return
         }
         attemptConnect()
+    }
+}
+
+extension SpeechdCore {
+    /// What went wrong, in words: for the log, and for a caller told why.
+    static func reason(of error: SynthesizerError) -> String {
+        switch error {
+        case .unavailable(let reason), .rejected(let reason): reason
+        }
     }
 }

@@ -4,18 +4,16 @@ import Dispatch
 /// asks it anything: the utterance it was speaking would wait for its end for ever, a `wait`
 /// caller with it, and others would stay paused (measured before this existed: no SpeechFinished
 /// in 30 s). So while anything is in the engine, a cheap query (GET VOLUME) goes out every
-/// `heartbeatInterval`; its reply is bounded by the connection's timeout like every other, so a
+/// `timings.heartbeat` (3 s); its reply is bounded by the connection's timeout like every other, so a
 /// server that stopped answering drops the connection and its utterances end with `.error` within
-/// interval + timeout (5 s). Idle, or with everything held, nothing is sent.
+/// heartbeat + reply (5 s). Idle, or with everything held, nothing is sent.
 extension SpeechdCore {
-    static let heartbeatInterval = 3.0
-
     /// Schedules the next beat unless one is scheduled (on `queue`).
     func startHeartbeat() {
         guard heartbeat == nil else { return }
         let beat = DispatchWorkItem { [weak self] in self?.onQueue { $0.beat() } }
         heartbeat = beat
-        queue.asyncAfter(deadline: .now() + Self.heartbeatInterval, execute: beat)
+        queue.asyncAfter(deadline: .now() + timings.heartbeat, execute: beat)
     }
 
     private func beat() {

@@ -8,10 +8,11 @@ import VoiceboxCore
 /// `.error` and the reason; the ones queued behind it are taken back and given again once a
 /// connection is up, so they are spoken, not lost. speak() meanwhile queues (its caller is not held
 /// up). A server that stopped answering or speaking is restarted when it runs as this user and
-/// `Configuration.recovery` allows: stopped (TERM, then KILL after 0.5 s, its output modules too) and
-/// started again with its own command line and environment, restarts spaced by a backoff (1 s
-/// doubling to 30 s). If no connection comes back, everything still queued ends with `.error` and
-/// speak() fails at once until one does.
+/// `Configuration.recovery` allows: stopped (TERM, then KILL after `timings.stopGrace`, 0.5 s, its
+/// output modules too) and started again with its own command line and environment, restarts spaced
+/// by a backoff (`timings.restartFirst`, 1 s, doubling to `timings.restartLimit`, 30 s). If no
+/// connection comes back, everything still queued ends with `.error` and speak() fails at once until
+/// one does.
 extension SpeechdCore {
     /// Why a recovery started.
     enum Cause {
@@ -40,13 +41,8 @@ extension SpeechdCore {
     }
 
     /// Connection attempts after a restart (or, autospawning, after the server went away) before
-    /// giving up: 0.25, 0.5, 0.75 and 1 s apart.
+    /// giving up: 1, 2, 3 and 4 times `timings.reconnectFirst` (0.25 s) apart.
     static let connectRetriesAfterRestart = 4
-
-    static let initialRestartBackoff = 1.0
-    static let maximumRestartBackoff = 30.0
-    /// A server that stayed up this long after its last restart gets the short backoff again.
-    static let restartBackoffReset = 60.0
 
     func recover(_ cause: Cause) {
         guard case .connected(let link) = phase else { return }
@@ -55,7 +51,7 @@ extension SpeechdCore {
         stallCheck = nil
         stallDeadline = nil
         stallProbing = false
-        stallWait = Self.beginBound
+        stallWait = timings.begin
         heartbeat?.cancel()
         heartbeat = nil
         let reason = cause.reason
@@ -103,8 +99,9 @@ extension SpeechdCore {
         let now = DispatchTime.now()
         if let last = lastRestart {
             let since = Double(now.uptimeNanoseconds - last.uptimeNanoseconds) / 1e9
-            if since > Self.restartBackoffReset {
-                restartBackoff = Self.initialRestartBackoff
+            // A server that stayed up this long after its last restart gets the short backoff again.
+            if since > timings.restartReset {
+                restartBackoff = timings.restartFirst
             } else if since < restartBackoff {
                 retry?.cancel()
                 let work = DispatchWorkItem { [weak self] in self?.onQueue { $0.reconnectForRecovery() } }
@@ -116,11 +113,11 @@ extension SpeechdCore {
         recovery.restarted = true
         phase = .recovering(recovery)
         lastRestart = now
-        restartBackoff = min(restartBackoff * 2, Self.maximumRestartBackoff)
+        restartBackoff = min(restartBackoff * 2, timings.restartLimit)
         attemptInFlight = true
-        let address = configuration.address
+        let (address, timings) = (configuration.address, timings)
         connector.async {
-            let (outcome, unstarted) = Self.restartServer(address: address)
+            let (outcome, unstarted) = Self.restartServer(address: address, timings: timings)
             self.queue.async {
                 self.onQueue { core in
                     core.attemptInFlight = false
@@ -134,15 +131,15 @@ extension SpeechdCore {
 
     /// Stops the server behind `address` and starts it again (blocking; on `connector`). Says what it
     /// did, and returns the server if it did not start again.
-    private static func restartServer(address configured: String?) -> (String, SpeechdServerProcess?) {
+    private static func restartServer(address configured: String?, timings: SpeechdTimings) -> (String, SpeechdServerProcess?) {
         guard case .success(let address) = SpeechdAddress.resolve(configured), case .unixSocket(let path) = address else {
             return ("speech-dispatcher listens on a network socket: it cannot be restarted from here", nil)
         }
         guard let server = SpeechdServerProcess.find(listeningOn: path) else {
             return ("no speech-dispatcher of this user listens on \(path): connecting again", nil)
         }
-        let stopped = server.stop()
-        if let problem = server.relaunch() {
+        let stopped = server.stop(grace: timings.stopGrace, exit: timings.exit)
+        if let problem = server.relaunch(within: timings.start) {
             return ("stopped speech-dispatcher (pid \(server.pid)\(stopped ? "" : ", not all of it went")), but \(problem); "
                         + "it is started again before each connection attempt", server)
         }
@@ -152,9 +149,9 @@ extension SpeechdCore {
     /// Before a connection attempt (blocking; on `connector`): a server whose relaunch failed, or
     /// (autospawn) the one that went away, is started again with its own command line, unless
     /// something listens on its socket by now. Says what it did, if anything.
-    static func startAgain(_ server: SpeechdServerProcess, address configured: String?) -> String? {
+    static func startAgain(_ server: SpeechdServerProcess, address configured: String?, within start: Duration) -> String? {
         guard !SpeechdServerProcess.anyoneListens(address: configured) else { return nil }
-        if let problem = server.relaunch() { return "speech-dispatcher still does not start: \(problem)" }
+        if let problem = server.relaunch(within: start) { return "speech-dispatcher still does not start: \(problem)" }
         return "started speech-dispatcher again"
     }
 

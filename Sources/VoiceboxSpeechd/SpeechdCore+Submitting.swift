@@ -3,7 +3,7 @@ import VoiceboxCore
 
 /// Giving utterances to speech-dispatcher. Settings are sticky per connection, so one utterance at a
 /// time: its settings (pipelined), then — once all are accepted, and if it is still wanted — SPEAK.
-/// The speak() caller waits for the 225 only, and for at most `acceptBound`: a server that is slow to
+/// The speak() caller waits for the 225 only, and for at most `timings.accept`: a server that is slow to
 /// answer (stopped, wedged, busy) does not hold the caller up; the utterance stays queued here and its
 /// fate comes as events (a refusal after that as `.error`). Every reply is bounded by the connection's
 /// timeout, after which recovery takes over.
@@ -12,7 +12,7 @@ extension SpeechdCore {
         let token: UInt64
         let id: UInt64
         /// The speak() call waiting for the 225; nil when resume() gives a held utterance again, or
-        /// once the caller was answered at `acceptBound`.
+        /// once the caller was answered at `timings.accept`.
         var waiter: CheckedContinuation<Void, any Error>?
         var speakSent = false
         var refusal: String?
@@ -46,12 +46,9 @@ extension SpeechdCore {
         if paused { return waiter.resume() }
         let token = enqueueSubmission(of: request.id, waiter: waiter)
         pumpSubmissions()
-        queue.asyncAfter(deadline: .now() + Self.acceptBound) { [weak self] in self?.onQueue { $0.answerIfStillWaiting(token) } }
+        // A healthy server answers at once; the reply bound is for noticing a wedge, not for holding callers.
+        queue.asyncAfter(deadline: .now() + timings.accept) { [weak self] in self?.onQueue { $0.answerIfStillWaiting(token) } }
     }
-
-    /// How long a speak() caller waits for speech-dispatcher's 225 at most (a healthy server answers
-    /// at once); the reply timeout is for noticing a wedge, not for holding callers.
-    static let acceptBound = 0.25
 
     /// The caller of submission `token`, if still waiting, is answered: queued.
     private func answerIfStillWaiting(_ token: UInt64) {

@@ -5,20 +5,19 @@ import Dispatch
 /// answering every command (measured with 0.11.4: a stopped module, a bad index mark).
 ///
 /// While anything of ours is in speech-dispatcher, it must make progress: a new utterance must begin
-/// within `beginBound` of reaching it, and one being spoken must report something (a mark, its end)
-/// as often. When it does not, SpeechdProbe.health looks: a stopped process of the server is wedged
-/// at once; else the output module's voice list is asked for on a connection of its own: one that
-/// fails is wedged, one that comes is busy (speaking, ours or another program's), and one that does
-/// not come within the reply timeout is busy if the server or its modules did any work meanwhile,
-/// else wedged. Busy: the next look comes after twice the wait (up to 30 s); new speech arriving
-/// brings it back to `beginBound`. Wedged: recovery (SpeechdCore+Recovery). So a wedge is noticed
-/// within `beginBound` + the reply timeout (5 s).
+/// within `timings.begin` (`speechd-begin`, 3 s) of reaching it, and one being spoken must report
+/// something (a mark, its end) as often. When it does not, SpeechdProbe.health looks: a stopped
+/// process of the server is wedged at once; else the output module's voice list is asked for on a
+/// connection of its own: one that fails is wedged, one that comes is busy (speaking, ours or another
+/// program's), and one that does not come within the reply bound is busy if the server or its modules
+/// did any work meanwhile, else wedged. Busy: the next look comes after twice the wait (up to
+/// `timings.stallLimit`, 30 s); new speech arriving brings it back to `timings.begin`. Wedged:
+/// recovery (SpeechdCore+Recovery). So a wedge is noticed within begin + reply (5 s).
+///
+/// The slowest honest start measured is 0.33 s (the first utterance after speech-dispatcher started,
+/// 60 KB of text; 4,000 SSML marks: 0.27 s; with both cores busy, the same): 3 s is nine times that.
+/// A begin bound shorter than an honest start costs a probe that finds the server busy, nothing more.
 extension SpeechdCore {
-    /// The slowest honest start measured is 0.33 s (the first utterance after speech-dispatcher
-    /// started, 60 KB of text; 4,000 SSML marks: 0.27 s; with both cores busy, the same): 3 s is
-    /// nine times that.
-    static let beginBound = 3.0
-    static let maximumStallWait = 30.0
 
     /// Whether speech-dispatcher holds anything of ours (live utterances or stopped ones it still has).
     var anythingInEngine: Bool {
@@ -31,17 +30,17 @@ extension SpeechdCore {
     func noteProgress(spoken: Bool) {
         if spoken {
             lastRestart = nil
-            restartBackoff = Self.initialRestartBackoff
+            restartBackoff = timings.restartFirst
         }
         stallProgress = true
-        stallWait = Self.beginBound
-        armStallCheck(after: Self.beginBound, replacing: true)
+        stallWait = timings.begin
+        armStallCheck(after: timings.begin, replacing: true)
     }
 
     /// A new utterance reached speech-dispatcher: it must begin within `beginBound`, whatever the wait was.
     func noteArrival() {
-        stallWait = Self.beginBound
-        armStallCheck(after: Self.beginBound, replacing: false)
+        stallWait = timings.begin
+        armStallCheck(after: timings.begin, replacing: false)
     }
 
     /// Disarms the check when nothing of ours is left in speech-dispatcher, arms it otherwise.
@@ -50,7 +49,7 @@ extension SpeechdCore {
             stallCheck?.cancel()
             stallCheck = nil
             stallDeadline = nil
-            stallWait = Self.beginBound
+            stallWait = timings.begin
             return
         }
         armStallCheck(after: stallWait, replacing: false)
@@ -78,7 +77,7 @@ extension SpeechdCore {
         stallProbing = true
         stallProgress = false
         let generation = link.generation
-        SpeechdProbe.health(configuration, module: module) { [weak self] verdict in
+        SpeechdProbe.health(configuration, timeout: configuration.probeTimeout ?? timings.reply, module: module) { [weak self] verdict in
             guard let self else { return }
             self.queue.async { self.onQueue { $0.judgeStall(after: waited, verdict, generation: generation) } }
         }
@@ -91,20 +90,16 @@ extension SpeechdCore {
         switch verdict {
         case .wedged(let why) where !stallProgress:
             let speaking = utterances.values.contains { if case .speaking = $0.stage { true } else { false } }
-            let what = speaking ? "stopped speaking: nothing for \(Self.seconds(waited))"
-                                : "did not begin speaking within \(Self.seconds(waited))"
+            let what = speaking ? "stopped speaking: nothing for \(SpeechdTimings.text(waited))"
+                                : "did not begin speaking within \(SpeechdTimings.text(waited))"
             recover(.stalled("speech-dispatcher \(what), and its output module did not answer (\(why))"))
         default:
             // Busy speaking (ours, or another program's), or it moved on meanwhile: look again later.
             if !stallProgress {
-                log("speech: speech-dispatcher made no progress in \(Self.seconds(waited)) but its output module answers: waiting on")
-                stallWait = min(stallWait * 2, Self.maximumStallWait)
+                log("speech: speech-dispatcher made no progress in \(SpeechdTimings.text(waited)) but its output module answers: waiting on")
+                stallWait = min(stallWait * 2, timings.stallLimit)
             }
             armStallCheck(after: stallWait, replacing: true)
         }
-    }
-
-    static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

@@ -7,7 +7,8 @@ import VoiceboxCore
 /// blocking socket opening runs on `connector` and hands its result back onto the queue.
 ///
 /// Nothing here ever waits on speech-dispatcher: commands are queued on the connection and their
-/// replies come back as handlers on `queue`, each bounded by `replyTimeout`.
+/// replies come back as handlers on `queue`, each bounded by `timings.reply`. Every wait and delay
+/// is one of `timings` (the configuration's bounds).
 actor SpeechdCore {
     typealias Configuration = SpeechDispatcherSynthesizer.Configuration
 
@@ -15,6 +16,7 @@ actor SpeechdCore {
     private nonisolated let executor: QueueExecutor
     nonisolated let connector = DispatchQueue(label: "voicebox.speechd.connector")
     nonisolated let configuration: Configuration
+    nonisolated let timings: SpeechdTimings
     nonisolated let continuation: AsyncStream<SynthesisEvent>.Continuation
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -112,15 +114,16 @@ actor SpeechdCore {
     var retry: DispatchWorkItem?
     /// The next heartbeat (SpeechdCore+Heartbeat), while something is in the engine.
     var heartbeat: DispatchWorkItem?
-    /// Delay before the next reconnection attempt: 0.25 s doubling up to 10 s, reset on success.
-    var backoff = SpeechdCore.initialBackoff
+    /// Delay before the next reconnection attempt: `reconnectFirst` doubling up to `reconnectLimit`,
+    /// reset on success.
+    var backoff: Double
     /// The message speech-dispatcher is speaking now (ours or one we gave up), from its BEGIN to its
     /// END or CANCEL: while it runs, the next of ours is not expected to begin.
     var speakingMessage: Int?
     /// The stall check of the utterance due to begin (SpeechdCore+Watchdog), and how long it waits.
     var stallCheck: DispatchWorkItem?
     var stallDeadline: DispatchTime?
-    var stallWait = SpeechdCore.beginBound
+    var stallWait: Double
     /// A probe is out; and whether progress came since it went (then it cannot be a wedge).
     var stallProbing = false
     var stallProgress = false
@@ -134,18 +137,17 @@ actor SpeechdCore {
     /// that goes away is started again with its own command line, which works where `--spawn` is
     /// refused (a configuration naming another socket). nil when it runs as another user.
     var knownServer: SpeechdServerProcess?
-    var restartBackoff = SpeechdCore.initialRestartBackoff
+    var restartBackoff: Double
 
-    static let initialBackoff = 0.25
-    static let maximumBackoff = 10.0
-    /// speak() while disconnected tries at once if the last attempt is older than this.
-    static let eagerRetryAge = 1.0
-
-    init(configuration: Configuration, continuation: AsyncStream<SynthesisEvent>.Continuation) {
+    init(configuration: Configuration, timings: SpeechdTimings, continuation: AsyncStream<SynthesisEvent>.Continuation) {
         executor = QueueExecutor(queue: DispatchQueue(label: "voicebox.speechd.owner"))
         queue = executor.queue
         self.configuration = configuration
+        self.timings = timings
         self.continuation = continuation
+        backoff = timings.reconnectFirst
+        stallWait = timings.begin
+        restartBackoff = timings.restartFirst
         queue.async { self.assumeIsolated { $0.attemptConnect() } }
     }
 
@@ -156,7 +158,7 @@ actor SpeechdCore {
 
     // MARK: Entry points (any thread)
 
-    /// Waits only for speech-dispatcher's 225 (bounded by `replyTimeout`).
+    /// Waits only for speech-dispatcher's 225, at most `timings.accept` (SpeechdCore+Submitting).
     func speak(_ request: SynthesisRequest) async throws {
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             switch phase {
@@ -246,94 +248,6 @@ actor SpeechdCore {
         }
     }
 
-    // MARK: Stop, pause, resume
-
-    private func stopOnQueue(_ ids: [UInt64]) {
-        let targets = Set(ids).compactMap { utterances[$0] }.sorted { $0.sequence < $1.sequence }
-        guard !targets.isEmpty else { return }
-        let inEngine = utterances.values.filter(isInEngine).count
-        let targetsInEngine = targets.filter(isInEngine).count
-        // CANCEL SELF when all of ours go; else STOP SELF for the one being spoken and a stop at the
-        // begin of each queued one.
-        let cancelAll = targetsInEngine > 0 && targetsInEngine == inEngine
-        var stopCurrent = false
-        for utterance in targets {
-            switch utterance.stage {
-            case .held:
-                break
-            case .submitting(let token):
-                if activeSubmission?.token == token && activeSubmission?.speakSent == true {
-                    orphans[token] = .ghost(stopOnBegin: !cancelAll)
-                }
-            case .queued(let messageID):
-                tracks[messageID] = .ghost(stopOnBegin: !cancelAll)
-            case .speaking(let messageID):
-                tracks[messageID] = .ghost(stopOnBegin: false)
-                stopCurrent = true
-            }
-            finish(utterance.request.id, .cancelled)
-        }
-        watchForStall()
-        guard case .connected(let link) = phase else { return }
-        if cancelAll {
-            command("CANCEL", on: link)
-        } else if stopCurrent {
-            command("STOP", on: link)
-        }
-    }
-
-    /// Whether speech-dispatcher has (or is about to get) this utterance's message.
-    func isInEngine(_ utterance: Utterance) -> Bool {
-        switch utterance.stage {
-        case .held: false
-        case .queued, .speaking: true
-        case .submitting(let token): activeSubmission?.token == token && activeSubmission?.speakSent == true
-        }
-    }
-
-    /// speech-dispatcher 0.11.4's own PAUSE wedges the whole server when it arrives after the output
-    /// module has synthesized the message (no more speech for any client until it restarts; upstream
-    /// brailcom/speechd#813, fixed in 0.12), and drops the rest of the message otherwise. So pausing
-    /// takes our messages back instead: CANCEL SELF, keep them here, and resume() gives them again
-    /// (the one that was being spoken starts over). Their notices in between are swallowed and no
-    /// second `.started` is reported.
-    private func pauseOnQueue() {
-        guard !paused else { return }
-        paused = true
-        var any = false
-        for (id, utterance) in utterances {
-            if isInEngine(utterance) { any = true }
-            switch utterance.stage {
-            case .held:
-                continue
-            case .submitting(let token):
-                if activeSubmission?.token == token && activeSubmission?.speakSent == true {
-                    orphans[token] = .ghost(stopOnBegin: false)
-                }
-            case .queued(let messageID), .speaking(let messageID):
-                tracks[messageID] = .ghost(stopOnBegin: false)
-            }
-            utterances[id]?.stage = .held
-        }
-        watchForStall()
-        if any, case .connected(let link) = phase { command("CANCEL", on: link) }
-    }
-
-    private func resumeOnQueue() {
-        guard paused else { return }
-        paused = false
-        let held = utterances.values.filter { if case .held = $0.stage { true } else { false } }
-            .sorted { $0.sequence < $1.sequence }
-        for utterance in held { enqueueSubmission(of: utterance.request.id, waiter: nil) }
-        pumpSubmissions()
-    }
-
-    /// STOP SELF / CANCEL SELF: queued, never waited for (a wedged server cannot hold up a stop); a
-    /// reply that does not come in time drops the connection like any other.
-    func command(_ verb: String, on link: Link) {
-        link.connection.send(SSIPText.command(verb, "self")) { _ in }
-    }
-
     /// `failure`: with `.error`, what went wrong, for a caller waiting on it.
     func finish(_ id: UInt64, _ end: SynthesisEnd, failure: String? = nil) {
         guard utterances.removeValue(forKey: id) != nil else { return }
@@ -381,13 +295,5 @@ actor SpeechdCore {
         submissions.removeAll()
         activeSubmission = nil
         for waiter in waiting { waiter.resume(throwing: SynthesizerError.unavailable(reason)) }
-    }
-}
-
-extension SpeechdCore {
-    static func reason(of error: SynthesizerError) -> String {
-        switch error {
-        case .unavailable(let reason), .rejected(let reason): reason
-        }
     }
 }

@@ -22,7 +22,7 @@ enum SpeechdProbe {
     /// an idle server. Then the server and its modules are looked at (see
     /// SpeechdServerProcess.activity): if any did anything while we waited, it is busy, not wedged.
     /// `completion` runs once, on the probe's own queue.
-    static func health(_ configuration: SpeechDispatcherSynthesizer.Configuration, module: String?,
+    static func health(_ configuration: SpeechDispatcherSynthesizer.Configuration, timeout: Double, module: String?,
                        completion: @escaping @Sendable (Verdict) -> Void) {
         queue.async {
             let server = SpeechdServerProcess.find(address: configuration.address)
@@ -31,7 +31,7 @@ enum SpeechdProbe {
                 return completion(.wedged("\(what) is stopped"))
             }
             let before = server?.activity
-            voices(configuration, module: module) { verdict in
+            voices(configuration, timeout: timeout, module: module) { verdict in
                 guard case .silent(let why) = verdict else { return completion(verdict) }
                 if let server, let before, server.activity != before {
                     return completion(.answering)
@@ -41,17 +41,17 @@ enum SpeechdProbe {
         }
     }
 
-    /// Never autospawns; every reply is bounded by `configuration.probeTimeout` (the listing by the
-    /// silence between reads). `completion` runs once, on the probe's own queue.
-    static func voices(_ configuration: SpeechDispatcherSynthesizer.Configuration, module: String?,
+    /// Never autospawns; every reply is bounded by `timeout` seconds (the listing by the silence
+    /// between reads). `completion` runs once, on the probe's own queue.
+    static func voices(_ configuration: SpeechDispatcherSynthesizer.Configuration, timeout: Double, module: String?,
                        completion: @escaping @Sendable (Verdict) -> Void) {
         queue.async {
             let opened: SSIPSocket.Opened
-            switch SpeechdConnector.open(address: configuration.address, autospawn: false) {
+            switch SpeechdConnector.open(address: configuration.address, spawnWithin: nil) {
             case .success(let socket): opened = socket
             case .failure(let error): return completion(.wedged(SpeechdCore.reason(of: error)))
             }
-            let connection = SSIPConnection(opened, queue: queue, timeout: configuration.probeTimeout ?? configuration.replyTimeout)
+            let connection = SSIPConnection(opened, queue: queue, timeout: timeout)
             var answered = false
             func done(_ verdict: Verdict) {
                 guard !answered else { return }

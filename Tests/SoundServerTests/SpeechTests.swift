@@ -5,9 +5,25 @@ import VoiceboxInterface
 import XCTest
 
 /// Speak, StopSpeaking, ListVoices and friends against the real stack: a real dbus-daemon,
-/// PulseAudio, speech-dispatcher and espeak-ng, with the sink's monitor as our ears.
+/// PulseAudio, speech-dispatcher and espeak-ng, with the sink's monitor as our ears. The tests share
+/// one voiceboxd: each waits for the end of what it spoke and leaves no pause behind.
 // @SoundServer: speech plays into the sound server; when it starts and ends is the server's doing
 final class SpeechTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
+
+    /// The sink's monitor, recording, once the sink has been silent for 0.3 s: the tests share
+    /// speech-dispatcher and voiceboxd, and what the test before stopped may still be draining.
+    private func quietEars() async throws -> MonitorRecorder {
+        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        try await ears.waitUntilRecording()
+        try await waitUntil("the sink to be silent", timeout: .seconds(30)) { ears.seconds > 0.3 && ears.rms(from: ears.seconds - 0.3) < 50 }
+        return ears
+    }
+
+    /// Waits until the recording reaches `position` seconds (what the sink played until then is in it).
+    private func record(_ ears: MonitorRecorder, until position: Double) async throws {
+        try await waitUntil("\(position) s recorded", timeout: .seconds(30)) { ears.seconds >= position }
+    }
 
     private func assertFinished(_ id: UInt64, _ reason: String, timeout: Duration = .seconds(20),
                                 file: StaticString = #filePath, line: UInt = #line) async throws {
@@ -16,42 +32,39 @@ final class SpeechTests: ServiceTestCase {
     }
 
     func testSpeakIsHeardOnTheSinkWithStartedThenFinished() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
-        try await ears.waitUntilRecording()
+        let ears = try await quietEars()
         let before = ears.seconds
         let id = try await service.speak("Hello from Voicebox")
         XCTAssertGreaterThan(id, 0)
         let reason = try await service.waitForFinish(id)
         XCTAssertEqual(reason, "done")
         XCTAssertEqual(service.events(of: id), ["SpeechStarted", "SpeechFinished:done"])
-        XCTAssertLessThan(ears.rms(from: 0, to: before), 50, "the sink should be silent before we speak")
+        XCTAssertLessThan(ears.rms(from: before - 0.3, to: before), 50, "the sink should be silent before we speak")
         XCTAssertGreaterThan(ears.rms(from: before), 300, "speech should be audible on the sink")
     }
 
     func testWaitRepliesOnlyAfterTheAudioEnded() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
-        try await ears.waitUntilRecording()
+        let ears = try await quietEars()
         let id = try await service.speak("Wait for me", ["wait": .boolean(true)])
         let replied = ears.offset(of: .now)
         XCTAssertTrue(service.events(of: id).contains("SpeechFinished:done"))
-        try await Task.sleep(for: .milliseconds(500))
+        try await record(ears, until: replied + 0.5)
         let lastLoud = try XCTUnwrap(ears.lastLoud(), "the utterance was never heard")
         // The reply must not come before the sound is over (a little slack for parec's latency).
         XCTAssertGreaterThan(replied + 0.1, lastLoud, "replied at \(replied) s, audio until \(lastLoud) s")
     }
 
     func testStopSpeakingCancelsALongUtteranceAndTheAudioStops() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
-        try await ears.waitUntilRecording()
+        let ears = try await quietEars()
+        let position = ears.seconds
         let id = try await service.speak(Texts.long)
-        try await waitUntil("speech to be heard") { ears.firstLoud() != nil }
-        try await Task.sleep(for: .milliseconds(500))
+        try await waitUntil("speech to be heard") { self.service.events(of: id).contains("SpeechStarted") && ears.firstLoud(after: position) != nil }
         let speaking = try await service.property("Speaking")
         XCTAssertEqual(speaking, .boolean(true))
         try await service.proxy.call(Speech1.stopSpeaking, id)
         let stoppedAt = ears.offset(of: .now)
         try await assertFinished(id, "cancelled")
-        try await Task.sleep(for: .milliseconds(1500))
+        try await record(ears, until: stoppedAt + 1.5)
         XCTAssertLessThan(ears.rms(from: stoppedAt + 0.4), 50, "audio should stop soon after StopSpeaking")
         try await waitUntil("Speaking to turn false") { (try? await self.service.property("Speaking")) == .boolean(false) }
     }
@@ -105,11 +118,11 @@ final class SpeechTests: ServiceTestCase {
         guard case .structure(let best) = british[0] else { return XCTFail() }
         XCTAssertEqual(best[2].string?.lowercased(), "en-gb")
 
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
-        try await ears.waitUntilRecording()
+        let ears = try await quietEars()
+        let position = ears.seconds
         let id = try await service.speak("Good evening", ["voice": best[0]])
         try await assertFinished(id, "done")
-        XCTAssertNotNil(ears.firstLoud())
+        XCTAssertNotNil(ears.firstLoud(after: position))
         let byLanguage = try await service.speak("Good evening", ["language": .string("en-GB"), "rate": .double(1.5),
                                                                   "pitch": .double(0.8), "volume": .double(0.9)])
         try await assertFinished(byLanguage, "done")
@@ -156,10 +169,9 @@ final class SpeechTests: ServiceTestCase {
         let id = try await Speech1.proxy(other).call(Speech1.speak, Texts.long, VarDict())
         await other.close()
         try await waitUntil("the utterance to start") { self.service.events(of: id).contains("SpeechStarted") }
-        try await Task.sleep(for: .milliseconds(500))
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
         try await service.proxy.call(Speech1.stopSpeaking, 0)  // not ours: must not stop it
-        try await Task.sleep(for: .milliseconds(300))
+        try await Task.sleep(for: .milliseconds(300))  // a window in which a wrong stop would show
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
         try await service.proxy.call(Speech1.stopSpeaking, id)
         try await assertFinished(id, "cancelled", timeout: .seconds(5))
@@ -182,13 +194,13 @@ final class SpeechTests: ServiceTestCase {
     }
 
     func testPauseAndResume() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
-        try await ears.waitUntilRecording()
+        let ears = try await quietEars()
+        let position = ears.seconds
         let id = try await service.speak(Texts.long)
-        try await waitUntil("speech to be heard") { ears.firstLoud() != nil }
+        try await waitUntil("speech to be heard") { self.service.events(of: id).contains("SpeechStarted") && ears.firstLoud(after: position) != nil }
         try await service.proxy.call(Speech1.pauseSpeaking)
         let pausedAt = ears.offset(of: .now)
-        try await Task.sleep(for: .milliseconds(2000))
+        try await record(ears, until: pausedAt + 2.0)
         XCTAssertLessThan(ears.rms(from: pausedAt + 1.0, to: pausedAt + 2.0), 50, "paused speech should be silent")
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
         try await service.proxy.call(Speech1.resumeSpeaking)

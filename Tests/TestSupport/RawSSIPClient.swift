@@ -132,3 +132,21 @@ public final class RawSSIPClient {
         }
     }
 }
+
+extension RawSSIPClient {
+    /// Freezes the speech-dispatcher at `address` for every client, as any other program could: a
+    /// mark name holding a line of only a dot, sent without our prevention. Returns once the server
+    /// has reported that mark (0.07 s after the SPEAK, measured with 0.11.4), from which moment it
+    /// begins nothing more for anyone; it keeps answering commands. Whatever the server is speaking
+    /// first is spoken before: the wait for the mark is bounded by `timeout` seconds.
+    public static func freezeWithAMark(address: String, timeout: Double = 20) throws {
+        let freezer = try RawSSIPClient(address: address, name: "freezer")
+        try freezer.command("SET self SSML_MODE on")
+        guard let id = try freezer.speakRaw(escaped("<speak><mark name=\"a\n.\nb\"/>x</speak>")) else {
+            throw Failure(description: "speech-dispatcher did not queue the freezing text")
+        }
+        guard freezer.waitForEvent(700, message: id, timeout: timeout) else {
+            throw Failure(description: "speech-dispatcher never reached the freezing mark")
+        }
+    }
+}

@@ -15,6 +15,11 @@ public enum Bound: String, CaseIterable, Sendable {
     case speechdRestartFirst = "speechd-restart-first"
     case speechdRestartLimit = "speechd-restart-limit"
     case speechdStart = "speechd-start"
+    case speechdStopGrace = "speechd-stop-grace"
+    case speechdExit = "speechd-exit"
+    case speechdRestartReset = "speechd-restart-reset"
+    case speechdEagerRetry = "speechd-eager-retry"
+    case speechdList = "speechd-list"
     // The voice list (VoiceCache)
     case voicesRetryFirst = "voices-retry-first"
     case voicesRetryLimit = "voices-retry-limit"
@@ -56,6 +61,11 @@ public enum Bound: String, CaseIterable, Sendable {
         case .speechdRestartFirst: .seconds(1)
         case .speechdRestartLimit: .seconds(30)
         case .speechdStart: .seconds(20)
+        case .speechdStopGrace: .milliseconds(500)
+        case .speechdExit: .seconds(2)
+        case .speechdRestartReset: .seconds(60)
+        case .speechdEagerRetry: .seconds(1)
+        case .speechdList: .seconds(10)
         case .voicesRetryFirst: .milliseconds(250)
         case .voicesRetryLimit: .seconds(10)
         case .helperAnswer: .seconds(8)
@@ -94,6 +104,11 @@ public enum Bound: String, CaseIterable, Sendable {
         case .speechdRestartFirst: "the first pause before restarting a wedged speech-dispatcher again (it doubles)"
         case .speechdRestartLimit: "the longest pause between restarts"
         case .speechdStart: "a speech-dispatcher started by voiceboxd to be ready"
+        case .speechdStopGrace: "a wedged speech-dispatcher to exit after TERM before it is killed (its output modules are killed at once)"
+        case .speechdExit: "a killed speech-dispatcher and its output modules to be gone"
+        case .speechdRestartReset: "how long a restarted speech-dispatcher must stay up for its next restart to wait only speechd-restart-first"
+        case .speechdEagerRetry: "a Speak while speech-dispatcher is unreachable connects again at once if the last attempt is older than this"
+        case .speechdList: "each answer on the voice-listing connection (a list comes only once speech-dispatcher has built all of it: 1-2.5 s for espeak-ng's 13,000 voices)"
         case .voicesRetryFirst: "the first pause before listing voices again after an empty or failed listing (it doubles)"
         case .voicesRetryLimit: "the longest pause between voice listings"
         case .helperAnswer: "voicebox-audio's answer to any request (above its own 2 s bounds on the server)"

@@ -5,11 +5,18 @@
 /// A refresh that fails keeps the last good list.
 public actor VoiceCache {
     public struct Policy: Sendable {
-        public var firstRetry: Duration = .milliseconds(250)
-        public var longestRetry: Duration = .seconds(10)
-        /// How long a caller waits for a first list before EngineUnavailable.
-        public var maximumWait: Duration = .seconds(10)
-        public init() {}
+        /// The backoff: `voices-retry-first`, doubling up to `voices-retry-limit`.
+        public var firstRetry: Duration
+        public var longestRetry: Duration
+        /// How long a caller waits for a first list before EngineUnavailable (voiceboxd's `--voices-wait`).
+        public var maximumWait: Duration
+
+        /// The backoff of `bounds`; callers wait up to `maximumWait`.
+        public init(bounds: Bounds = Bounds(), maximumWait: Duration = .seconds(10)) {
+            firstRetry = bounds[.voicesRetryFirst]
+            longestRetry = bounds[.voicesRetryLimit]
+            self.maximumWait = maximumWait
+        }
     }
 
     public typealias Lister = @Sendable () async throws -> [Voice]

@@ -5,53 +5,38 @@ import XCTest
 @testable import VoiceboxSpeechd
 
 /// A speech-dispatcher that accepts speech but stops speaking it, wedged past the prevention: the
-/// synthesizer notices within its bounds, restarts the server and speaks what was queued behind.
-/// Each test has a server of its own (PrivateSpeechd), frozen as another program could freeze it.
+/// synthesizer notices, restarts the server and speaks what was queued behind. Each test has a
+/// server of its own (PrivateSpeechd), frozen as another program could freeze it, and a synthesizer
+/// whose watchdog bound is small (`speechd-begin` 0.3 s, not 3 s): the tests assert what happens once
+/// it passes, and in which order; how soon with the standard bounds is SpeechdContractTests' (SpeedTests).
 // @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
-final class SpeechdRecoveryTests: XCTestCase {
-    private var synthesizers: [SpeechDispatcherSynthesizer] = []
-    private var servers: [PrivateSpeechd] = []
-    /// The documented bound: no progress for 3 s, then the output module's 2 s to answer.
-    static let noticed = SpeechdCore.beginBound + 2
+final class SpeechdRecoveryTests: SynthesizerTestCase {
+    private var log = LogLines()
+    /// A new utterance must begin within 0.3 s. An honest start takes up to 0.33 s (measured), so one
+    /// may meet the watchdog too: the probe then finds the server busy and waits on, as for a slow one.
+    /// Each probe's voice list keeps speech-dispatcher from answering anyone else for about a second
+    /// (longer under load), and with probes this frequent the heartbeat's GET VOLUME can wait behind
+    /// two of them: commands get 5 s here, not 2 s, so that only the watchdog decides what these tests
+    /// are about.
+    static let bounds = Bounds([.speechdBegin: .milliseconds(300), .speechdReply: .seconds(5)])
 
     override func tearDown() {
-        for synthesizer in synthesizers { synthesizer.shutdown() }
-        synthesizers.removeAll()
-        servers.removeAll()
         super.tearDown()
+        log = LogLines()
     }
 
-    private func started() async throws -> PrivateSpeechd {
-        _ = try TestStack.address()
-        let server = try PrivateSpeechd(config: try TestStack.configDirectory())
-        servers.append(server)
-        try await server.start()
-        return server
-    }
+    private func started() async throws -> PrivateSpeechd { try await startedServer() }
 
     private func connected(_ server: PrivateSpeechd, recovery: SpeechDispatcherSynthesizer.Recovery = .restart,
-                           probeTimeout: Double? = nil, autospawn: Bool = false) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
-        var configuration = SpeechDispatcherSynthesizer.Configuration(address: server.address, autospawn: autospawn,
-                                                                      clientName: "voicebox-tests", recovery: recovery,
-                                                                      log: { print("synthesizer: " + $0) })
-        configuration.probeTimeout = probeTimeout
-        let synthesizer = SpeechDispatcherSynthesizer(configuration: configuration)
-        synthesizers.append(synthesizer)
-        let recorder = EventRecorder(synthesizer)
-        guard await recorder.wait(for: .available, timeout: 10) else { throw SynthesizerError.unavailable("no .available") }
-        return (synthesizer, recorder)
+                           bounds: Bounds = SpeechdRecoveryTests.bounds, probeTimeout: Double? = nil,
+                           autospawn: Bool = false) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
+        try await connected(server.address, bounds: bounds, recovery: recovery, autospawn: autospawn, probeTimeout: probeTimeout, log: log)
     }
 
-    /// What speech-dispatcher 0.11.4 freezes on for every client: a mark name holding a line of only
-    /// a dot, sent by a client of its own (not through the prevention).
+    /// What speech-dispatcher 0.11.4 freezes on for every client, sent by a client of its own (not
+    /// through the prevention). Whether it took shows in what follows: the server is restarted.
     private func freeze(_ server: PrivateSpeechd) throws {
-        let other = try RawSSIPClient(address: server.address, name: "freezer")
-        try other.command("SET self SSML_MODE on")
-        try other.speakRaw(RawSSIPClient.escaped("<speak><mark name=\"a\n.\nb\"/>x</speak>"))
-        // Frozen indeed: nothing else begins.
-        let checker = try RawSSIPClient(address: server.address, name: "checker")
-        let id = try XCTUnwrap(try checker.speakRaw(RawSSIPClient.escaped("check")))
-        XCTAssertFalse(checker.waitForEvent(701, message: id, timeout: 1.5), "the freeze did not take")
+        try RawSSIPClient.freezeWithAMark(address: server.address)
     }
 
     private func failure(of id: UInt64, _ recorder: EventRecorder) -> String? {
@@ -67,27 +52,17 @@ final class SpeechdRecoveryTests: XCTestCase {
         XCTAssertFalse(oldModules.isEmpty)
         try freeze(server)
 
-        let spoke = ContinuousClock.now
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "The first after the freeze."))
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "Queued behind it."))
-        // Stopping never waits, wedged or not.
-        let stopStart = ContinuousClock.now
-        await synthesizer.stop([99])
-        XCTAssertLessThan(ContinuousClock.now - stopStart, .milliseconds(50))
-
-        // Neither had begun: both are given to the restarted server, in order.
-        let began = await recorder.wait(for: .started(1), timeout: 10)
-        XCTAssertTrue(began, "\(recorder.events)")
-        let took = (recorder.time(of: .started(1)) ?? .now) - spoke
-        print("METRIC speech-dispatcher frozen by a mark → the next utterance begins: \(took)")
-        XCTAssertLessThan(took, .seconds(Self.noticed + 2), "not recovered within the bound plus 2 s")
-        let first = await recorder.end(of: 1, timeout: 10)
-        XCTAssertEqual(first, .done)
-        let second = await recorder.end(of: 2, timeout: 10)
+        // Neither had begun: both are given to the restarted server, and spoken in order.
+        let first = await recorder.end(of: 1, timeout: 30)
+        XCTAssertEqual(first, .done, "\(recorder.events)")
+        let second = await recorder.end(of: 2, timeout: 30)
         XCTAssertEqual(second, .done)
         XCTAssertEqual(recorder.events(for: 1), [.started(1), .finished(1, .done)])
         XCTAssertEqual(recorder.events(for: 2), [.started(2), .finished(2, .done)])
-        XCTAssertLessThan(recorder.time(of: .started(1))!, recorder.time(of: .started(2))!)
+        XCTAssertLessThan(try XCTUnwrap(recorder.position(of: .started(1))), try XCTUnwrap(recorder.position(of: .started(2))))
+        XCTAssertEqual(log.count(containing: "did not begin speaking within"), 1, "\(log.all)")
 
         // A new server under the same pid file; nothing of the frozen one is left.
         let newServer = try XCTUnwrap(server.pid)
@@ -96,36 +71,30 @@ final class SpeechdRecoveryTests: XCTestCase {
         // Every other client of the server speaks again too.
         let other = try RawSSIPClient(address: server.address, name: "after")
         let id = try XCTUnwrap(try other.speakRaw(RawSSIPClient.escaped("back")))
-        XCTAssertTrue(other.waitForEvent(702, message: id, timeout: 5))
+        XCTAssertTrue(other.waitForEvent(702, message: id, timeout: 20))
     }
 
     func testAServerWhoseModuleStopsMidUtteranceIsRestartedAndTheNextUtteranceIsSpoken() async throws {
         let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
-        let speaking = await recorder.wait(for: .started(1), timeout: 10)
+        let speaking = await recorder.wait(for: .started(1), timeout: 20)
         XCTAssertTrue(speaking)
         let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
         XCTAssertEqual(kill(module, SIGSTOP), 0)
         defer { kill(module, SIGKILL) }
-        try await Task.sleep(for: .milliseconds(300))
 
-        let spoke = ContinuousClock.now
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "After the freeze."))
-        let accepted = ContinuousClock.now - spoke
-        XCTAssertLessThan(accepted, .seconds(3), "speak() was held up by the wedged server")
-        // The one being spoken when speech stopped ends with the reason; the next is spoken.
-        let first = await recorder.end(of: 1, timeout: 10)
+        // The one being spoken when speech stopped ends with the reason; then the next is spoken.
+        let first = await recorder.end(of: 1, timeout: 30)
         XCTAssertEqual(first, .error, "\(recorder.events)")
         let reason = try XCTUnwrap(failure(of: 1, recorder))
-        XCTAssertTrue(reason.hasPrefix("speech-dispatcher stopped speaking: nothing for 3 s, and its output module did not answer"), reason)
-        let began = await recorder.wait(for: .started(2), timeout: 15)
-        XCTAssertTrue(began, "\(recorder.events)")
-        let took = (recorder.time(of: .started(2)) ?? .now) - spoke
-        print("METRIC speech-dispatcher's module stopped → the next utterance begins: \(took)")
-        XCTAssertLessThan(took, .seconds(Self.noticed + 2), "not recovered within the bound plus 2 s")
-        let second = await recorder.end(of: 2, timeout: 10)
-        XCTAssertEqual(second, .done)
+        XCTAssertTrue(reason.hasPrefix("speech-dispatcher stopped speaking: nothing for "), reason)
+        XCTAssertTrue(reason.hasSuffix("and its output module did not answer (its output module (pid \(module)) is stopped)"), reason)
+        let second = await recorder.end(of: 2, timeout: 30)
+        XCTAssertEqual(second, .done, "\(recorder.events)")
+        XCTAssertEqual(recorder.events(for: 2), [.started(2), .finished(2, .done)])
+        XCTAssertLessThan(try XCTUnwrap(recorder.position(of: .finished(1, .error))), try XCTUnwrap(recorder.position(of: .started(2))))
         XCTAssertFalse(SpeechdServerProcess.alive(module), "the stopped module was left behind")
     }
 
@@ -137,123 +106,118 @@ final class SpeechdRecoveryTests: XCTestCase {
         let pid = server.pid
         try freeze(server)
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "Into the frozen server."))
-        let end = await recorder.end(of: 1, timeout: 10)
+        let end = await recorder.end(of: 1, timeout: 30)
         XCTAssertEqual(end, .error)
+        XCTAssertTrue(failure(of: 1, recorder)?.hasPrefix("speech-dispatcher did not begin speaking within ") == true, "\(recorder.events)")
         XCTAssertEqual(server.pid, pid)
         if let pid { XCTAssertTrue(SpeechdServerProcess.alive(pid)) }
     }
 
     /// Speech that a healthy server has not begun because it speaks for another program is not a
-    /// stall: it waits its turn and is spoken.
+    /// stall: the watchdog meets it, finds the server busy, and it waits its turn and is spoken.
     func testWaitingBehindAnotherProgramsLongSpeechIsNoStall() async throws {
         let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         let pid = server.pid
         let other = try RawSSIPClient(address: server.address, name: "reader")
         try other.command("SET self PRIORITY message")
-        let long = String(repeating: "This sentence belongs to another program, read out at length. ", count: 4)
+        // Long enough for the watchdog to meet ours (at 0.3 s) and its probe to answer (a second or
+        // two) before ours begins: else progress came first and there is nothing to judge.
+        let long = "This sentence belongs to another program, which reads it out at length while ours waits its turn behind it."
         let otherID = try XCTUnwrap(try other.speakRaw(RawSSIPClient.escaped(long)))
-        XCTAssertTrue(other.waitForEvent(701, message: otherID, timeout: 5))
+        XCTAssertTrue(other.waitForEvent(701, message: otherID, timeout: 20))
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "My turn comes after."))
         let end = await recorder.end(of: 1, timeout: 60)
         XCTAssertEqual(end, .done, "\(recorder.events)")
-        XCTAssertTrue(other.waitForEvent(702, message: otherID, timeout: 1), "the other program's speech was cut")
+        XCTAssertTrue(other.waitForEvent(702, message: otherID, timeout: 20), "the other program's speech was cut")
+        XCTAssertGreaterThan(log.count(containing: "but its output module answers: waiting on"), 0,
+                             "the wait never met the watchdog: \(log.all)")
+        XCTAssertEqual(log.count(containing: "recovering"), 0, "\(log.all)")
         XCTAssertEqual(server.pid, pid, "a busy server was restarted")
     }
 
-    /// Wedges that come one after another, speech spoken in between, are each recovered within the
-    /// bound plus 2 s: the restart backoff starts over once the restarted server speaks (red team:
-    /// 4.3, 4.5, 9.3, 23.6 s for four freezes 8–15 s apart, the backoff never reset). Odd rounds stop
-    /// the module mid-utterance, even ones freeze the idle server with another program's mark.
-    func testWedgesInARowAreEachRecoveredInTime() async throws {
+    /// Wedges that come one after another, speech spoken in between, are each recovered at once:
+    /// the restart backoff starts over once the restarted server speaks (red team: 4.3, 4.5, 9.3,
+    /// 23.6 s for four freezes 8–15 s apart, the backoff never reset). Here the backoff is 30 s
+    /// (`speechd-restart-first`): a second restart that waited for it would not come within the
+    /// round's 20 s, so a backoff not started over fails the second round. Odd rounds stop the module
+    /// mid-utterance, even ones freeze the idle server with another program's mark: four rounds
+    /// follow each kind by the other.
+    func testWedgesInARowAreEachRecoveredWithoutWaitingForTheBackoff() async throws {
         let server = try await started()
-        let (synthesizer, recorder) = try await connected(server)
-        for round in 1...6 {
+        var bounds = Self.bounds
+        bounds[.speechdRestartFirst] = .seconds(30)
+        let (synthesizer, recorder) = try await connected(server, bounds: bounds)
+        for round in 1...4 {
             let id = UInt64(round * 10)
+            let wedged = try XCTUnwrap(server.pid)
             if round % 2 == 1 {
                 try await synthesizer.speak(SynthesisRequest(id: id, text: SynthesisRequest.longText))
-                let speaking = await recorder.wait(for: .started(id), timeout: 15)
+                let speaking = await recorder.wait(for: .started(id), timeout: 20)
                 XCTAssertTrue(speaking, "round \(round): \(recorder.events.suffix(6))")
                 let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
                 XCTAssertEqual(kill(module, SIGSTOP), 0)
-                try await Task.sleep(for: .milliseconds(200))
             } else {
                 try freeze(server)
             }
-            let spoke = ContinuousClock.now
             try await synthesizer.speak(SynthesisRequest(id: id + 1, text: "Round \(round) is over."))
-            let began = await recorder.wait(for: .started(id + 1), timeout: 40)
-            XCTAssertTrue(began, "round \(round): \(recorder.events.suffix(6))")
-            let took = (recorder.time(of: .started(id + 1)) ?? .now) - spoke
-            print("METRIC wedge \(round) in a row → the next utterance begins: \(took)")
-            XCTAssertLessThan(took, .seconds(Self.noticed + 2), "round \(round): not recovered within the bound plus 2 s")
-            let end = await recorder.end(of: id + 1, timeout: 10)
-            XCTAssertEqual(end, .done)
+            let end = await recorder.end(of: id + 1, timeout: 20)
+            XCTAssertEqual(end, .done, "round \(round): \(recorder.events.suffix(6)); \(log.all.suffix(4))")
+            XCTAssertNotEqual(server.pid, wedged, "round \(round): the wedged server was not restarted")
+            guard end == .done else { return }
         }
+        XCTAssertEqual(log.count(containing: "; recovering"), 4, "one recovery per wedge: \(log.all)")
     }
 
     /// A killed server's listening socket can outlive its connections for a moment (seen in CI): the
     /// first connection after the death is taken and then reset, and nobody is left to find behind
     /// it. The server known from before is still started again with its own command line (autospawn),
     /// and what was asked meanwhile is spoken, not failed. The test holds a duplicate of the listening
-    /// socket for 0.5 s, as the dying server's kernel does for a moment.
+    /// socket for 0.5 s, as the dying server's kernel does for a moment; the connection taken on it
+    /// goes unanswered for `speechd-reply` (0.5 s here) or is reset when it is let go.
     func testAServerWhoseSocketOutlivesItForAMomentIsStartedAgain() async throws {
         let server = try await started()
-        let (synthesizer, recorder) = try await connected(server, autospawn: true)
+        var bounds = Self.bounds
+        bounds[.speechdReply] = .milliseconds(500)
+        let (synthesizer, recorder) = try await connected(server, bounds: bounds, autospawn: true)
         let oldPid = try XCTUnwrap(server.pid)
-        let held = try XCTUnwrap(Self.duplicateOfListeningSocket(server.socket, heldBy: oldPid))
+        let held = try XCTUnwrap(duplicateOfListeningSocket(server.socket, heldBy: oldPid))
         XCTAssertEqual(kill(oldPid, SIGKILL), 0)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while SpeechdServerProcess.alive(oldPid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try await Task.sleep(for: .milliseconds(100))  // the connection's end is seen, a new one is taken
+        // The connection's end is seen (and a new one taken on the socket still held).
+        let lost = await log.wait(for: "speech-dispatcher closed the connection; recovering")
+        XCTAssertTrue(lost, "\(log.all)")
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "Spoken by the server started again."))
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(for: .milliseconds(500))  // how long the kernel holds it, as above
         close(held)
-        let began = await recorder.wait(for: .started(1), timeout: 15)
-        XCTAssertTrue(began, "\(recorder.events)")
-        let end = await recorder.end(of: 1, timeout: 15)
+        let end = await recorder.end(of: 1, timeout: 30)
         XCTAssertEqual(end, .done, "\(recorder.events)")
         let newPid = try XCTUnwrap(server.pid)
         XCTAssertNotEqual(newPid, oldPid)
         XCTAssertTrue(SpeechdServerProcess.alive(newPid))
     }
 
-    /// The listening socket bound to `path` in process `pid`, duplicated into this one
-    /// (pidfd_getfd, Linux 5.6, glibc 2.36), or nil.
-    private static func duplicateOfListeningSocket(_ path: String, heldBy pid: pid_t) -> Int32? {
-        guard let table = try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8),
-              let line = table.split(separator: "\n").first(where: { $0.hasSuffix(" " + path) && $0.contains(" 00010000 ") }),
-              let inode = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(6).first else { return nil }
-        let fdDirectory = "/proc/\(pid)/fd"
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: fdDirectory),
-              let number = entries.first(where: {
-                  (try? FileManager.default.destinationOfSymbolicLink(atPath: fdDirectory + "/" + $0)) == "socket:[\(inode)]"
-              }).flatMap({ Int32($0) }) else { return nil }
-        typealias PidfdOpen = @convention(c) (pid_t, UInt32) -> Int32
-        typealias PidfdGetfd = @convention(c) (Int32, Int32, UInt32) -> Int32
-        guard let open = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_open"),
-              let getfd = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pidfd_getfd") else { return nil }
-        let pidfd = unsafeBitCast(open, to: PidfdOpen.self)(pid, 0)
-        guard pidfd >= 0 else { return nil }
-        defer { close(pidfd) }
-        let duplicate = unsafeBitCast(getfd, to: PidfdGetfd.self)(pidfd, number, 0)
-        return duplicate >= 0 ? duplicate : nil
-    }
-
     /// Long speech without a mark gives no event for many seconds; the probe's voice list may not
-    /// come in time (it took 2.5–3 s on a loaded machine; here it never does). A server that works
-    /// meanwhile is busy, not wedged: the speech is not cut and the server not restarted.
+    /// come in time (it took 2.5–3 s on a loaded machine; here, given 0.3 s, it never does: building
+    /// it takes speech-dispatcher a second). A server that works meanwhile is busy, not wedged: the
+    /// watchdog meets the speech again and again, and it is not cut nor the server restarted.
+    /// (With 0.001 s for the probe, the work was looked for over a millisecond, and under PipeWire
+    /// none was seen there.)
     func testLongSpeechIsNotCutWhenTheVoiceListIsSlow() async throws {
         let server = try await started()
-        let (synthesizer, recorder) = try await connected(server, probeTimeout: 0.001)
+        // A probe whose list never comes in time does not wait for it, so speech-dispatcher may still
+        // be building one when the next comes: 1 s apart at least, so that they do not pile up.
+        var bounds = Self.bounds
+        bounds[.speechdBegin] = .seconds(1)
+        let (synthesizer, recorder) = try await connected(server, bounds: bounds, probeTimeout: 0.3)
         let pid = server.pid
-        let text = Array(repeating: SynthesisRequest.longText, count: 2).joined(separator: " ")
-        try await synthesizer.speak(SynthesisRequest(id: 1, text: text))
+        try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
         let end = await recorder.end(of: 1, timeout: 60)
         XCTAssertEqual(end, .done, "\(recorder.events)")
-        let took = (recorder.time(of: .finished(1, .done)) ?? .now) - (recorder.time(of: .started(1)) ?? .now)
-        print("METRIC one utterance without marks spoken for \(took), not cut")
-        XCTAssertGreaterThan(took, .seconds(Self.noticed + 1), "too short to have met the watchdog")
+        XCTAssertEqual(recorder.events(for: 1), [.started(1), .finished(1, .done)])
+        // Met at 1 s, then 2 s and 4 s after each probe: at least twice in an utterance of 8 s or so.
+        XCTAssertGreaterThanOrEqual(log.count(containing: "but its output module answers: waiting on"), 2,
+                                    "the speech did not meet the watchdog: \(log.all)")
+        XCTAssertEqual(log.count(containing: "recovering"), 0, "\(log.all)")
         XCTAssertEqual(server.pid, pid, "a busy server was restarted")
     }
 
@@ -265,27 +229,25 @@ final class SpeechdRecoveryTests: XCTestCase {
         let server = try await started()
         let (synthesizer, recorder) = try await connected(server)
         let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
+        let oldServer = server.pid
         XCTAssertEqual(kill(module, SIGSEGV), 0)
-        try await Task.sleep(for: .milliseconds(300))
-        let spoke = ContinuousClock.now
+        try await waitUntil("the module to die", timeout: .seconds(20)) { !SpeechdServerProcess.alive(module) }
         try await synthesizer.speak(SynthesisRequest(id: 1, text: "After the crash."))
-        let began = await recorder.wait(for: .started(1), timeout: 15)
-        XCTAssertTrue(began, "\(recorder.events)")
-        let took = (recorder.time(of: .started(1)) ?? .now) - spoke
-        print("METRIC speech-dispatcher's module crashed → the next utterance begins: \(took)")
-        XCTAssertLessThan(took, .seconds(Self.noticed + 2), "not recovered within the bound plus 2 s")
-        let end = await recorder.end(of: 1, timeout: 10)
-        XCTAssertEqual(end, .done)
+        let end = await recorder.end(of: 1, timeout: 30)
+        XCTAssertEqual(end, .done, "\(recorder.events)")
+        XCTAssertEqual(recorder.events(for: 1), [.started(1), .finished(1, .done)])
+        XCTAssertEqual(log.count(containing: "did not begin speaking within"), 1, "\(log.all)")
+        XCTAssertNotEqual(server.pid, oldServer, "the server was not restarted")
         let other = try RawSSIPClient(address: server.address, name: "after")
         let id = try XCTUnwrap(try other.speakRaw(RawSSIPClient.escaped("back")))
-        XCTAssertTrue(other.waitForEvent(702, message: id, timeout: 5))
+        XCTAssertTrue(other.waitForEvent(702, message: id, timeout: 20))
     }
 
     /// The encoder's corpus (SSIPEncoderPropertyTests) through a real speech-dispatcher, each text at
     /// priority `text` and stopped at the end; once our next utterance is spoken, speech-dispatcher
-    /// speaks for another client within 1 s. Whatever the corpus did to the server on the way (it
-    /// crashed the output module in two of three runs of 20,000) recovery has undone by then. VOICEBOX_CORPUS_SIZE changes the
-    /// count (20,000; about 150 s).
+    /// speaks for another client. Whatever the corpus did to the server on the way (it crashed the
+    /// output module in two of three runs of 20,000) recovery has undone by then.
+    /// VOICEBOX_CORPUS_SIZE changes the count (20,000; about 150 s).
     func testTheWholeCorpusLeavesSpeechDispatcherSpeakingForOthers() async throws {
         // By hand only (2–3 minutes). Before the SSML bounds on attributes and bare breaks, one run
         // in four ended with speech-dispatcher answering every command and speaking nothing, its
@@ -312,18 +274,15 @@ final class SpeechdRecoveryTests: XCTestCase {
         print("METRIC corpus through speech-dispatcher: \(accepted) accepted, \(refused) refused, in \(ContinuousClock.now - started); recoveries: \(restarts)")
         await synthesizer.stop((1...UInt64(count)).map { $0 })
         // Our next utterance is spoken: a module that crashed near the end, with nothing of ours
-        // left in the server, is noticed only now (within `noticed`), and recovered.
+        // left in the server, is noticed only now, and recovered.
         let last = UInt64(count + 1)
         try await synthesizer.speak(SynthesisRequest(id: last, text: "The corpus is over."))
-        let end = await recorder.end(of: last, timeout: Self.noticed + 15)
+        let end = await recorder.end(of: last, timeout: 30)
         XCTAssertEqual(end, .done, "\(recorder.events.suffix(8))")
 
         let other = try RawSSIPClient(address: server.address, name: "after-the-corpus")
-        let asked = ContinuousClock.now
         let id = try XCTUnwrap(try other.speakRaw(RawSSIPClient.escaped("still speaking")))
-        let begun = other.waitForEvent(701, message: id, timeout: 10)
-        print("METRIC corpus: another client's speech began after \(ContinuousClock.now - asked)")
-        XCTAssertTrue(begun && ContinuousClock.now - asked < .seconds(1), "another client's speech did not begin within 1 s")
-        XCTAssertTrue(other.waitForEvent(702, message: id, timeout: 5))
+        XCTAssertTrue(other.waitForEvent(701, message: id, timeout: 20), "another client's speech did not begin")
+        XCTAssertTrue(other.waitForEvent(702, message: id, timeout: 20), "another client's speech did not end")
     }
 }

@@ -27,15 +27,6 @@ final class SpeechServiceTests: XCTestCase {
         try await service.speak(text, options: SpeakOptions(options), caller: caller)
     }
 
-    /// Waits (bounded) until the service has handled what the synthesizer reported.
-    private func settle(_ condition: @escaping @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(2)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("condition not met in 2 s") }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-    }
-
     func testSpeakQueuesWithTheOptionsAndAnnouncesStartAndEnd() async throws {
         let id = try await speak("hello", ["rate": .double(2), "priority": .string("important"), "language": .string("en-US")])
         let request = try XCTUnwrap(synthesizer.requests.first)
@@ -46,7 +37,7 @@ final class SpeechServiceTests: XCTestCase {
         synthesizer.report(.started(id))
         synthesizer.report(.finished(id, .done))
         let bus = bus!
-        try await settle { bus.signals.contains(.speechFinished(id, .done)) }
+        try await waitUntil("the service to handle what the synthesizer reported") { bus.signals.contains(.speechFinished(id, .done)) }
         XCTAssertEqual(bus.signals.filter { $0 != .voicesChanged }, [.speechStarted(id), .speechFinished(id, .done)])
         XCTAssertEqual(bus.properties.filter { if case .speaking = $0 { true } else { false } },
                        [.speaking(false), .speaking(true), .speaking(false)])
@@ -63,7 +54,7 @@ final class SpeechServiceTests: XCTestCase {
         let service = service!
         let waiting = Task { try await service.speak("wait", options: SpeakOptions(["wait": .bool(true)]), caller: ":1.1") }
         let synthesizer = synthesizer!
-        try await settle { !synthesizer.requests.isEmpty }
+        try await waitUntil("the service to handle what the synthesizer reported") { !synthesizer.requests.isEmpty }
         let id = synthesizer.requests[0].id
         try await Task.sleep(for: .milliseconds(50))
         synthesizer.report(.finished(id, .done))
@@ -79,7 +70,7 @@ final class SpeechServiceTests: XCTestCase {
         await service.stopSpeaking(theirs, caller: ":1.1")
         XCTAssertEqual(synthesizer.commands.last, .stop([theirs]))
         let bus = bus!
-        try await settle { bus.signals.contains(.speechFinished(theirs, .cancelled)) }
+        try await waitUntil("the service to handle what the synthesizer reported") { bus.signals.contains(.speechFinished(theirs, .cancelled)) }
         let before = synthesizer.commands.count
         await service.stopSpeaking(theirs, caller: ":1.1")  // already over: nothing to do
         await service.stopSpeaking(999, caller: ":1.1")
@@ -92,7 +83,7 @@ final class SpeechServiceTests: XCTestCase {
         await service.stopAllSpeaking()
         XCTAssertEqual(synthesizer.commands.last, .stop([a, b]))
         let bus = bus!
-        try await settle { bus.signals.contains(.speechFinished(b, .cancelled)) }
+        try await waitUntil("the service to handle what the synthesizer reported") { bus.signals.contains(.speechFinished(b, .cancelled)) }
     }
 
     /// Speech is held while anyone holds a pause; the synthesizer hears one pause and one resume.
@@ -109,7 +100,7 @@ final class SpeechServiceTests: XCTestCase {
 
         bus.vanish(":1.2")
         let synthesizer = synthesizer!
-        try await settle { synthesizer.commands.count == 2 }
+        try await waitUntil("the service to handle what the synthesizer reported") { synthesizer.commands.count == 2 }
         XCTAssertEqual(synthesizer.commands, [.pause, .resume])
         paused = await service.isPaused
         XCTAssertFalse(paused)
@@ -123,7 +114,7 @@ final class SpeechServiceTests: XCTestCase {
         let fireAndForget = try await speak(caller: ":1.5")
         let waiting = Task { try await service.speak("wait", options: SpeakOptions(["wait": .bool(true)]), caller: ":1.5") }
         let synthesizer = synthesizer!
-        try await settle { synthesizer.requests.count == 2 }
+        try await waitUntil("the service to handle what the synthesizer reported") { synthesizer.requests.count == 2 }
         let owed = synthesizer.requests[1].id
         XCTAssertEqual(bus.watchedCallers, [":1.5"])
         bus.vanish(":1.5")

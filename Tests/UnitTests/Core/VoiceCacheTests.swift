@@ -62,7 +62,7 @@ final class VoiceCacheTests: XCTestCase {
             return Self.english
         })
         await cache.refresh()
-        try await waitUntil { started.withLock { $0 } == 1 }
+        try await waitUntil("the first listing to start") { started.withLock { $0 } == 1 }
         await cache.refreshUnlessListing()
         try await Task.sleep(for: .milliseconds(50))
         XCTAssertEqual(started.withLock { $0 }, 1, "no second listing beside the first")
@@ -73,10 +73,10 @@ final class VoiceCacheTests: XCTestCase {
         let failing = ScriptedLister([.failure(Failure()), .success(Self.more)])
         let backoff = VoiceCache(lister: { try failing.list() }, sleep: { _ in try await Task.sleep(for: .seconds(60)) })
         await backoff.refresh()
-        try await waitUntil { failing.calls.withLock { $0 } == 1 }
+        try await waitUntil("the first listing") { failing.calls.withLock { $0 } == 1 }
         try await Task.sleep(for: .milliseconds(20))
         await backoff.refreshUnlessListing()  // asleep in its backoff: retried at once
-        try await waitUntil { failing.calls.withLock { $0 } == 2 }
+        try await waitUntil("the listing again, at once") { failing.calls.withLock { $0 } == 2 }
     }
 
     /// Any caller may ask for any number of languages: the answers kept are bounded.
@@ -101,14 +101,6 @@ final class VoiceCacheTests: XCTestCase {
         }
         let kept = await cache.rememberedLanguages
         XCTAssertEqual(kept, 5, "de-at, de, en, en-nz, qq")
-    }
-
-    private func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("condition not met in 5 s") }
-            try await Task.sleep(for: .milliseconds(2))
-        }
     }
 
     func testBackoffIsBounded() async throws {
@@ -149,11 +141,11 @@ final class VoiceCacheTests: XCTestCase {
         _ = try await cache.get()
         XCTAssertEqual(changes.withLock { $0 }, 1)
         await cache.refresh()  // the same list: no change
-        try await waitFor { lister.calls.withLock { $0 } == 2 }
+        try await waitUntil("the second listing") { lister.calls.withLock { $0 } == 2 }
         try await Task.sleep(for: .milliseconds(20))
         XCTAssertEqual(changes.withLock { $0 }, 1)
         await cache.refresh()  // fails, then lists more voices
-        try await waitFor { changes.withLock { $0 } == 2 }
+        try await waitUntil("the second change") { changes.withLock { $0 } == 2 }
         let voices = try await cache.get()
         XCTAssertEqual(voices, Self.more)
     }
@@ -168,15 +160,10 @@ final class VoiceCacheTests: XCTestCase {
         let first = try await cache.get()
         let address = { (voices: [Voice]) in voices.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
         await cache.refresh()
-        try await waitFor { calls.withLock { $0 } == 2 }
+        try await waitUntil("the second listing") { calls.withLock { $0 } == 2 }
         try await Task.sleep(for: .milliseconds(20))
         let after = try await cache.get()
         XCTAssertEqual(after, first)
         XCTAssertEqual(address(after), address(first), "the refreshed copy replaced the list held")
-    }
-
-    private func waitFor(_ condition: @Sendable () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
-        XCTAssertTrue(condition())
     }
 }
