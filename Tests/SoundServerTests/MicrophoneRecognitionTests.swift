@@ -6,6 +6,8 @@ import VoiceboxInterface
 import XCTest
 
 final class MicrophoneRecognitionTests: ServiceTestCase {
+    override class var usesRecordings: Bool { true }
+
     // @SoundServer: the microphone
     func testMicrophoneHearsASentenceAndEndsAtTheSilenceAfterIt() async throws {
         let (service, stack, directory) = (self.service!, self.stack!, self.directory!)

@@ -73,7 +73,8 @@ complete -c voicebox -n "__fish_seen_subcommand_from dictate" -l no-cue -d 'no t
 
 # dictate and insert
 complete -c voicebox -n "__fish_seen_subcommand_from insert" -l output -x -a 'type paste clipboard' -d 'how the text goes in'
-complete -c voicebox -n "__fish_seen_subcommand_from dictate insert" -l typer -x -a 'xdotool wtype ydotool' -d 'the typing program'
+complete -c voicebox -n "__fish_seen_subcommand_from dictate insert" -l typer -x -a 'xdotool wtype ibus ydotool' -d 'the typing program'
+complete -c voicebox -n "__fish_seen_subcommand_from dictate insert" -l verbose -d 'say which way the text goes, and why'
 complete -c voicebox -n "__fish_seen_subcommand_from dictate insert" -l paste-keys -x -a 'ctrl+v ctrl+shift+v shift+Insert' -d 'the keys that paste'
 
 # stop
