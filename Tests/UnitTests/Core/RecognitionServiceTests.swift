@@ -468,8 +468,6 @@ final class RecognitionServiceQueueTests: XCTestCase {
         try await waitFor("the endless file to start") { self.startedIDs == [endless.id] }
         var pending: [PendingRecognition] = []
         for caller in [":1.1", ":1.1", ":1.1", ":1.2", ":1.3"] { pending.append(try await service.start(file("/a.wav"), caller: caller)) }
-        try await Task.sleep(for: .milliseconds(50))
-        XCTAssertEqual(startedIDs, [endless.id], "nothing starts while the one decoder is taken")
         await service.endRecognition(endless.id, cancel: false)
         let stopped = try await endless.outcome()
         XCTAssertEqual(stopped.end, .stopped)
@@ -479,6 +477,9 @@ final class RecognitionServiceQueueTests: XCTestCase {
         }
         let ids = pending.map(\.id)
         XCTAssertEqual(startedIDs, [endless.id, ids[0], ids[3], ids[4], ids[1], ids[2]])
+        let endlessEnded = bus.signals.firstIndex { if case .recognitionFinished(endless.id, _) = $0 { true } else { false } } ?? .max
+        let firstOther = bus.signals.firstIndex { if case .recognitionStarted(ids[0]) = $0 { true } else { false } } ?? -1
+        XCTAssertLessThan(endlessEnded, firstOther, "nothing starts while the one decoder is taken")
     }
 
     func testAWaitingFileCanBeStoppedCancelledOrLeftWithoutStarting() async throws {

@@ -27,16 +27,16 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(warmWhileBusy, 0)
         XCTAssertNotNil(decoder)
         decoder = nil
-        try await waitUntil { await engine.warmDecoderCount == 1 }
+        try await waitUntil("a warm decoder") { await engine.warmDecoderCount == 1 }
         // Used again before the timer fires: the timer starts over.
         try await Task.sleep(for: .milliseconds(600))
         decoder = try await engine.makeDecoder(Self.cards)
         decoder = nil
-        try await waitUntil { await engine.warmDecoderCount == 1 }
+        try await waitUntil("a warm decoder") { await engine.warmDecoderCount == 1 }
         try await Task.sleep(for: .milliseconds(600))
         let stillWarm = await engine.warmDecoderCount
         XCTAssertEqual(stillWarm, 1, "the first timer was cancelled")
-        try await waitUntil { await engine.warmDecoderCount == 0 }
+        try await waitUntil("the model unloaded") { await engine.warmDecoderCount == 0 }
     }
 
     func testAPooledDecoderHearsLikeAFreshOne() async throws {
@@ -98,14 +98,6 @@ final class EngineTests: XCTestCase {
             inSpeech(try decoder.process(Array(audio[start..<min(start + 2048, audio.count)])))
         }
         return try decoder.finish()
-    }
-
-    private func waitUntil(timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("timed out") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }
 
