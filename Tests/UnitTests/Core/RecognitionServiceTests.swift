@@ -95,10 +95,13 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(300), "not before the idle bound")
     }
 
-    /// Stalls of an hour's idle bound: only the stop's wake (or the caller leaving) ends them.
+    /// Stalls of an hour's idle bound, which park and release the decoder only after an hour
+    /// too: only the stop's wake (or the caller leaving) ends them. (With the standard release,
+    /// the read would come back after 2 s and see the stop then.)
     func testAStalledStreamIsStoppedOrCancelledAtOnce() async throws {
         let service = makeService(streams: [5: ScriptedStream(samples: loud, stallsAfter: true),
-                                            6: ScriptedStream(samples: loud, stallsAfter: true)])
+                                            6: ScriptedStream(samples: loud, stallsAfter: true)],
+                                  bounds: Bounds([.streamPark: .seconds(3600), .streamRelease: .seconds(3600)]))
         let stopped = try await service.start(options(["stream": .descriptor(5), "stream_idle_seconds": .double(3600)]), caller: ":1.1")
         try await waitFor("the stream to start") { self.bus.signals.contains(.recognitionStarted(stopped.id)) }
         await service.stopRecognition(caller: ":1.1")
