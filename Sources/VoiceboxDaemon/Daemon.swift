@@ -65,11 +65,11 @@ public enum Daemon {
         // or a hostile file crashes one of those, not us.
         let workerPath = WorkerAudioFiles.besideThisExecutable()
         let engine = WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)),
-                                             log: sphinxLog)
-        let files = WorkerAudioFiles(workerPath: workerPath)
+                                             bounds: options.bounds, log: sphinxLog)
+        let files = WorkerAudioFiles(workerPath: workerPath, bounds: options.bounds)
         let recognition = RecognitionService(engine: engine, capture: audio, files: files,
                                              streams: DescriptorAudioStreams(), bus: object, session: session,
-                                             maxFileRecognitions: Self.usableCores)
+                                             maxFileRecognitions: Self.usableCores, bounds: options.bounds)
         await recognition.run()  // its properties are there before a caller can find the name
         await session.add(service)
         await session.add(recognition)

@@ -42,12 +42,16 @@ import Glibc
 ///
 /// ## Flow, bounds and ends
 /// The pipe is the flow control: the worker blocks on a full pipe while the service decodes. The
-/// service waits at most `headerBound` for the header and `answerBound` for each later message (a
-/// worker that sends nothing that long is killed, and the recognition fails with `UnreadableFile`); a worker that ends without `E` or `F` failed, and its
-/// end (the signal: SIGSEGV, SIGABRT, SIGKILL, SIGSYS for a forbidden call) names why. The service
-/// closes its end when it no longer wants the file (a stop, a cancel, a caller gone): the worker's
-/// next write fails and it exits; the service reaps it, killing it if it has not gone within
-/// `reapBound`.
+/// service waits at most `file-worker-header` (5 s; every bound here is voiceboxd's `Bound`, named
+/// as `voiceboxd --bound` takes it) for the header: the worker's start (exec, loading its
+/// libraries) and the file's format; and `file-worker-answer` (3 s) for each later message: a
+/// healthy worker sends a quarter of a second of audio in milliseconds, and one looping on a
+/// hostile file or stopped would otherwise hold a decoding turn other callers wait for. A worker
+/// that sends nothing that long is killed, and the recognition fails with `UnreadableFile`; a
+/// worker that ends without `E` or `F` failed, and its end (the signal: SIGSEGV, SIGABRT, SIGKILL,
+/// SIGSYS for a forbidden call) names why. The service closes its end when it no longer wants the
+/// file (a stop, a cancel, a caller gone): the worker's next write fails and it exits; the service
+/// reaps it, killing it if it has not gone within `worker-reap` (1 s).
 ///
 /// # Mode `decoder`
 ///
@@ -61,7 +65,9 @@ import Glibc
 /// - It confines itself first (here opening files read-only is allowed: it reads its model), then
 ///   loads the model, then limits its data to `decoderDataLimit`: with `--language-model` the n-gram model for dictation, else only the
 ///   acoustic model and dictionary (grammars, keyphrases, confirmations).
-/// - Then it sends `loaded`, or `failure` and exits 1. The service waits at most `loadBound`.
+/// - Then it sends `loaded`, or `failure` and exits 1. The service waits at most `worker-model-load`
+///   (15 s: the n-gram model takes 0.5 s on an idle core; this leaves room for four loads on two
+///   loaded cores under the sanitizers). A load holds the recognition's decoding turn meanwhile.
 /// - `log` messages may come at any time, before an answer: a level byte and a line. `e`: an
 ///   error of the engine, as a reason a person can act on, sent at once (so a model that makes
 ///   the engine exit or crash is named); `i`: any line of the engine's log as it is, only with
@@ -89,9 +95,11 @@ import Glibc
 /// an argument it refuses, `e` the engine failed) and the reason; the worker stays usable.
 ///
 /// ## Bounds and ends
-/// The service waits at most `answerBound(forSamples:)` for an answer; a worker that does not
-/// answer within it is killed, one that ends is named by how it ended (the signal), and either
-/// way that recognition fails with `EngineUnavailable`. The service keeps idle workers warm, one
+/// The service waits at most `answerBound(forSamples:base:)` for an answer (`worker-answer`, 10 s,
+/// plus 10 times the audio sent); a worker that does not answer within it is killed, one that ends
+/// is named by how it ended (the signal), and either way that recognition fails with
+/// `EngineUnavailable`. A cancelled recognition's worker is killed if it has not answered within
+/// `worker-cancel` (0.25 s). The service keeps idle workers warm, one
 /// process per recognition at a time, and kills them after its `--model-idle`. Closing the socket
 /// ends a worker (its next read sees the end and it exits 0).
 public enum WorkerProtocol {
@@ -121,35 +129,25 @@ public enum WorkerProtocol {
         case result = 0x52   // R
     }
 
-    /// The longest the service waits for a decoder worker to start and load its model (the n-gram
-    /// model takes 0.5 s on an idle core; this leaves room for four loads on two loaded cores
-    /// under the sanitizers). A load holds the recognition's decoding turn meanwhile.
-    public static let loadBound: Duration = .seconds(15)
-
     /// A decoder worker's data (heap and private mappings) is limited to this once its model is
     /// loaded (RLIMIT_DATA): a grammar whose network explodes (rules that double each other) ends
     /// that worker with an allocation failure instead of taking the machine's memory.
     public static let decoderDataLimit = 1 << 30
 
     /// The longest the service waits for a decoder's answer to a request carrying `samples`:
-    /// decoding takes a third to a half of the audio's duration on one free core; the bound leaves
-    /// room for every core being shared by four decoders, and for the sanitizers.
-    public static func answerBound(forSamples samples: Int) -> Duration {
-        .seconds(10) + .milliseconds(samples * 10_000 / 16_000)
+    /// `base` (`worker-answer`) and 10 times the audio. Decoding takes a third to a half of the
+    /// audio's duration on one free core; the bound leaves room for every core being shared by
+    /// four decoders, and for the sanitizers.
+    public static func answerBound(forSamples samples: Int, base: Duration) -> Duration {
+        base + .milliseconds(samples * 10_000 / 16_000)
     }
 
     /// A samples message holds at most this many bytes (and so does any other).
     public static let maximumPayload = 1 << 20
     /// Samples per message the worker sends (a quarter of a second).
     public static let samplesPerMessage = 4_000
-    /// The longest the service waits for the worker's header: its start (exec, loading its
-    /// libraries) and the file's format.
-    public static let headerBound: Duration = .seconds(5)
-    /// The longest the service waits for any later message. A healthy worker sends a quarter of a
-    /// second of audio in milliseconds; one looping on a hostile file or stopped would otherwise hold
-    /// a decoding turn other callers wait for.
-    public static let answerBound: Duration = .seconds(3)
-    /// The longest the service waits for a worker it is done with to end before killing it.
+    /// The longest voiceboxd waits for voicebox-audio (AudioHelper), once it is done with it, to
+    /// end before killing it. (The recognition workers' is `Bound.workerReap`, the same 1 s.)
     public static let reapBound: Duration = .seconds(1)
 
     /// One message, encoded: tag, length, payload.

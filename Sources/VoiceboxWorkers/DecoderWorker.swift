@@ -10,6 +10,8 @@ import VoiceboxWorkerProtocol
 /// Used by one recognition at a time; the pool holds it in between.
 final class DecoderWorker: Sendable {
     let kind: DecoderWorkerPool.Kind
+    /// Its waits: `worker-model-load`, `worker-answer`, `worker-end`, `worker-reap`, `worker-cancel`.
+    let bounds: Bounds
     private let child: Child
     private let socket: Int32
     private let log: LogSink?
@@ -42,9 +44,10 @@ final class DecoderWorker: Sendable {
         return { _ = await child.exited() }
     }
 
-    /// Starts a worker and waits, at most `WorkerProtocol.loadBound`, for its model to load. Blocks.
-    init(_ kind: DecoderWorkerPool.Kind, workerPath: String, launcher: WorkerLauncher, log: LogSink?) throws {
+    /// Starts a worker and waits, at most `worker-model-load`, for its model to load. Blocks.
+    init(_ kind: DecoderWorkerPool.Kind, workerPath: String, launcher: WorkerLauncher, bounds: Bounds, log: LogSink?) throws {
         self.kind = kind
+        self.bounds = bounds
         self.log = log
         var arguments = [WorkerProtocol.decoderMode, "--parent", "\(getpid())", "--language", kind.model.language,
                          "--acoustic", kind.model.acousticModel, "--dictionary", kind.model.dictionary]
@@ -60,7 +63,7 @@ final class DecoderWorker: Sendable {
         reader = Locked(MessageReader(descriptor: socket))
         state = Locked((false, false))
         let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
-        let (tag, payload) = try answer(within: WorkerProtocol.loadBound, loading: name)
+        let (tag, payload) = try answer(within: bounds[.workerModelLoad], loading: name)
         switch tag {
         case .loaded: return
         case .failure: throw Self.error(fromFailure: payload)
@@ -71,7 +74,12 @@ final class DecoderWorker: Sendable {
     deinit {
         close(socket)
         child.signal(SIGKILL)  // idle or done: nothing of it is worth a clean exit
-        _ = child.end(within: WorkerProtocol.reapBound)
+        _ = child.end(within: bounds[.workerReap])
+    }
+
+    /// How long it may take to answer a request carrying `samples` (`worker-answer` and more).
+    func answerBound(forSamples samples: Int) -> Duration {
+        WorkerProtocol.answerBound(forSamples: samples, base: bounds[.workerAnswer])
     }
 
     /// Sends `tag` with `payload` and waits for the answer (log lines before it go to the log).
@@ -105,7 +113,7 @@ final class DecoderWorker: Sendable {
             case .closed, .failed:
                 throw fault(nil, kill: false, loading: name, lines: lines)
             case .silent:
-                throw fault("sent nothing for \(Self.seconds(bound)) s and was stopped", kill: true, loading: name, lines: lines)
+                throw fault("sent nothing for \(Self.seconds(bound)) and was stopped", kill: true, loading: name, lines: lines)
             case .malformed(let why):
                 throw broke(why)
             }
@@ -119,7 +127,7 @@ final class DecoderWorker: Sendable {
             state.stoppedByUs = state.stoppedByUs || kill
         }
         if kill { child.signal(SIGKILL) }
-        let ending = child.end(within: .seconds(2)).termination
+        let ending = child.end(within: bounds[.workerEnd]).termination
         let first = lines.first.map { ": \($0)" } ?? ""
         if let name {
             if let stopped { return .engineFailure("\(name) did not load: the recognition worker \(stopped)") }
@@ -168,7 +176,9 @@ final class DecoderWorker: Sendable {
         }
     }
 
-    private static func seconds(_ duration: Duration) -> Int {
-        Int((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18).rounded())
+    /// "10 s", "0.3 s".
+    static func seconds(_ duration: Duration) -> String {
+        let tenths = (duration.inSeconds * 10).rounded()
+        return tenths.truncatingRemainder(dividingBy: 10) == 0 ? "\(Int(tenths / 10)) s" : "\(tenths / 10) s"
     }
 }

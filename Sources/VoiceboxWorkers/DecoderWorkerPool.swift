@@ -17,7 +17,8 @@ actor DecoderWorkerPool {
     static let idlePerKind = 2
 
     private let workerPath: String
-    private let launcher = WorkerLauncher()
+    private let launcher: WorkerLauncher
+    private let bounds: Bounds
     private let idleTimeout: Duration
     private let log: LogSink?
     private var idle: [Kind: [DecoderWorker]] = [:]
@@ -29,8 +30,10 @@ actor DecoderWorkerPool {
     private var generation: [Kind: Int] = [:]
     private var expiry: [Kind: Task<Void, Never>] = [:]
 
-    init(workerPath: String, idleTimeout: Duration, log: LogSink?) {
+    init(workerPath: String, idleTimeout: Duration, bounds: Bounds, log: LogSink?) {
         self.workerPath = workerPath
+        self.bounds = bounds
+        launcher = WorkerLauncher(startBound: bounds[.workerStart])
         self.idleTimeout = idleTimeout
         self.log = log
     }
@@ -122,9 +125,9 @@ actor DecoderWorkerPool {
     /// Starts and loads on a thread of Dispatch's, off Swift's small cooperative pool (it blocks
     /// for as long as the load takes).
     private nonisolated func start(_ kind: Kind) async throws -> DecoderWorker {
-        let (workerPath, launcher, log) = (self.workerPath, self.launcher, self.log)
+        let (workerPath, launcher, bounds, log) = (self.workerPath, self.launcher, self.bounds, self.log)
         return try await runBlocking(on: .global(qos: .userInitiated)) {
-            try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, log: log)
+            try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, bounds: bounds, log: log)
         }
     }
 

@@ -9,6 +9,7 @@ import VoiceboxWorkerProtocol
 final class WorkerAudioFile: AudioFile {
     let duration: Double?
     private let name: String
+    private let bounds: Bounds
     private let child: Child
     private let output: Int32
     private var reader: MessageReader
@@ -18,10 +19,12 @@ final class WorkerAudioFile: AudioFile {
     var workerID: pid_t { child.pid }
 
     /// Starts a worker on `fd` (ours; closed here, the worker has its own copy) and waits for its
-    /// header.
-    init(descriptor fd: Int32, name: String, raw: Bool, workerPath: String, launcher: WorkerLauncher) throws {
+    /// header (`file-worker-header`; each later message `file-worker-answer`).
+    init(descriptor fd: Int32, name: String, raw: Bool, workerPath: String, launcher: WorkerLauncher,
+         bounds: Bounds) throws {
         defer { close(fd) }
         self.name = name
+        self.bounds = bounds
         var spec = ChildSpec(workerPath, [WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
                                  + (raw ? ["--raw", "16000:1"] : []),
                              environment: Self.environment)
@@ -37,10 +40,10 @@ final class WorkerAudioFile: AudioFile {
         }
         var reader = MessageReader(descriptor: started.output ?? -1)
         do {
-            duration = try Self.header(from: &reader, child: started.child, name: name)
+            duration = try Self.header(from: &reader, child: started.child, name: name, bounds: bounds)
         } catch {
             let told = if case RecognitionError.unreadableAudio = error { true } else { false }
-            Self.dismiss(started.child, output: started.output ?? -1, finished: told)
+            Self.dismiss(started.child, output: started.output ?? -1, finished: told, within: bounds[.workerReap])
             throw error
         }
         child = started.child
@@ -55,8 +58,8 @@ final class WorkerAudioFile: AudioFile {
                               "TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0",
                               "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:detect_leaks=0"]
 
-    private static func header(from reader: inout MessageReader, child: Child, name: String) throws -> Double? {
-        let (tag, payload) = try next(from: &reader, child: child, name: name, within: WorkerProtocol.headerBound)
+    private static func header(from reader: inout MessageReader, child: Child, name: String, bounds: Bounds) throws -> Double? {
+        let (tag, payload) = try next(from: &reader, child: child, name: name, within: bounds[.fileWorkerHeader], bounds: bounds)
         switch tag {
         case .header:
             guard let length = WorkerProtocol.duration(fromHeader: payload) else { throw violation(name, "a malformed header") }
@@ -71,13 +74,14 @@ final class WorkerAudioFile: AudioFile {
     }
 
     deinit {
-        Self.dismiss(child, output: output, finished: finished)
+        Self.dismiss(child, output: output, finished: finished, within: bounds[.workerReap])
     }
 
     /// The next samples, about `maxSamples` of them; [] at the end of the file.
     func read(maxSamples: Int) throws -> [Int16] {
         while pending.count < maxSamples, !finished {
-            let (tag, payload) = try Self.next(from: &reader, child: child, name: name)
+            let (tag, payload) = try Self.next(from: &reader, child: child, name: name, within: bounds[.fileWorkerAnswer],
+                                               bounds: bounds)
             switch tag {
             case .samples:
                 guard let samples = WorkerProtocol.samples(fromPayload: payload) else { throw Self.violation(name, "an odd number of bytes") }
@@ -99,21 +103,21 @@ final class WorkerAudioFile: AudioFile {
     }
 
     /// The next message, waiting at most `bound`; a worker that ended without a last message is
-    /// named with how it ended.
+    /// named with how it ended (waiting `worker-end` for that end).
     private static func next(from reader: inout MessageReader, child: Child, name: String,
-                             within bound: Duration = WorkerProtocol.answerBound) throws -> (WorkerProtocol.Tag, [UInt8]) {
+                             within bound: Duration, bounds: Bounds) throws -> (WorkerProtocol.Tag, [UInt8]) {
         switch reader.next(within: bound) {
         case .message(let tag, let payload):
             return (tag, payload)
         case .closed:
             // It closed its output: it is ending, or has ended. A crash is over within milliseconds.
-            let ending = child.end(within: .seconds(2)).termination
+            let ending = child.end(within: bounds[.workerEnd]).termination
             throw RecognitionError.unreadableAudio("\(name): the audio file reader (\(WorkerProtocol.executableName)) "
                                                    + "was \(describe(ending)) while reading it")
         case .silent:
             child.signal(SIGKILL)
             throw RecognitionError.unreadableAudio("\(name): the audio file reader (\(WorkerProtocol.executableName)) "
-                                                   + "sent nothing for \(bound.components.seconds) s and was stopped")
+                                                   + "sent nothing for \(DecoderWorker.seconds(bound)) and was stopped")
         case .malformed(let why):
             throw violation(name, why)
         case .failed(let code):
@@ -136,9 +140,9 @@ final class WorkerAudioFile: AudioFile {
 
     /// Done with the worker: one that finished ends by itself; one still reading is killed (closing
     /// the pipe alone would leave it until its next write). Reaped either way, within the bound.
-    private static func dismiss(_ child: Child, output: Int32, finished: Bool) {
+    private static func dismiss(_ child: Child, output: Int32, finished: Bool, within bound: Duration) {
         if output >= 0 { close(output) }
         if !finished { child.signal(SIGKILL) }
-        _ = child.end(within: WorkerProtocol.reapBound)
+        _ = child.end(within: bound)
     }
 }

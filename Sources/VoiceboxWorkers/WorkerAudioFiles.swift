@@ -7,10 +7,15 @@ import VoiceboxWorkerProtocol
 /// that crashes libsndfile or libsamplerate ends one recognition, not the service.
 public struct WorkerAudioFiles: AudioFiles {
     public let workerPath: String
-    private let launcher = WorkerLauncher()
+    private let launcher: WorkerLauncher
+    /// The waits on a worker: `worker-start`, `file-worker-header`, `file-worker-answer`,
+    /// `worker-end`, `worker-reap`.
+    private let bounds: Bounds
 
-    public init(workerPath: String) {
+    public init(workerPath: String, bounds: Bounds = Bounds()) {
         self.workerPath = workerPath
+        self.bounds = bounds
+        launcher = WorkerLauncher(startBound: bounds[.workerStart])
     }
 
     /// The worker installed beside the running executable (`.build/debug`, `/usr/local/bin`, ...).
@@ -25,7 +30,8 @@ public struct WorkerAudioFiles: AudioFiles {
 
     public func open(path: String) throws -> any AudioFile {
         let fd = try RegularFile.open(path)
-        return try WorkerAudioFile(descriptor: fd, name: path, raw: path.lowercased().hasSuffix(".raw"), workerPath: workerPath, launcher: launcher)
+        return try WorkerAudioFile(descriptor: fd, name: path, raw: path.lowercased().hasSuffix(".raw"), workerPath: workerPath,
+                                   launcher: launcher, bounds: bounds)
     }
 
     /// Through /proc/self/fd: a new open file description of the same file (its own offset), with
@@ -34,6 +40,6 @@ public struct WorkerAudioFiles: AudioFiles {
     public func open(descriptor: Int32) throws -> any AudioFile {
         let name = "the file passed as a descriptor"
         let fd = try RegularFile.open("/proc/self/fd/\(descriptor)", name: name)
-        return try WorkerAudioFile(descriptor: fd, name: name, raw: false, workerPath: workerPath, launcher: launcher)
+        return try WorkerAudioFile(descriptor: fd, name: name, raw: false, workerPath: workerPath, launcher: launcher, bounds: bounds)
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import Dispatch
+import VoiceboxCore
 import VoiceboxLock
 import VoiceboxSpawn
 
@@ -20,11 +21,13 @@ final class WorkerLauncher: Sendable {
         let wake = DispatchSemaphore(value: 0)
     }
 
-    /// How long a start may wait for the launching thread (a posix_spawn takes about a millisecond).
-    static let startBound: DispatchTimeInterval = .seconds(5)
+    /// How long a start may wait for the launching thread (a posix_spawn takes about a
+    /// millisecond): `worker-start`.
+    private let startBound: Duration
     private let queue = Queue()
 
-    init() {
+    init(startBound: Duration = Bound.workerStart.standard) {
+        self.startBound = startBound
         let queue = queue
         OwnThread.start(name: "worker-launcher") {
             while true {
@@ -53,9 +56,9 @@ final class WorkerLauncher: Sendable {
         let request = Request(spec: spec)
         queue.requests.withLock { $0.pending.append(request) }
         queue.wake.signal()
-        guard request.done.wait(timeout: .now() + Self.startBound) == .success else {
+        guard request.done.wait(timeout: .now() + startBound.inSeconds) == .success else {
             // The start may still come; its Child kills and reaps the worker when dropped.
-            throw WorkerLaunchTimeout()
+            throw WorkerLaunchTimeout(bound: startBound)
         }
         return try request.result.withLock { $0 }!.get()
     }
@@ -87,5 +90,6 @@ extension WorkerLauncher {
 }
 
 struct WorkerLaunchTimeout: Error, CustomStringConvertible {
-    var description: String { "the worker launcher did not start it within 5 s" }
+    let bound: Duration
+    var description: String { "the worker launcher did not start it within \(bound.inSeconds) s" }
 }

@@ -12,11 +12,13 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
     private let pool: DecoderWorkerPool
 
     /// - Parameter idleUnloadAfter: idle workers are stopped after this long without use.
+    /// - Parameter bounds: the waits on the workers (`worker-start`, `worker-model-load`,
+    ///   `worker-answer`, `worker-end`, `worker-reap`, `worker-cancel`).
     /// - Parameter log: receives the engine's error lines (meant for a debug log).
     public init(workerPath: String, catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = .seconds(300),
-                log: LogSink? = nil) {
+                bounds: Bounds = Bounds(), log: LogSink? = nil) {
         self.catalog = catalog
-        pool = DecoderWorkerPool(workerPath: workerPath, idleTimeout: idleUnloadAfter, log: log)
+        pool = DecoderWorkerPool(workerPath: workerPath, idleTimeout: idleUnloadAfter, bounds: bounds, log: log)
     }
 
     public var languages: [String] { catalog.models().map(\.language) }

@@ -29,20 +29,19 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         done(worker)
     }
 
-    /// Stops the worker (SIGKILL) if this recognition still holds it `interruptGrace` later: a
-    /// worker that answers gives its recognition the chance to see the cancel and give it back
-    /// (a model load saved); one that does not is stopped, and a call waiting for it returns.
+    /// Stops the worker (SIGKILL) if this recognition still holds it `worker-cancel` later (a
+    /// healthy worker answers any request within milliseconds): a worker that answers gives its
+    /// recognition the chance to see the cancel and give it back (a model load saved); one that
+    /// does not is stopped, and a call waiting for it returns.
     var interrupt: (@Sendable () -> Void)? {
         let (held, worker) = (self.held, self.worker)
+        let grace = worker.bounds[.workerCancel].inSeconds
         return {
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.interruptGrace) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + grace) {
                 held.withLock { if $0 { worker.stop() } }
             }
         }
     }
-
-    /// A healthy worker answers any request within milliseconds.
-    static let interruptGrace = DispatchTimeInterval.milliseconds(250)
 
     /// Starts a recognition in `worker`; its answer says the decoder's timing.
     static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) throws -> Timing {
@@ -52,7 +51,7 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         payload.append((configuration.keyphrases ?? []).joined(separator: "\n"))
         payload.append(configuration.keyphraseThreshold)
         payload.append(configuration.hint.rawValue)
-        return try timing(worker.ask(.configure, payload.bytes, bound: WorkerProtocol.answerBound(forSamples: 0)), of: worker)
+        return try timing(worker.ask(.configure, payload.bytes, bound: worker.answerBound(forSamples: 0)), of: worker)
     }
 
     func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {
@@ -65,7 +64,7 @@ final class WorkerSpeechDecoder: SpeechDecoder {
             for sample in samples[start..<end] {
                 withUnsafeBytes(of: sample.littleEndian) { bytes.append(contentsOf: $0) }
             }
-            let (tag, payload) = try worker.ask(.audio, bytes, bound: WorkerProtocol.answerBound(forSamples: end - start))
+            let (tag, payload) = try worker.ask(.audio, bytes, bound: worker.answerBound(forSamples: end - start))
             switch tag {
             case .voice where payload.count == 1: speech = payload[0] == 1
             case .failure: throw DecoderWorker.error(fromFailure: payload)
@@ -77,13 +76,13 @@ final class WorkerSpeechDecoder: SpeechDecoder {
     }
 
     func partial() -> String? {
-        guard let (tag, payload) = try? worker.ask(.partial, bound: WorkerProtocol.answerBound(forSamples: 0)),
+        guard let (tag, payload) = try? worker.ask(.partial, bound: worker.answerBound(forSamples: 0)),
               tag == .text, !payload.isEmpty else { return nil }
         return String(decoding: payload, as: UTF8.self)
     }
 
     func finish() throws -> RecognitionResult {
-        let (tag, bytes) = try worker.ask(.end, bound: WorkerProtocol.answerBound(forSamples: 0))
+        let (tag, bytes) = try worker.ask(.end, bound: worker.answerBound(forSamples: 0))
         switch tag {
         case .result:
             var payload = WorkerProtocol.Payload(bytes)
@@ -104,12 +103,12 @@ final class WorkerSpeechDecoder: SpeechDecoder {
     }
 
     func hearNext(searching: Bool, newStream: Bool) throws {
-        _ = try Self.timing(worker.ask(.hearing, [searching ? 1 : 0, newStream ? 1 : 0], bound: WorkerProtocol.answerBound(forSamples: 0)),
+        _ = try Self.timing(worker.ask(.hearing, [searching ? 1 : 0, newStream ? 1 : 0], bound: worker.answerBound(forSamples: 0)),
                             of: worker)
     }
 
     func discard() throws {
-        _ = try Self.timing(worker.ask(.discard, bound: WorkerProtocol.answerBound(forSamples: 0)), of: worker)
+        _ = try Self.timing(worker.ask(.discard, bound: worker.answerBound(forSamples: 0)), of: worker)
     }
 
     private static func timing(_ answer: (WorkerProtocol.Tag, [UInt8]), of worker: DecoderWorker) throws -> Timing {

@@ -64,7 +64,7 @@ final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
 
     /// SIGSEGV, abort, SIGKILL (the OOM killer) and SIGSYS (the seccomp filter) in the decoder
     /// worker while the microphone is heard: that Recognize fails with EngineUnavailable naming the
-    /// signal, the microphone is released, and the next Recognize is answered at once.
+    /// signal, the microphone is released, and the next Recognize is answered.
     // @SoundServer: the microphone, released as the server sees it
     func testADecoderWorkerThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
         let stack = try Stack.require()
@@ -73,15 +73,16 @@ final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("numbers.raw", in: directory)
         let pid = service.daemon.pid
-        // "At once" is as long as an ordinary Recognize of the same file takes on this machine today
-        // (its decoding speed varies 2-fold from hour to hour), plus a fresh worker's start.
-        let ordinary = try await service.decodingSpeed().seconds
         for signal in [SIGSEGV, SIGABRT, SIGKILL, SIGSYS] {
             let name = Termination.name(of: signal)
-            let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
+            let known = service.startedRecognitions
+            let failing = Task { await service.recognitionError(["max_seconds": .double(20), "partial_results": .boolean(true)]) }
+            let id = try await service.waitForNewRecognition(besides: known)
             try await service.waitForListening(true)
             let player = try Player(wav, sink: stack.micSink)
-            try await Task.sleep(for: .milliseconds(700))  // decoding is under way
+            try await waitUntil("a word heard: decoding is under way", timeout: .seconds(30)) {
+                service.recognitionSignals(of: id).contains { $0.member == "RecognitionPartial" }
+            }
             let workers = ServiceProcesses.decoderWorkers(of: pid)
             XCTAssertFalse(workers.isEmpty)
             for worker in workers { kill(worker, signal) }
@@ -92,25 +93,20 @@ final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
             XCTAssertNil(service.daemon.poll(), "voiceboxd must not die with its worker")
             try await service.waitForListening(false)
 
-            let asked = ContinuousClock.now
             let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
             XCTAssertEqual(next.text, "go forward ten meters")
-            let took = ContinuousClock.now - asked
-            print("METRIC decoder worker killed by \(name) mid-microphone → the next Recognize answered in \(took) "
-                  + "(an ordinary one: \(String(format: "%.2f", ordinary)) s)")
-            XCTAssertLessThan(seconds(took), faultBound(max(3, ordinary + 2)))
         }
     }
 
     /// CancelRecognition while the decoder worker does not answer (stopped, as one stuck in a loop
-    /// would be): the call fails with Cancelled at once, not with EngineUnavailable once the
-    /// worker's bound (10 s and more) is over; the stuck worker is gone, and the next Recognize
-    /// is answered. Mid-file and mid-microphone.
+    /// would be): the call fails with Cancelled, the stuck worker is gone, and the next Recognize
+    /// is answered. Mid-file and mid-microphone. The worker's answer bound is an hour here
+    /// (`worker-answer`): only the cancel's own stop of the worker (`worker-cancel`) can end the call.
     // @SoundServer: the microphone
     func testACancelEndsARecognitionWhoseWorkerDoesNotAnswer() async throws {
         let stack = try Stack.require()
         try Recordings.require()
-        let service = try await startService(on: stack)
+        let service = try await startService(on: stack, extraArguments: ["--bound", "worker-answer=3600"])
         let pid = service.daemon.pid
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("numbers.raw", in: directory)
@@ -120,26 +116,25 @@ final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
             let options: [String: DBusValue] = input == "file"
                 ? ["file": .string(Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav"))]
                 : ["max_seconds": .double(30)]
-            let failing = Task { await service.recognitionError(options) }
-            _ = try await service.waitForNewRecognition(besides: known)
+            let failing = Task { await service.recognitionError(options.merging(["partial_results": .boolean(true)]) { $1 }) }
+            let id = try await service.waitForNewRecognition(besides: known)
             var player: Player?
             if input == "microphone" {
                 try await service.waitForListening(true)
                 player = try Player(wav, sink: stack.micSink)
             }
-            try await Task.sleep(for: .milliseconds(500))  // decoding is under way
+            try await waitUntil("a word heard: decoding is under way", timeout: .seconds(30)) {
+                service.recognitionSignals(of: id).contains { $0.member == "RecognitionPartial" }
+            }
             let workers = ServiceProcesses.decoderWorkers(of: pid)
             for worker in workers { XCTAssertEqual(kill(worker, SIGSTOP), 0) }
             cleanUps.append { for worker in workers { kill(worker, SIGCONT) } }
-            try await Task.sleep(for: .milliseconds(300))  // the recognition now waits for its worker
-            let asked = ContinuousClock.now
+            // Stopped: the recognition's next request waits for an answer that does not come.
+            try await waitUntil("the workers stopped") { workers.allSatisfy(ForeignProcess.isStopped) }
             _ = try await service.call("CancelRecognition")
             let error = await failing.value
-            let took = ContinuousClock.now - asked
             player?.stop()
-            print("METRIC \(input): CancelRecognition with the decoder worker stopped → \(error?.name ?? "no error") in \(took)")
             XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", "\(input): \(error?.message ?? "no error")")
-            XCTAssertLessThan(seconds(took), faultBound(1), input)
             XCTAssertNil(service.daemon.poll())
             for worker in workers { kill(worker, SIGCONT) }
             // The stuck worker that had the recognition was stopped; warm ones (stopped too, now

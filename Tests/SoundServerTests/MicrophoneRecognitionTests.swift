@@ -6,6 +6,7 @@ import VoiceboxInterface
 import XCTest
 
 final class MicrophoneRecognitionTests: ServiceTestCase {
+    /// Its tests play recordings into the fake microphone, made into WAV files in `directory`.
     override class var usesRecordings: Bool { true }
 
     // @SoundServer: the microphone
@@ -15,23 +16,17 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await service.waitForListening(false)
         async let answer = service.recognize(["partial_results": .boolean(true)])
         let id = try await service.waitForNewRecognition(besides: [])
-        let startedAt = ContinuousClock.now
         try await service.waitForListening(true)
         let player = try Player(wav, sink: stack.micSink)
         let recognized = try await answer
-        let answeredAt = ContinuousClock.now
         await player.waitUntilDone()
 
         XCTAssertEqual(recognized.text, "go forward ten meters")
         XCTAssertEqual(recognized.reason, "endpoint")
         XCTAssertEqual(recognized.id, id)
         XCTAssertEqual(recognized.words.count, 4)
-        // From the end of "meters" to the answer: the trailing second of silence, and little more.
-        let speechEnd = startedAt + .milliseconds(Int((recognized.words.last?.end ?? 0) * 1000))
-        let latency = seconds(answeredAt - speechEnd)
-        print(String(format: "METRIC microphone end of speech to reply: %.3f s (silence_seconds 1.0)", latency))
-        XCTAssertGreaterThan(latency, 0.9)
-        XCTAssertLessThan(latency, 1.5)
+        // It heard the trailing second of silence after "meters" (silence_seconds 1.0), and little
+        // more. (How soon it answers: bench/recognition, section 2.)
         XCTAssertEqual(recognized.duration, (recognized.words.last?.end ?? 0) + 1, accuracy: 0.3)
 
         let signals = service.recognitionSignals(of: id)
@@ -113,21 +108,17 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
     }
 
     /// A caller that leaves the bus mid-recognition cannot take the answer: the microphone is
-    /// released at once.
+    /// released (how soon: SpeedTests' MicrophoneReleaseSpeedTests), and the recognition ends.
     // @SoundServer: the microphone, as the server sees it
-    func testACallerLeavingReleasesTheMicrophoneWithin200ms() async throws {
+    func testACallerLeavingReleasesTheMicrophone() async throws {
         let (service, stack) = (self.service!, self.stack!)
         XCTAssertEqual(try sourceOutputs(), [], "another recording is running")
         let other = try BusConnection(address: stack.busAddress)
         let pending = Task { try? await ServiceHarness.recognize(on: other, [:]) }
         let id = try await service.waitForNewRecognition(besides: [])
         try await waitUntil("voiceboxd's recording stream") { (try? sourceOutputs().count) == 1 }
-        let left = ContinuousClock.now
         await other.close()
-        try await waitUntil("the recording stream to go", timeout: .seconds(5)) { (try? sourceOutputs().isEmpty) == true }
-        let released = seconds(ContinuousClock.now - left)
-        print(String(format: "METRIC caller left → source-output gone: %.3f s (including pactl's own run time)", released))
-        XCTAssertLessThan(released, 0.2)
+        try await waitUntil("the recording stream to go", timeout: .seconds(10)) { (try? sourceOutputs().isEmpty) == true }
         try await waitUntil("RecognitionFinished") { self.service.recognitionSignals(of: id).last?.member == "RecognitionFinished" }
         try await service.waitForListening(false)
         _ = await pending.value
@@ -158,11 +149,14 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
             """
         async let answer = service.recognize(["source": .string(stack.sink + ".monitor"), "grammar": .string(grammar),
                                               "max_seconds": .double(20)])
-        _ = try await service.waitForNewRecognition(besides: [])
+        let id = try await service.waitForNewRecognition(besides: [])
         // As the contract tells apps: speak after the detector's 1.5 s warm-up. Spoken at once, the
         // sentence straddles it, and once on a busy CI machine its first word came out as "lock"
-        // (0 in 15 runs here on a quiet one).
-        try await Task.sleep(for: .seconds(1.6))
+        // (0 in 15 runs here on a quiet one). At most 20 AudioLevel a second, one per 50 ms of
+        // audio heard: 32 of them, 1.6 s of audio heard at least.
+        try await waitUntil("1.6 s of audio heard", timeout: .seconds(30)) {
+            service.recognitionSignals(of: id).filter { $0.member == "AudioLevel" }.count >= 32
+        }
         _ = try await service.speak("close the garage")
         let recognized = try await answer
         XCTAssertEqual(recognized.text, "close the garage")
@@ -215,11 +209,9 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
             (["source": .string("no_such_source")], "NoMicrophone", "no_such_source"),
         ]
         for (options, expected, mentions) in cases {
-            let started = ContinuousClock.now
             let error = await service.recognitionError(options)
             XCTAssertEqual(error?.name, "org.voicebox.Error." + expected, "\(options): \(error?.message ?? "no error")")
             XCTAssert(error?.message.contains(mentions) == true, "\(options): '\(error?.message ?? "")' lacks '\(mentions)'")
-            XCTAssertLessThan(seconds(ContinuousClock.now - started), 5, "\(options) took long to refuse")
         }
         XCTAssertTrue(service.startedRecognitions.isEmpty, "a refused recognition sent RecognitionStarted")
         // Stop and cancel with nothing running do nothing, like StopSpeaking for a finished utterance.

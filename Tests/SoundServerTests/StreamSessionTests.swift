@@ -17,25 +17,20 @@ final class StreamSessionTests: ServiceTestCase {
         XCTAssertEqual(file.text, expected)
 
         let fast = try PipeWriter(try Recordings.bytes())
-        let started = ContinuousClock.now
         let asFast = try await service.recognize(["stream": .unixFD(fast.readEnd), "partial_results": .boolean(true)])
-        let fastTime = ContinuousClock.now - started
         fast.closeReadEnd()
         XCTAssertEqual(asFast.text, file.text)
         XCTAssertEqual(asFast.reason, "end_of_file")
         XCTAssertEqual(asFast.duration, file.duration, accuracy: 1e-6)
         XCTAssertEqual(asFast.words.map(\.word), file.words.map(\.word))
-        XCTAssertLessThan(fastTime, .seconds(faultBound(2.5)), "decoded faster than real time (2.79 s of audio)")
 
-        // 20 ms of audio every 20 ms: a live source.
+        // 20 ms of audio every 20 ms: a live source. (How fast either is answered: bench/recognition.)
         let live = try PipeWriter(try Recordings.bytes(), piece: 640, pause: .milliseconds(20))
-        let liveStart = ContinuousClock.now
         let asLive = try await service.recognize(["stream": .unixFD(live.readEnd)])
-        let liveTime = ContinuousClock.now - liveStart
         live.closeReadEnd()
         XCTAssertEqual(asLive.text, file.text)
-        XCTAssertGreaterThan(liveTime, .seconds(2.5), "it followed the writer")
-        XCTAssertLessThan(liveTime, .seconds(faultBound(6)), "and kept up with it")
+        XCTAssertEqual(asLive.reason, "end_of_file")
+        XCTAssertEqual(asLive.duration, file.duration, accuracy: 1e-6)
 
         // The signals the microphone has, and the microphone left alone.
         let signals = service.recognitionSignals(of: asFast.id).map(\.member)

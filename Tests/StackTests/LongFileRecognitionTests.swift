@@ -4,14 +4,17 @@ import VoiceboxBus
 import XCTest
 
 /// A long recording read as a file is cut at pauses into parts decoded on every core at once:
-/// the same words as one pass (the same audio as a stream, which is read in one pass), sooner,
-/// with progress over the whole file, and another caller's short file is not held up behind it.
-final class LongFileRecognitionTests: ServiceTestCase {
-    override class var usesRecordings: Bool { true }
+/// the same words as one pass (the same audio as a stream, which is read in one pass), with
+/// progress over the whole file, and another caller's short file is not held up behind it.
+/// The class's voiceboxd cuts parts of 10 s (`file-part`; a minute unless set) and so files from
+/// 15 s on: recordings of half a minute are cut as an hour's are, into as many parts a core.
+/// (How much sooner the parts are done: bench/recognition, section 5.) The tests share it.
+final class LongFileRecognitionTests: SharedRecognitionTestCase {
+    override class var serviceArguments: [String] { ["--bound", "file-part=10"] }
 
-    /// About 110 s of real speech with pauses: librivox's five recordings and three others, with
-    /// 0.4 s of silence after each, three times over; as raw samples and as a WAV file.
-    private func longRecording() throws -> (raw: String, wav: String) {
+    /// About 38 s of real speech with pauses (`times` over): librivox's five recordings and three
+    /// others, with 0.4 s of silence after each; as raw samples and as a WAV file.
+    private func longRecording(times: Int = 1) throws -> (raw: String, wav: String) {
         let librivox = try FileManager.default.contentsOfDirectory(atPath: Recordings.path("librivox"))
             .filter { $0.hasSuffix(".wav") }.sorted()
         var pieces: [Data] = []
@@ -27,7 +30,7 @@ final class LongFileRecognitionTests: ServiceTestCase {
         }
         let pause = Data(count: 12_800)  // 0.4 s
         var long = Data()
-        for _ in 0..<3 {
+        for _ in 0..<times {
             for piece in pieces { long += piece + pause }
         }
         let raw = directory.appendingPathComponent("long.raw").path
@@ -37,13 +40,13 @@ final class LongFileRecognitionTests: ServiceTestCase {
         return (raw, wav)
     }
 
-    /// What is said in `longRecording`: the recordings' transcripts, in the same order.
+    /// What is said in `longRecording()`: the recordings' transcripts, in the same order.
     private func transcript() throws -> String {
         // By id, which is the recording's name: in the order `longRecording` joins them.
         let librivox = try Recordings.transcription("librivox/transcription").sorted { $0.key < $1.key }.map(\.value)
         let once = (librivox + ["go forward ten meters", "thirty three forty six ninety two", "go somewhere and do something"])
             .joined(separator: " ")
-        return [once, once, once].joined(separator: " ")
+        return once
     }
 
     /// Words that differ between two transcripts: the edit distance over words.
@@ -62,6 +65,32 @@ final class LongFileRecognitionTests: ServiceTestCase {
         return row[b.count]
     }
 
+    /// The CPU seconds each decoder worker of `daemon` spends while `body` runs (sampled every
+    /// 0.2 s: a worker started meanwhile counts from its start).
+    private func workerCPU(of daemon: pid_t, during body: () async throws -> Recognized) async throws -> (Recognized, [pid_t: Double]) {
+        func cpu(_ pid: pid_t) -> Double? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let afterName = stat.range(of: ") ") else { return nil }
+            let fields = stat[afterName.upperBound...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+            return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+        let seen = Shared<[pid_t: (first: Double, last: Double)]>([:])
+        let sampling = Task {
+            while !Task.isCancelled {
+                for pid in ServiceProcesses.decoderWorkers(of: daemon) {
+                    guard let now = cpu(pid) else { continue }
+                    seen.withLock { $0[pid] = ($0[pid]?.first ?? now, now) }
+                }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        let result = try await body()
+        sampling.cancel()
+        _ = await sampling.value
+        return (result, seen.value.mapValues { $0.last - $0.first })
+    }
+
     func testALongFileDecodesInPartsOnEveryCoreWithTheSameWords() async throws {
         let service = self.service!
         let (raw, wav) = try longRecording()
@@ -69,22 +98,23 @@ final class LongFileRecognitionTests: ServiceTestCase {
 
         // One pass: the same audio as a stream, read as a file is, on one decoder.
         let stream = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
-        var started = ContinuousClock.now
         let onePass = try await service.recognize(["stream": .unixFD(stream.fileDescriptor)], timeout: .seconds(300))
-        let onePassTime = ContinuousClock.now - started
         try stream.close()
 
-        started = ContinuousClock.now
-        let inParts = try await service.recognize(["file": .string(wav), "partial_results": .boolean(true)], timeout: .seconds(300))
-        let inPartsTime = ContinuousClock.now - started
+        let (inParts, spent) = try await workerCPU(of: service.daemon.pid) {
+            try await service.recognize(["file": .string(wav), "partial_results": .boolean(true)], timeout: .seconds(300))
+        }
         XCTAssertEqual(inParts.reason, "end_of_file")
+        // On every core: as many decoder workers each did a share of the work (a second of CPU
+        // and more; one pass is 4-6 s of it), where one pass keeps one busy.
+        let lanes = spent.values.filter { $0 >= 1 }.count
+        print("METRIC long file in parts: decoder workers' CPU seconds \(spent.values.sorted(by: >))")
+        XCTAssertGreaterThanOrEqual(lanes, min(2, ProcessInfo.processInfo.activeProcessorCount), "workers CPU: \(spent)")
         XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)
         let differing = wordsDiffering(onePass.text, inParts.text)
         let words = onePass.text.split(separator: " ").count
-        print("METRIC long file (\(Int(inParts.duration)) s): one pass \(onePassTime), in parts \(inPartsTime), "
-              + "ratio \(String(format: "%.2f", seconds(inPartsTime) / seconds(onePassTime))); "
-              + "\(differing) of \(words) words differ")
-        XCTAssertGreaterThan(words, 200)
+        print("METRIC long file (\(Int(inParts.duration)) s in parts of 10 s): \(differing) of \(words) words differ from one pass")
+        XCTAssertGreaterThan(words, 60)
         // Each part's decoder hears the file up to its part without searching, so it meets its
         // part as one pass would: the same words (the issue's bound is 1 %; measured: none differ).
         XCTAssertLessThanOrEqual(Double(differing), Double(words) * 0.01, "parts: \(inParts.text)\none pass: \(onePass.text)")
@@ -97,10 +127,7 @@ final class LongFileRecognitionTests: ServiceTestCase {
         // Word times run over the whole file, in order.
         let times = inParts.words.map(\.start)
         XCTAssertEqual(times, times.sorted())
-        XCTAssertGreaterThan(times.last ?? 0, inParts.duration - 10)
-        if ProcessInfo.processInfo.activeProcessorCount >= 2, !underSanitizer {
-            XCTAssertLessThan(seconds(inPartsTime), seconds(onePassTime) * 0.8, "the parts did not decode at once")
-        }
+        XCTAssertGreaterThan(times.last ?? 0, inParts.duration - 5)
         // Progress covers the whole file: rising, to 1.
         let progress = service.recognitionSignals(of: inParts.id).filter { $0.member == "RecognitionProgress" }
             .compactMap { $0.arguments.dropFirst().first?.double }
@@ -114,31 +141,30 @@ final class LongFileRecognitionTests: ServiceTestCase {
         XCTAssertGreaterThanOrEqual(lastPartial.split(separator: " ").count * 10, inParts.words.count * 9, lastPartial)
     }
 
-    /// While a long file decodes in parts on both cores, another caller's short file waits at
-    /// most about one part; and a stop ends every part at once with what was heard from the start.
+    /// While a long file decodes in parts on every core, another caller's short file is answered
+    /// before it ends (a part gives its turn back at its next pause); and a stop ends every part
+    /// at once with what was heard from the start.
     func testAnotherCallersFileIsNotHeldUpBehindALongFilesParts() async throws {
         let (service, stack) = (self.service!, self.stack!)
-        let (_, wav) = try longRecording()
+        let (_, wav) = try longRecording(times: 3)
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         let known = service.startedRecognitions
         let long = Task { try await service.recognize(["file": .string(wav)], timeout: .seconds(300)) }
         let longID = try await service.waitForNewRecognition(besides: known)
         // Its parts decoding on every core: once the file is read and cut (seconds under the thread
-        // sanitizer), a second and more of it decoded, then another second on both cores.
-        try await waitUntil("the long file's parts to decode", timeout: .seconds(60)) {
+        // sanitizer), some of it decoded on every core.
+        try await waitUntil("the long file's parts to decode", timeout: .seconds(300)) {
             service.recognitionSignals(of: longID).contains {
-                $0.member == "RecognitionProgress" && ($0.arguments.dropFirst().first?.double ?? 0) > 0.01
+                $0.member == "RecognitionProgress" && ($0.arguments.dropFirst().first?.double ?? 0) > 0.05
             }
         }
-        try await Task.sleep(for: .seconds(1))
 
         let other = try BusConnection(address: stack.busAddress)
-        let asked = ContinuousClock.now
-        let short = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))])
-        let waited = ContinuousClock.now - asked
-        print("METRIC another caller's file beside a long file's parts: \(waited)")
+        let short = try await ServiceHarness.recognize(on: other, ["file": .string(Recordings.path("goforward.raw"))],
+                                                       timeout: .seconds(300))
         XCTAssertEqual(short.text, "go forward ten meters")
-        XCTAssertLessThan(waited, .seconds(faultBound(10)), "a long file's parts held up another caller's file")
+        XCTAssertFalse(service.recognitionSignals(of: longID).contains { $0.member == "RecognitionFinished" },
+                       "the long file had ended before the other caller's: the test proves nothing")
 
         try await ServiceHarness.call("StopRecognition", on: service.client)
         let stopped = try await long.value
@@ -153,17 +179,16 @@ final class LongFileRecognitionTests: ServiceTestCase {
     }
 
     /// Word times are the file's in every part, also in a part a lane takes after another one
-    /// (its decoder's own clock then runs from the first part's start). 2 min 34 s of three
-    /// short recordings with 7 s of silence after each, over and over: on 2 cores it is cut into 4
-    /// parts, 2 to a lane, and every repeat's words come one period after the repeat before's.
+    /// (its decoder's own clock then runs from the first part's start). About a minute of three
+    /// short recordings with 3 s of silence after each, three times over: on 2 cores it is cut into
+    /// 6 parts, 3 to a lane, and every repeat's words come one period after the repeat before's.
     func testWordTimesAreTheFilesInEveryPart() async throws {
         let service = self.service!
         var clips = Data()
         for name in ["goforward.raw", "numbers.raw", "something.raw"] {
-            clips += try Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))) + Data(count: 7 * 32_000)
+            clips += try Data(contentsOf: URL(fileURLWithPath: Recordings.path(name))) + Data(count: 3 * 32_000)
         }
-        var sparse = Data()
-        while sparse.count < 132 * 32_000 { sparse += clips }
+        let sparse = clips + clips + clips
         let raw = directory.appendingPathComponent("sparse.raw").path
         try sparse.write(to: URL(fileURLWithPath: raw))
         let wav = directory.appendingPathComponent("sparse.wav").path
@@ -174,7 +199,7 @@ final class LongFileRecognitionTests: ServiceTestCase {
         XCTAssertEqual(heard.reason, "end_of_file")
         let firstRepeat = heard.words.filter { $0.start < period }
         XCTAssertGreaterThanOrEqual(firstRepeat.count, 10, heard.text)
-        XCTAssertGreaterThan(heard.words.count, firstRepeat.count * 4, heard.text)
+        XCTAssertGreaterThanOrEqual(heard.words.count, firstRepeat.count * 3 - 2, heard.text)
         var misplaced: [String] = []
         for word in heard.words {
             let repeatIndex = (word.start / period).rounded(.down)
@@ -189,8 +214,8 @@ final class LongFileRecognitionTests: ServiceTestCase {
 
     /// An utterance whose first word the detector places just before the place where a part's
     /// decoding begins (its lead, 0.2 s) is kept, and the parts give one pass's words. The five
-    /// card recordings with 0.4 s pauses, nine times over (105 s, 2 parts): "seven of clubs" was
-    /// lost at the second part's start (191 words against 188).
+    /// card recordings with 0.4 s pauses, three times over (35 s, 4 parts, cut in those pauses):
+    /// "seven of clubs" was lost at a part's start (191 words against 188, in 105 s of them).
     func testAnUtteranceBeginningAtAPartsStartIsKept() async throws {
         let service = self.service!
         var once = Data()
@@ -202,7 +227,7 @@ final class LongFileRecognitionTests: ServiceTestCase {
             once += try Data(contentsOf: URL(fileURLWithPath: target)) + Data(count: 12_800)
         }
         let raw = directory.appendingPathComponent("cards.raw").path
-        try Data((0..<9).flatMap { _ in once }).write(to: URL(fileURLWithPath: raw))
+        try Data((0..<3).flatMap { _ in once }).write(to: URL(fileURLWithPath: raw))
         let wav = directory.appendingPathComponent("cards.wav").path
         try Recordings.sox(raw: raw, to: wav)
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded

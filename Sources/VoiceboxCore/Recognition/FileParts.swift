@@ -2,25 +2,32 @@
 /// quietest moment near each part's end, so that a cut falls in a pause, not inside a word.
 ///
 /// Pure arithmetic over the samples: no decoder is needed to find the pauses, only the energy
-/// of short windows.
-enum FileParts {
+/// of short windows. The lengths follow the part's (`file-part`, a minute unless set: the tests
+/// set it small, so that a recording of seconds is cut as an hour's is).
+struct FileParts: Sendable {
     /// Parts are about this long: units of work small enough that lanes that start late, or give
     /// their turn back, still share the file evenly. Each cut costs the lane that takes the part
     /// after it a skim of the file up to it (see `RecognitionRun+Parts`).
-    static let partSeconds = 60.0
-    /// A cut is looked for within `searchSeconds` of where equal parts would meet, either side.
-    static let searchSeconds = 4.0
+    var partSeconds: Double
+    /// Files this long or longer are cut into parts (1.5 parts: 90 s).
+    var minimumFileSeconds: Double { partSeconds * 1.5 }
+    /// A cut is looked for within this of where equal parts would meet, either side: 4 s, or a
+    /// quarter of a part where parts are shorter than 16 s (only the tests make them so).
+    var searchSeconds: Double { min(4, partSeconds / 4) }
+    /// Parts are never shorter than this, so many cores do not cut a short file into slivers
+    /// (each lane's model and skim cost more than a sliver saves): half a part, 30 s.
+    var minimumPartSeconds: Double { partSeconds / 2 }
     /// The quietness of a place is the energy of this much audio around it.
     static let windowSeconds = 0.3
     private static let sampleRate = FileReading.sampleRate
 
-    /// Parts are never shorter than this, so many cores do not cut a short file into slivers
-    /// (each lane's model and skim cost more than a sliver saves).
-    static let minimumPartSeconds = 30.0
+    init(partSeconds: Double = Bound.filePart.standard.inSeconds) {
+        self.partSeconds = partSeconds
+    }
 
     /// How many parts a recording of `seconds` is cut into for `lanes` cores: parts of at most
     /// about `partSeconds`, and a multiple of the lanes, so that every core gets as much to do.
-    static func partCount(seconds: Double, lanes: Int) -> Int {
+    func partCount(seconds: Double, lanes: Int) -> Int {
         let lanes = max(1, lanes)
         let even = lanes * max(1, Int((seconds / (Double(lanes) * partSeconds)).rounded(.up)))
         return max(1, min(even, Int(seconds / minimumPartSeconds)))
@@ -28,11 +35,11 @@ enum FileParts {
 
     /// `samples` in `count` parts of about equal length, in order, covering all of them: each
     /// cut at the quietest place within `searchSeconds` around where equal parts would meet.
-    static func ranges(of samples: [Int16], count: Int) -> [Range<Int>] {
+    func ranges(of samples: [Int16], count: Int) -> [Range<Int>] {
         let frame = 160  // 10 ms
-        let window = max(1, Int(windowSeconds * sampleRate) / frame)
+        let window = max(1, Int(Self.windowSeconds * Self.sampleRate) / frame)
         let part = samples.count / max(1, count)
-        let search = min(Int(searchSeconds * sampleRate), part / 2) / frame
+        let search = min(Int(searchSeconds * Self.sampleRate), part / 2) / frame
         guard count > 1, part / frame > window + 2 * search + 1 else { return [0..<samples.count] }
         // Energy per 10 ms frame; a place's quietness is the sum over the window that starts there.
         let energies = stride(from: 0, to: samples.count, by: frame).map { start in

@@ -1,7 +1,5 @@
-import VoiceboxLock
-
-/// A long file on every core: cut at pauses into parts of at most about a minute, as many for
-/// each core (`FileParts`), which
+/// A long file on every core: cut at pauses into parts of at most about `file-part` (a minute), as
+/// many for each core (`FileParts`), which
 /// this recognition and up to a core's worth of helpers decode at once, each helper on a turn of
 /// its own in the fair queue (`FileLanes`). A helper gives its turn back at its next pause when
 /// another recognition waits, and the rest of its part goes back to the list. The parts'
@@ -14,24 +12,27 @@ import VoiceboxLock
 /// search, and a part's decoding begins and ends where one pass is between utterances: the first
 /// utterance end at or after its cut, which the lane before finds by reading on to it.
 extension RecognitionRun {
-    /// Files this long or longer are cut into parts; up to `partsMaximumSeconds` (the samples are
-    /// held in memory, 32 kB a second: 38 MB at most).
-    static let partsMinimumSeconds = 90.0
+    /// Files are cut into parts up to this long (the samples are held in memory, 32 kB a second:
+    /// 38 MB at most); from `FileParts.minimumFileSeconds` on.
     static let partsMaximumSeconds = 1200.0
+
+    /// How long files are cut: into parts of `file-part`.
+    var fileParts: FileParts { FileParts(partSeconds: parts.bounds[.filePart].inSeconds) }
 
     /// Whether `file` is read in parts: long enough, short enough to hold, read whole, and more
     /// than one core to read it on.
     func readsInParts(_ file: any AudioFile) -> Bool {
         guard let lanes = control.lanes, lanes.extra > 0, let duration = file.duration,
-              duration >= Self.partsMinimumSeconds, duration <= Self.partsMaximumSeconds else { return false }
+              duration >= fileParts.minimumFileSeconds, duration <= Self.partsMaximumSeconds else { return false }
         return options.maxSeconds.map { $0 >= duration } ?? true
     }
 
     func readInParts(_ file: any AudioFile, through decoder: any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
         guard let lanes = control.lanes else { preconditionFailure("readsInParts checked the lanes") }
         let samples = try readWhole(file)
-        let ranges = FileParts.ranges(of: samples, count: FileParts.partCount(seconds: Double(samples.count) / Self.sampleRate,
-                                                                             lanes: lanes.extra + 1))
+        let cutting = fileParts
+        let ranges = cutting.ranges(of: samples, count: cutting.partCount(seconds: Double(samples.count) / Self.sampleRate,
+                                                                          lanes: lanes.extra + 1))
         let work = PartsWork(ranges)
         let total = Double(samples.count) / Self.sampleRate
         let control = control
@@ -136,229 +137,5 @@ extension RecognitionRun {
             throw RecognitionFault.describe(error, options: options)
         }
         return samples
-    }
-}
-
-/// One more core for a long file's parts: a decoder of its own, on a dispatch queue of its own.
-private actor PartLane {
-    private let executor = QueueExecutor(label: "voicebox.recognition.part")
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    private let decoder: PartDecoder
-
-    init(decoder: sending any SpeechDecoder) {
-        self.decoder = PartDecoder(decoder)
-    }
-
-    func decode(_ part: FilePart, of samples: [Int16], control: RecognitionControl, work: PartsWork,
-                yieldAtPause: @Sendable () -> Bool, afterChunk: @Sendable () -> Void) throws {
-        try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause,
-                        afterChunk: { _, _ in afterChunk() })
-    }
-}
-
-/// A lane's decoder and where it stands in the file. It has heard the file from its first
-/// sample in order, every reading beginning and ending where one pass is between utterances, so
-/// it stands where one pass would stand there (its cepstral mean, its detector) and its clock is
-/// the file's: its parts give one pass's words, at the file's times.
-private final class PartDecoder {
-    let decoder: any SpeechDecoder
-    /// The samples heard: `0..<position`.
-    var position = 0
-    private var searching = true
-
-    init(_ decoder: any SpeechDecoder) {
-        self.decoder = decoder
-    }
-
-    /// Skims (`SpeechDecoder.hearNext`) from the next utterance on, or searches again.
-    func search(_ on: Bool) throws {
-        guard on != searching else { return }
-        try decoder.hearNext(searching: on, newStream: false)
-        searching = on
-    }
-
-    /// Back to the file's start, as a fresh decoder, skimming.
-    func startOver() throws {
-        try decoder.hearNext(searching: false, newStream: true)
-        searching = false
-        position = 0
-    }
-}
-
-/// A part of a long file: samples `range`, the rest of it read on to where one pass is between
-/// utterances. The parts the file is cut into start at a cut, where one pass may be inside an
-/// utterance; the rest of a part given back at a pause starts between two.
-private struct FilePart: Sendable {
-    var range: Range<Int>
-    var startsBetweenUtterances: Bool
-}
-
-/// The parts of one long file: those left to decode, those decoded, how much audio all lanes
-/// have decoded. Shared by the lanes, each on its own queue: a lock guards it.
-private final class PartsWork: Sendable {
-    private struct Reading {
-        var start: Int
-        var read: Int
-        var outcome: FileReading.Outcome
-    }
-    private struct State {
-        /// Parts not taken yet, in order; a part given back at a pause puts its rest first.
-        var pending: [FilePart]
-        /// What was read, in parts (or their beginnings, up to a pause), word times the file's.
-        var readings: [Reading] = []
-        /// Where one pass is first between utterances at or after a cut, once a lane has found it.
-        var afterCut: [Int: Int] = [:]
-        var secondsDecoded = 0.0
-        var abandoned = false
-    }
-    private let state: Locked<State>
-    /// Samples in the whole file.
-    private let total: Int
-
-    init(_ ranges: [Range<Int>]) {
-        state = Locked(State(pending: ranges.map { FilePart(range: $0, startsBetweenUtterances: $0.lowerBound == 0) }))
-        total = ranges.last?.upperBound ?? 0
-    }
-
-    var remaining: Bool { state.withLock { !$0.pending.isEmpty && !$0.abandoned } }
-
-    /// The first part left, nil when none is.
-    func next() -> FilePart? {
-        state.withLock { state in
-            guard !state.pending.isEmpty, !state.abandoned else { return nil }
-            return state.pending.removeFirst()
-        }
-    }
-
-    /// Decodes `part` through `lane`'s decoder (on the calling lane's queue), counting the audio
-    /// it decodes and stopping with every lane; records what it heard. First the lane hears its
-    /// way to where the part's decoding begins, without searching (from the file's start if it
-    /// stands past it): the part's start, or for a cut the first place after it where one pass is
-    /// between utterances. `afterChunk` gets the sample the decoding began at and the utterances
-    /// finished since.
-    func decode(_ part: FilePart, of samples: [Int16], through lane: PartDecoder, control: RecognitionControl,
-                yieldAtPause: () -> Bool = { false }, afterChunk: (Int, [RecognitionResult]) -> Void = { _, _ in }) throws {
-        let cut = part.range.lowerBound
-        let known = state.withLock { $0.afterCut[cut] }
-        let ready = part.startsBetweenUtterances ? lane.position == cut : known.map { lane.position == $0 } ?? false
-        if !ready {
-            if lane.position > cut { try lane.startOver() }
-            try lane.search(false)
-            let skimmed = try FileReading.read(SampleSlice(samples, lane.position..<samples.count), through: lane.decoder,
-                                               endAfter: cut - lane.position, shouldStop: { try shouldStop(control) })
-            lane.position += Int((skimmed.seconds * FileReading.sampleRate).rounded())
-            if skimmed.end == .stopped {
-                return record(Reading(start: cut, read: 0, outcome: .init(segments: [], seconds: 0, end: .stopped)))
-            }
-            if !part.startsBetweenUtterances { state.withLock { $0.afterCut[cut] = $0.afterCut[cut] ?? lane.position } }
-        }
-        try lane.search(true)
-        let start = lane.position
-        var read = 0.0
-        let outcome = try FileReading.read(SampleSlice(samples, start..<samples.count), through: lane.decoder,
-                                           endAfter: part.range.upperBound - start, shouldStop: { try shouldStop(control) },
-                                           afterChunk: { seconds, segments in
-            add(seconds: seconds - read)
-            read = seconds
-            afterChunk(start, segments)
-        }, yieldAtPause: yieldAtPause)
-        let heard = Int((outcome.seconds * FileReading.sampleRate).rounded())
-        lane.position += heard
-        state.withLock { state in
-            if outcome.yielded, start + heard < part.range.upperBound {
-                state.pending.insert(FilePart(range: start + heard..<part.range.upperBound, startsBetweenUtterances: true), at: 0)
-            } else if outcome.end == .endOfFile, part.range.upperBound < total {
-                state.afterCut[part.range.upperBound] = state.afterCut[part.range.upperBound] ?? start + heard
-            }
-        }
-        record(Reading(start: start, read: heard, outcome: outcome))
-    }
-
-    private func record(_ reading: Reading) {
-        state.withLock { $0.readings.append(reading) }
-    }
-
-    private func add(seconds: Double) { state.withLock { $0.secondsDecoded += seconds } }
-    func abandon() { state.withLock { $0.abandoned = true } }
-    var secondsDecoded: Double { state.withLock { $0.secondsDecoded } }
-
-    /// Every lane stops at its next chunk on a stop (keeping what it heard), a cancel (throwing)
-    /// or when another lane failed.
-    func shouldStop(_ control: RecognitionControl) throws -> Bool {
-        switch control.request {
-        case .cancel: throw RecognitionFault.cancelled
-        case .stop, .interrupt: return true
-        case nil: return state.withLock { $0.abandoned }
-        }
-    }
-
-    /// What was heard before sample `end`; nil while some of it is not decoded yet.
-    func heard(before end: Int) -> [RecognitionResult]? {
-        let heard = joined(upTo: end, bridging: false)
-        return heard.reached >= end ? heard.segments : nil
-    }
-
-    /// What was heard from the start of the file on, up to the first part not decoded yet.
-    func heardSoFar() -> [RecognitionResult] {
-        joined(upTo: .max, bridging: false).segments
-    }
-
-    /// What was heard from the start of the file on, once every lane is done: the readings in
-    /// order, up to the first that stopped.
-    func heard() -> (segments: [RecognitionResult], seconds: Double, complete: Bool) {
-        let heard = joined(upTo: .max, bridging: true)
-        let complete = heard.reached >= total && !heard.stopped
-        return (heard.segments, Double(heard.reached) / FileReading.sampleRate, complete)
-    }
-
-    /// The readings joined in order from the file's start. Each begins where the one before
-    /// ended, as both lanes found the same place between utterances; should two ever disagree
-    /// (`bridging`), an overlap keeps the earlier reading's words and a gap is stepped over.
-    private func joined(upTo end: Int, bridging: Bool) -> (segments: [RecognitionResult], reached: Int, stopped: Bool) {
-        state.withLock { state in
-            var segments: [RecognitionResult] = []
-            var reached = 0
-            for reading in state.readings.sorted(by: { ($0.start, $0.read) < ($1.start, $1.read) }) {
-                guard reached < end else { break }
-                guard reading.start == reached || bridging && reading.start + reading.read > reached else {
-                    if reading.start < reached { continue }
-                    break
-                }
-                if reading.start < reached {
-                    // Two lanes disagreed: the utterances that begin before this reading's overlap ends
-                    // were the reading before's.
-                    let from = Double(reached) / FileReading.sampleRate
-                    segments += reading.outcome.segments.filter { ($0.words.first?.start ?? from) >= from }
-                } else {
-                    // All of them, also an utterance whose first word the detector's lead (0.2 s)
-                    // places just before the reading's start.
-                    segments += reading.outcome.segments
-                }
-                if reading.outcome.end == .stopped { return (segments, max(reached, reading.start + reading.read), true) }
-                reached = max(reached, reading.start + reading.read)
-            }
-            return (segments, reached, false)
-        }
-    }
-}
-
-/// Part of samples held in memory, read as a file.
-private final class SampleSlice: AudioFile {
-    private let samples: [Int16]
-    private var position: Int
-    private let end: Int
-
-    init(_ samples: [Int16], _ range: Range<Int>) {
-        self.samples = samples
-        position = range.lowerBound
-        end = range.upperBound
-    }
-
-    var duration: Double? { Double(end - position) / FileReading.sampleRate }
-
-    func read(maxSamples: Int) throws -> [Int16] {
-        let count = min(maxSamples, end - position)
-        defer { position += count }
-        return Array(samples[position..<position + count])
     }
 }

@@ -20,7 +20,7 @@ extension RecognitionRun {
             throw RecognitionFault.describe(error, options: options)
         }
         defer { stream.close() }
-        stream.parking = control.parking.map(Self.blocking)
+        stream.parking = control.parking.map { Self.blocking($0, bounds: parts.bounds) }
         // A regular file passed as a stream is bounded as a file is.
         if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
             throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
@@ -36,13 +36,14 @@ extension RecognitionRun {
             await session.begin(.listening, id: id, policy: policy)
         }
         begin()
-        var heard = StreamHeard(live: options.endsAtSilence ? LiveAudio(decoder: decoder!, options: options) : nil)
+        var heard = StreamHeard(live: options.endsAtSilence ? LiveAudio(decoder: decoder!, options: options) : nil,
+                                holds: StreamHolds(parts.bounds))
         var fault: VoiceboxError?
         do throws(VoiceboxError) {
             // Rounds: each decodes until the stream ends, its writer stays silent (the stream is
             // parked by then, its turn given back) or another caller's stream wants its decoder
             // (`control.decoderWanted`) at a pause in the audio, where the utterance ends (or, asked
-            // so for `cutAfter` without a pause, inside speech: `mustCut`). While
+            // so for `stream-cut` without a pause, inside speech: `mustCut`). While
             // the writer is silent the decoder goes back to the pool too: a file's way, the
             // utterance ends there; listening for the end of speech, only before any speech, which
             // it would cut. The stream waits for its writer holding only its place in the queue.
@@ -76,10 +77,10 @@ extension RecognitionRun {
                 }
                 while true {
                     // Holding its decoder (after speech, listening for its end), it looks every
-                    // second whether another caller's stream wants it: then the writer's silence
-                    // ends the utterance as silence would.
+                    // turn (`stream-turn`) whether another caller's stream wants it: then the
+                    // writer's silence ends the utterance as silence would.
                     let waited: WriterWait
-                    do { waited = try stream.waitForWriter(upTo: decoder == nil ? nil : .seconds(1)) } catch {
+                    do { waited = try stream.waitForWriter(upTo: decoder == nil ? nil : parts.bounds[.streamTurn]) } catch {
                         throw RecognitionFault.describe(error, options: options)
                     }
                     switch waited {
@@ -131,16 +132,6 @@ extension RecognitionRun {
         }
     }
 
-    /// How long a read waits for the writer before the stream gives its turn back, and before
-    /// it gives its decoder back too (ending the utterance, as a pause in a file does).
-    static let parkAfter = Duration.milliseconds(250)
-    static let releaseAfter = Duration.seconds(2)
-    /// How long a stream keeps a decoder it took before it yields it to another caller's stream
-    /// at a pause; and before it cuts an utterance for it, when no pause came within
-    /// `cutAfter` of being asked.
-    static let minimumHold = Duration.seconds(1)
-    static let minimumHoldInSpeech = Duration.seconds(5)
-    static let cutAfter = Duration.seconds(2)
     /// Read as a file, an utterance cut for another caller's stream is heard again whole by the
     /// next decoder when it is no longer than this (its audio is kept meanwhile: 320 KB, within
     /// `RecognitionService.replayBudgetBytes` for all streams): a
@@ -149,9 +140,12 @@ extension RecognitionRun {
     static let replaySeconds = 10.0
 
     /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
-    /// recognition's own queue, never Swift's shared pool) while the service actor does it.
-    private static func blocking(_ parking: StreamParking) -> AudioStreamParking {
-        AudioStreamParking(after: parkAfter, releaseAfter: releaseAfter, park: {
+    /// recognition's own queue, never Swift's shared pool) while the service actor does it. A read
+    /// waits `stream-park` for the writer before the stream gives its turn back, and `stream-release`
+    /// before it gives its decoder back too (ending the utterance, as a pause in a file does); a
+    /// stream that always has audio gives its turn back after each `stream-turn`.
+    private static func blocking(_ parking: StreamParking, bounds: Bounds) -> AudioStreamParking {
+        AudioStreamParking(after: bounds[.streamPark], releaseAfter: bounds[.streamRelease], turn: bounds[.streamTurn], park: {
             let done = DispatchSemaphore(value: 0)
             Task.detached {
                 await parking.park()
@@ -278,133 +272,5 @@ extension RecognitionRun {
         }
         heard.seconds = live.elapsedSeconds
         if control.request == .cancel { throw RecognitionFault.cancelled }
-    }
-}
-
-/// What a stream recognition has heard over its rounds (one per decoder it held).
-struct StreamHeard {
-    /// The endpointer, meter and warm-up when the stream ends at the end of speech; nil when it
-    /// is read as a file.
-    var live: LiveAudio?
-    /// Utterances finished, word times from the stream's start.
-    var segments: [RecognitionResult] = []
-    /// Seconds of audio read, where the current decoder's audio began, and how long its
-    /// current utterance is (listening: cut at `FileReading.maxSegmentSeconds`).
-    var seconds = 0.0
-    var roundStart = 0.0
-    var utteranceSeconds = 0.0
-    /// Set once the recognition has decided how it ends (end of speech, `max_seconds`).
-    var end: RecognitionEnd?
-    /// The last round ended at a pause to give its decoder to another caller's stream.
-    var yielded = false
-    /// Read as a file: the utterance the last round was cut inside, for the next to hear first,
-    /// and what the last heard of it (word times from the stream's start), kept if none comes.
-    var unfinished: Unfinished?
-    struct Unfinished {
-        /// Its audio and what was heard of it (word times from the stream's start).
-        var utterance: FileReading.Unfinished
-        /// Its share of `ReplayBudget`, given back once it is heard again or the stream ends.
-        var hold: ReplayBudget.Hold
-    }
-    /// Every utterance heard, the one cut last included until it is heard again.
-    var result: RecognitionResult { RecognitionResult(joining: segments + [unfinished?.utterance.heard ?? .empty]) }
-    /// Seconds of audio read, the cut utterance's included.
-    var secondsRead: Double { seconds + (unfinished?.utterance.seconds ?? 0) }
-    /// Listening: the last `recentSamples` samples read, for a fresh decoder to hear first.
-    var recent: [Int16] = []
-    /// 1.5 s of pocketsphinx's warm-up, and after it `onsetSamples`.
-    static let recentSamples = 24_000 + onsetSamples
-    /// 0.3 s: pocketsphinx's detector calls speech only 0.1 s after it begins and keeps the 0.2 s
-    /// before, so a word that began this close to a cut in a pause was not yet speech to the last
-    /// decoder. Forgotten with the warm-up, it was lost ("go forward" heard as "forward").
-    static let onsetSamples = 4_800
-
-    /// What a fresh decoder hears before the stream's next samples: `recent` as warm-up, forgotten
-    /// (so that neither its detector's warm-up nor its false start touches the speech to come) but,
-    /// taking over in a pause after speech, the last `onsetSamples`, heard as the next utterance's
-    /// beginning. (Inside speech they stay forgotten: the last decoder has heard them in its words.)
-    static func hearFirst(_ recent: [Int16], into decoder: any SpeechDecoder, inPauseAfterSpeech: Bool) throws {
-        let onset = inPauseAfterSpeech ? min(onsetSamples, recent.count) : 0
-        _ = try decoder.process(Array(recent.dropLast(onset)))
-        try decoder.discard()
-        if onset > 0 { _ = try decoder.process(Array(recent.suffix(onset))) }
-    }
-
-    mutating func keepRecent(_ chunk: [Int16]) {
-        recent += chunk
-        if recent.count > Self.recentSamples { recent.removeFirst(recent.count - Self.recentSamples) }
-    }
-    /// When the stream took the decoder it holds.
-    var decoderTaken = ContinuousClock.now
-
-    /// Whether to give the decoder to another caller's stream that waits for one (at a pause):
-    /// not before a turn's worth of holding it, so that two streams do not hand one decoder
-    /// back and forth at every chunk.
-    func shouldYield(_ control: RecognitionControl) -> Bool {
-        control.decoderWanted && ContinuousClock.now - decoderTaken >= RecognitionRun.minimumHold
-    }
-
-    /// Whether to give it even inside speech (or noise): asked so for `cutAfter` with no pause,
-    /// and held for `minimumHoldInSpeech`, so that under contention the decoders go round every
-    /// few seconds rather than every 30 s of unbroken speech.
-    func mustCut(_ control: RecognitionControl) -> Bool {
-        guard let since = control.cutWantedSince else { return false }
-        let now = ContinuousClock.now
-        return now - since >= RecognitionRun.cutAfter && now - decoderTaken >= RecognitionRun.minimumHoldInSpeech
-    }
-}
-
-/// Audio heard again first (an utterance cut for another stream), then the stream's. The cut
-/// utterance, its budget included, is let go as soon as it has been read.
-private final class ReplayedAudio: AudioFile {
-    private var cut: StreamHeard.Unfinished?
-    private var next = 0
-    private let rest: any AudioFile
-    /// When the last replayed sample was read; nil before (or with nothing to replay).
-    private(set) var replayEnded: ContinuousClock.Instant?
-
-    init(_ cut: StreamHeard.Unfinished?, then rest: any AudioFile) {
-        self.cut = cut.flatMap { $0.utterance.audio.isEmpty ? nil : $0 }
-        self.rest = rest
-    }
-
-    var replaying: Bool { cut != nil }
-    var duration: Double? { nil }
-
-    /// The cut utterance, while it has not all been read (the reading stopped inside it).
-    func takeBack() -> StreamHeard.Unfinished? {
-        defer { cut = nil }
-        return cut
-    }
-
-    func read(maxSamples: Int) throws -> [Int16] {
-        guard let audio = cut?.utterance.audio else { return try rest.read(maxSamples: maxSamples) }
-        let end = min(audio.count, next + maxSamples)
-        let samples = Array(audio[next..<end])
-        next = end
-        if next == audio.count {
-            replayEnded = .now
-            cut = nil
-        }
-        return samples
-    }
-}
-
-/// A stream whose samples also go to a meter as they are read.
-private final class MeteredAudio: AudioFile {
-    private let stream: any AudioStream
-    private let observe: ([Int16]) -> Void
-
-    init(_ stream: any AudioStream, observe: @escaping ([Int16]) -> Void) {
-        self.stream = stream
-        self.observe = observe
-    }
-
-    var duration: Double? { nil }
-
-    func read(maxSamples: Int) throws -> [Int16] {
-        let samples = try stream.read(maxSamples: maxSamples)
-        observe(samples)
-        return samples
     }
 }

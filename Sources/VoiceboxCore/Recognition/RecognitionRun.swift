@@ -7,7 +7,7 @@
 ///
 /// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
 actor RecognitionRun {
-    /// The service.s parts a recognition uses.
+    /// The service's parts a recognition uses.
     struct Parts: Sendable {
         var engine: any RecognitionEngine
         var capture: any AudioCapture
@@ -17,6 +17,8 @@ actor RecognitionRun {
         var session: AudioSession?
         /// Shared by all streams: what they may keep to hear a cut utterance again.
         var replays = ReplayBudget(bytes: RecognitionService.replayBudgetBytes)
+        /// The streams' waits and holds and the long files' parts (`Bound`).
+        var bounds = Bounds()
     }
 
     static let sampleRate = 16_000.0

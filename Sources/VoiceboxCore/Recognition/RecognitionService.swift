@@ -19,7 +19,7 @@ public actor RecognitionService {
     public static let fileQueuePerCaller = 16
     /// How many streams may hold a decoder at once (running, or waiting for their next turn
     /// while they have audio), in all and of one caller: each holds a model's worth of memory,
-    /// about 70 MB. A stream whose writer is silent for `RecognitionRun.parkAfter` gives its
+    /// about 70 MB. A stream whose writer is silent for `stream-release` (`Bound`) gives its
     /// decoder back until it sends again. Streams past the limits wait, holding nothing; files
     /// and streams that hold a decoder go on taking turns.
     public static let streamDecoderLimit = 4
@@ -70,9 +70,9 @@ public actor RecognitionService {
 
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, streams: any AudioStreams,
                 bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int,
-                replayBudgetBytes: Int = RecognitionService.replayBudgetBytes) {
+                replayBudgetBytes: Int = RecognitionService.replayBudgetBytes, bounds: Bounds = Bounds()) {
         parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session,
-                      replays: ReplayBudget(bytes: replayBudgetBytes))
+                      replays: ReplayBudget(bytes: replayBudgetBytes), bounds: bounds)
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
                                          waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit,
                                          streamDecodersPerCaller: Self.streamDecodersPerCaller)

@@ -41,12 +41,18 @@ public enum Bound: String, CaseIterable, Sendable {
     case workerAnswer = "worker-answer"
     case fileWorkerHeader = "file-worker-header"
     case fileWorkerAnswer = "file-worker-answer"
+    case workerReap = "worker-reap"
+    case workerEnd = "worker-end"
+    case workerCancel = "worker-cancel"
     // Callers' streams (RecognitionRun)
     case streamPark = "stream-park"
     case streamRelease = "stream-release"
     case streamHold = "stream-hold"
     case streamHoldInSpeech = "stream-hold-in-speech"
     case streamCut = "stream-cut"
+    case streamTurn = "stream-turn"
+    // Long files (RecognitionRun+Parts): a length of audio, not a wait
+    case filePart = "file-part"
 
     /// The value voiceboxd uses unless told otherwise.
     public var standard: Duration {
@@ -83,11 +89,16 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerAnswer: .seconds(10)
         case .fileWorkerHeader: .seconds(5)
         case .fileWorkerAnswer: .seconds(3)
+        case .workerReap: .seconds(1)
+        case .workerEnd: .seconds(2)
+        case .workerCancel: .milliseconds(250)
         case .streamPark: .milliseconds(250)
         case .streamRelease: .seconds(2)
         case .streamHold: .seconds(1)
         case .streamHoldInSpeech: .seconds(5)
         case .streamCut: .seconds(2)
+        case .streamTurn: .seconds(1)
+        case .filePart: .seconds(60)
         }
     }
 
@@ -126,11 +137,18 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerAnswer: "a decoder worker's answer, plus 10 times the audio it was sent"
         case .fileWorkerHeader: "a file worker to read a file's header"
         case .fileWorkerAnswer: "each later message of a file worker"
+        case .workerReap: "a recognition worker the service is done with to end before it is killed"
+        case .workerEnd: "a recognition worker that broke off to end, so that the error names how it ended"
+        case .workerCancel: "a cancelled recognition's decoder worker to answer before it is killed"
         case .streamPark: "a stream's read waiting for its writer before it gives its turn back"
         case .streamRelease: "a stream's read waiting for its writer before it gives its decoder back"
         case .streamHold: "a stream's hold on a decoder before it yields it at a pause to another caller's stream"
         case .streamHoldInSpeech: "a stream's hold on a decoder before it cuts an utterance for another caller's stream"
         case .streamCut: "how long a stream asked for its decoder waits for a pause before it cuts"
+        case .streamTurn: "a stream's turn of decoding before it lets others' files and streams decode; and how often one that "
+            + "holds its decoder through its writer's silence looks whether another caller's stream wants it"
+        case .filePart: "the audio in each part of a long file, decoded on every core at once (files 1.5 times as long "
+            + "and longer are cut; seconds of audio, not a wait)"
         }
     }
 }

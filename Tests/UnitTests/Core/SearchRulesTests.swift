@@ -58,10 +58,8 @@ final class SearchRulesTests: XCTestCase {
                         "#JSGF V1.0; public <importer> = a;", "#JSGF V1.0; <imports> = a;"] {
             XCTAssertFalse(RecognitionConfiguration.imports(grammar), grammar)
         }
-        // Linear: 64 KiB of blank lines and semicolons.
-        let started = ContinuousClock.now
+        // 64 KiB of blank lines and semicolons (how soon: SpeedTests' GrammarScanSpeedTests).
         XCTAssertFalse(RecognitionConfiguration.imports(String(repeating: " ;\n", count: 21_000)))
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
     }
 
     func testGoodSearches() throws {
@@ -101,11 +99,9 @@ final class SearchRulesTests: XCTestCase {
         XCTAssertNoThrow(try RecognitionConfiguration(grammar: big).checkSearch(), "an engine has no limit")
     }
 
-    /// The import scan is linear: blank lines by the thousand once took it minutes.
-    func testTheImportScanIsQuickOnBlankLines() throws {
-        let blank = "x" + String(repeating: "\n", count: 65_000)
-        let started = ContinuousClock.now
-        try RecognitionConfiguration(grammar: blank).checkSearch()
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
+    /// Blank lines by the thousand are no import (they once took the scan minutes: how soon now,
+    /// SpeedTests' GrammarScanSpeedTests).
+    func testBlankLinesAreNoImport() throws {
+        try RecognitionConfiguration(grammar: "x" + String(repeating: "\n", count: 65_000)).checkSearch()
     }
 }

@@ -17,23 +17,26 @@ final class EngineTests: XCTestCase {
         <rank> = four | five | ten | seven; <suit> = clubs | hearts;
         """)
 
+    /// Idle 1 s: used again 0.6 s after it went idle, the decoder is still warm 0.6 s later (past
+    /// the first timer's 1 s, before the second's), then unloads. (Margins of 0.4 s either side,
+    /// for a loaded machine: a sleep that overshoots that far fails it.)
     func testModelsStayWarmThenUnloadWhenIdle() async throws {
-        let engine = PocketsphinxEngine(idleUnloadAfter: .milliseconds(400))
+        let engine = PocketsphinxEngine(idleUnloadAfter: .seconds(1))
         var decoder: (any SpeechDecoder)? = try await engine.makeDecoder(Self.cards)
         let warmWhileBusy = await engine.warmDecoderCount
         XCTAssertEqual(warmWhileBusy, 0)
         XCTAssertNotNil(decoder)
         decoder = nil
-        try await waitUntil { await engine.warmDecoderCount == 1 }
+        try await waitUntil("a warm decoder") { await engine.warmDecoderCount == 1 }
         // Used again before the timer fires: the timer starts over.
-        try await Task.sleep(for: .milliseconds(250))
+        try await Task.sleep(for: .milliseconds(600))
         decoder = try await engine.makeDecoder(Self.cards)
         decoder = nil
-        try await waitUntil { await engine.warmDecoderCount == 1 }
-        try await Task.sleep(for: .milliseconds(250))
+        try await waitUntil("a warm decoder") { await engine.warmDecoderCount == 1 }
+        try await Task.sleep(for: .milliseconds(600))
         let stillWarm = await engine.warmDecoderCount
         XCTAssertEqual(stillWarm, 1, "the first timer was cancelled")
-        try await waitUntil { await engine.warmDecoderCount == 0 }
+        try await waitUntil("the model unloaded") { await engine.warmDecoderCount == 0 }
     }
 
     func testAPooledDecoderHearsLikeAFreshOne() async throws {
@@ -95,14 +98,6 @@ final class EngineTests: XCTestCase {
             inSpeech(try decoder.process(Array(audio[start..<min(start + 2048, audio.count)])))
         }
         return try decoder.finish()
-    }
-
-    private func waitUntil(timeout: Duration = .seconds(5), _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("timed out") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }
 

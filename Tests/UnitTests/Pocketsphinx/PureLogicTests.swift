@@ -275,9 +275,15 @@ final class ModelCatalogTests: XCTestCase {
         }
         XCTAssertEqual(mkfifo(acoustic.appendingPathComponent("mdef").path, 0o600), 0)
         for name in ["x.lm.bin", "x.dict"] { try Data("x".utf8).write(to: root.appendingPathComponent("ja-JP/" + name)) }
-        let started = ContinuousClock.now
-        XCTAssertFalse(ModelCatalog.isAcousticModel(acoustic.path))
-        XCTAssertEqual(ModelCatalog(roots: [root.path], builtIn: nil).models(), [])
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(1))
+        // On a thread of its own: should it block on the FIFO, the test fails after 30 s instead
+        // of hanging (a give-up bound: a look that never ends, not a slow one).
+        let looked = DispatchSemaphore(value: 0)
+        let path = root.path, acousticPath = acoustic.path
+        Thread.detachNewThread {
+            XCTAssertFalse(ModelCatalog.isAcousticModel(acousticPath))
+            XCTAssertEqual(ModelCatalog(roots: [path], builtIn: nil).models(), [])
+            looked.signal()
+        }
+        XCTAssertEqual(looked.wait(timeout: .now() + 30), .success, "looking at the FIFO blocked")
     }
 }

@@ -23,8 +23,8 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.path("goforward.raw")), "pocketsphinx-testdata")
     }
 
-    private func engine(idle: Duration = .seconds(600)) -> WorkerRecognitionEngine {
-        WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: idle)
+    private func engine(idle: Duration = .seconds(600), bounds: Bounds = Bounds()) -> WorkerRecognitionEngine {
+        WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: idle, bounds: bounds)
     }
 
     private func decode(_ path: String, with engine: any RecognitionEngine,
@@ -45,14 +45,6 @@ final class WorkerRecognitionEngineTests: XCTestCase {
             let fields = stat[afterName.upperBound...].split(separator: " ")
             return arguments.count > 1 && arguments[1] == "decoder" && fields.count > 1 && pid_t(fields[1]) == me
                 && !stat[afterName.upperBound...].hasPrefix("Z")
-        }
-    }
-
-    private func waitUntil(_ what: String, timeout: Duration, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else { return XCTFail("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(50))
         }
     }
 
@@ -130,53 +122,57 @@ final class WorkerRecognitionEngineTests: XCTestCase {
             // and fails is tried again only once (it may be the configuration that killed it).
             // Gone means reaped (its /proc entry removed), not only its command line emptied,
             // which happens while it is still exiting and the pool cannot see its end yet.
-            let dying = ContinuousClock.now
-            while killed.contains(where: { access("/proc/\($0)", F_OK) == 0 }), ContinuousClock.now - dying < .seconds(2) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            let asked = ContinuousClock.now
+            try await waitUntil("the killed workers reaped") { !killed.contains { access("/proc/\($0)", F_OK) == 0 } }
             let said = try await decode(Recordings.path("goforward.raw"), with: workers)
             XCTAssertEqual(said.text, "go forward ten meters")
-            let took = ContinuousClock.now - asked
-            print("METRIC worker killed by \(Termination.name(of: signal)) → next recognition in \(took)")
-            XCTAssertLessThan(took, .seconds(5))
         }
     }
 
     /// A worker that stops answering (SIGSTOP, as one looping on hostile input) is killed once its
-    /// bound is over, and its recognition fails saying so.
+    /// bound (`worker-answer`, made small here) is over, and its recognition fails saying so.
     func testAWorkerThatStopsAnsweringIsStoppedWithinItsBound() async throws {
         try requireModel()
-        let workers = engine()
+        let workers = engine(bounds: Bounds([.workerAnswer: .milliseconds(300)]))
         let decoder = try await workers.makeDecoder(.init(hint: .confirmation))
-        let audio = try AudioFileReader(path: Recordings.path("goforward.raw")).read(maxSamples: 4096)
+        let audio = try AudioFileReader(path: Recordings.path("goforward.raw")).read(maxSamples: 1600)
         _ = try decoder.process(audio)
-        for pid in Self.decoderWorkers() { kill(pid, SIGSTOP) }
+        let stopped = Self.decoderWorkers()
+        for pid in stopped { kill(pid, SIGSTOP) }
+        // Should the bound never fire, the workers are killed after 30 s: the call then fails naming
+        // SIGKILL instead, and the test with it.
+        let giveUp = DispatchWorkItem { for pid in stopped { kill(pid, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: giveUp)
+        defer { giveUp.cancel() }
         let asked = ContinuousClock.now
         XCTAssertThrowsError(try decoder.process(audio)) { error in
-            XCTAssert("\(error)".contains("sent nothing for"), "\(error)")
+            // 0.3 s and 10 times the 0.1 s of audio.
+            XCTAssert("\(error)".contains("sent nothing for 1.3 s and was stopped"), "\(error)")
         }
-        let took = ContinuousClock.now - asked
-        XCTAssertLessThan(took, WorkerProtocol.answerBound(forSamples: audio.count) + .seconds(3))
-        XCTAssertGreaterThanOrEqual(took, WorkerProtocol.answerBound(forSamples: audio.count))
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - asked, .milliseconds(1300), "not before its bound")
+        // The one that had the recognition (a warm one, stopped too, stays idle).
+        try await waitUntil("the stopped worker killed", timeout: .seconds(10)) {
+            stopped.contains { !Self.decoderWorkers().contains($0) }
+        }
         for pid in Self.decoderWorkers() { kill(pid, SIGCONT) }
     }
 
-    /// After a recognition a warm worker waits; the next recognition takes it at once; after the
-    /// idle time none is left running.
+    /// After a recognition warm workers wait (two: the one given back and one started meanwhile);
+    /// the next recognition takes one of them, starting no process; after the idle time (0.5 s
+    /// here) none is left running.
     func testWarmWorkersAreKeptThenStopped() async throws {
         try requireModel()
-        let workers = engine(idle: .seconds(2))
-        let first = ContinuousClock.now
+        let workers = engine(idle: .milliseconds(500))
         _ = try await workers.makeDecoder(.init(hint: .confirmation))
-        let cold = ContinuousClock.now - first
-        try await waitUntil("a warm worker", timeout: .seconds(10)) { await workers.warmWorkerCount >= 1 }
-        let second = ContinuousClock.now
-        _ = try await workers.makeDecoder(.init(hint: .confirmation))
-        let warm = ContinuousClock.now - second
-        print("METRIC decoder worker: cold start \(cold), warm \(warm)")
-        XCTAssertLessThan(warm, .milliseconds(100))
-        XCTAssertLessThan(warm * 4, cold)
+        try await waitUntil("two warm workers", timeout: .seconds(10)) { await workers.warmWorkerCount == 2 }
+        let warm = Set(Self.decoderWorkers())
+        XCTAssertEqual(warm.count, 2)
+        do {
+            let decoder = try await workers.makeDecoder(.init(hint: .confirmation))
+            XCTAssertEqual(Set(Self.decoderWorkers()), warm, "a worker started for a recognition that had a warm one")
+            let warmLeft = await workers.warmWorkerCount
+            XCTAssertEqual(warmLeft, 1, "it took a warm one")
+            XCTAssertNil(decoder.partial(), "it answers")
+        }
         try await waitUntil("the idle workers to be stopped", timeout: .seconds(10)) {
             await workers.warmWorkerCount == 0 && Self.decoderWorkers().isEmpty
         }
@@ -186,7 +182,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
     /// are stopped after the idle time all the same (it counted from the pool's last use once).
     func testIdleWorkersOfAnUnusedKindStopWhileAnotherIsInUse() async throws {
         try requireModel()
-        let workers = engine(idle: .seconds(2))
+        let workers = engine(idle: .seconds(1))
         func dictationWorkers() -> [pid_t] {
             Self.decoderWorkers().filter { pid in
                 let cmdline = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
@@ -197,16 +193,18 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         try await waitUntil("warm dictation workers", timeout: .seconds(10)) { !dictationWorkers().isEmpty }
         let start = ContinuousClock.now
         var calls = 0
-        while ContinuousClock.now - start < .seconds(6), !dictationWorkers().isEmpty {
+        // The other kind in use, a call every 0.1 s, until the unused kind's workers are gone (or
+        // 30 s have passed: they stay for good).
+        while ContinuousClock.now - start < .seconds(30), !dictationWorkers().isEmpty {
             _ = try await decode(Recordings.path("goforward.raw"), with: workers, .init(hint: .confirmation))
             calls += 1
-            try await Task.sleep(for: .milliseconds(250))
+            try await Task.sleep(for: .milliseconds(100))
         }
-        let took = ContinuousClock.now - start
-        print("METRIC idle dictation workers stopped after \(took) while confirmation was in use (\(calls) calls)")
         XCTAssert(dictationWorkers().isEmpty, "the unused kind's workers stay while another kind is used")
-        XCTAssertGreaterThanOrEqual(calls, 3, "the other kind was in use meanwhile")
-        XCTAssertGreaterThanOrEqual(took, .seconds(1.5), "not before the idle time")
+        // Used every 0.1 s, less than the idle time: a timer the other kind's use set back would
+        // never have fired (the loop would run its 30 s).
+        XCTAssertGreaterThanOrEqual(calls, 1, "the other kind was in use meanwhile")
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .seconds(1), "not before the idle time")
         let warm = await workers.warmWorkerCount
         XCTAssertGreaterThan(warm, 0, "the kind in use keeps its warm workers")
     }
@@ -226,11 +224,8 @@ final class WorkerRecognitionEngineTests: XCTestCase {
             return !now.isEmpty && Set(now).isDisjoint(with: killed)
         }
         try await waitUntil("the fresh one idle", timeout: .seconds(10)) { await workers.warmWorkerCount >= 1 }
-        let asked = ContinuousClock.now
-        _ = try await workers.makeDecoder(.init(hint: .confirmation))
-        let took = ContinuousClock.now - asked
-        print("METRIC after the idle workers were killed, the next decoder in \(took)")
-        XCTAssertLessThan(took, .milliseconds(100), "warm, not a model load")
+        let decoder = try await workers.makeDecoder(.init(hint: .confirmation))
+        XCTAssertNil(decoder.partial(), "the replacement answers")
     }
 
     /// Warm workers stopped (SIGSTOP) while idle are not handed out: the next recognitions get
@@ -248,14 +243,11 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         // A stop takes effect when the worker is next scheduled, not when kill returns: on busy
         // cores (the thread sanitizer's) a worker asked for at once could still be running.
         try await waitUntil("the workers stopped", timeout: .seconds(10)) { stopped.allSatisfy(ForeignProcess.isStopped) }
-        for round in 0..<2 {
-            let asked = ContinuousClock.now
+        // A stopped one handed out would not answer its configure: the call would fail (its
+        // bound, 10 s) with EngineUnavailable, not hear the words.
+        for _ in 0..<2 {
             let heard = try await decode(Recordings.path("goforward.raw"), with: workers)
-            let took = ContinuousClock.now - asked
-            print("METRIC with the warm workers stopped, recognition \(round + 1) in \(took)")
             XCTAssertEqual(heard.text, "go forward ten meters")
-            let bound: Double = ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"] == nil ? 6 : 30
-            XCTAssertLessThan(took, .seconds(bound), "a stopped worker was handed out")
         }
         try await waitUntil("the stopped workers gone", timeout: .seconds(10)) {
             Set(Self.decoderWorkers()).isDisjoint(with: stopped)
