@@ -38,7 +38,7 @@ extension MarkupBuilder {
                     marks.append(.caller(name: callerMarks[callerMark], at: index + offset))
                     callerMark += 1
                     if empty {
-                        place(Array("<mark name=\"\(SpeechMarkup.markName(marks.count - 1))\"/>".unicodeScalars))
+                        appendCallerMark(Array("<mark name=\"\(SpeechMarkup.markName(marks.count - 1))\"/>".unicodeScalars))
                     } else {  // <mark name="x"></mark>: left where it is, its end tag follows
                         output += "<mark name=\"\(SpeechMarkup.markName(marks.count - 1))\">".unicodeScalars
                     }
@@ -50,7 +50,10 @@ extension MarkupBuilder {
                     if Self.unmarkable.contains(kind) { unmarked += 1 }
                 }
                 if Self.sentences.contains(kind) { sentenceNext = true }
-                if Self.markKeepers.contains(kind) { stopAt = nil }
+                if Self.markKeepers.contains(kind) {
+                    stopAt = nil
+                    sinceStop = []
+                }
                 index = end
             } else if Self.isSpace(scalar) {
                 output.append(" ")
@@ -59,7 +62,7 @@ extension MarkupBuilder {
                 let start = index
                 while index < scalars.count, !Self.isSpace(scalars[index]), scalars[index] != "<" { index += 1 }
                 let word = scalars[start..<index]
-                beginWord(start + offset, index + offset, markable: unmarked == 0,
+                beginWord(start + offset, index + offset, first: word.first!, markable: unmarked == 0,
                           endsSentence: Self.endsSentence(Self.withoutReferences(word)))
                 let stop = Self.stopStart(word)
                 output += word[..<stop]

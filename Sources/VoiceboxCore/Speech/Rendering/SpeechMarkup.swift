@@ -6,9 +6,10 @@
 /// Offsets count characters (Unicode scalars, as GLib and espeak-ng count them) of the text as
 /// the caller gave it, markup included for SSML. Marks change nothing in the audio (measured:
 /// sd_espeak-ng renders the same samples with and without them). espeak-ng 1.51 drops a mark that
-/// follows a full stop ("world. <mark/>This": never reported; after `!`, `?`, `,`, a `<break>` or
-/// at the start of an `<s>` or `<p>` it is), so the mark of a word after a word ending in `.` goes
-/// before that `.`: it is reported as the stop's pause begins, a little early, rather than never.
+/// follows a full stop ("world. <mark/>This": never reported; after `!`, `?`, `,`, a `<break>`, at
+/// the start of an `<s>` or `<p>`, or before a word in lower case, which makes the `.` no stop, it
+/// is), so there the marks go before the `.`: reported as the stop's pause begins, a little early,
+/// rather than never. Measured: there, and only there, that changes nothing in the audio.
 public struct SpeechMarkup: Sendable, Equatable {
     public struct Range: Sendable, Equatable {
         public var start: Int
@@ -75,6 +76,9 @@ struct MarkupBuilder {
     var output: [Unicode.Scalar] = []
     /// Where, in `output`, the last word's closing `.` begins: the next word's mark goes there.
     var stopAt: Int?
+    /// The caller's marks written since that `.`, where they are in `output`: they move before it
+    /// too if a word that makes it a stop follows.
+    var sinceStop: [Range<Int>] = []
     var marks: [SpeechMarkup.Mark] = []
     var words: [Word] = []
     /// The next word begins a sentence (the first one; one after `.`, `!`, `?`; one in a new <s> or <p>).
@@ -93,7 +97,7 @@ struct MarkupBuilder {
             let start = index
             while index < scalars.count, !Self.isSpace(scalars[index]) { index += 1 }
             let word = scalars[start..<index]
-            beginWord(start, index, markable: true, endsSentence: Self.endsSentence(word))
+            beginWord(start, index, first: word.first!, markable: true, endsSentence: Self.endsSentence(word))
             let stop = Self.stopStart(word)
             for scalar in word[..<stop] { appendEscaped(scalar) }
             if stop < word.endIndex { stopAt = output.count }
@@ -102,27 +106,36 @@ struct MarkupBuilder {
         output += "</speak>".unicodeScalars
     }
 
-    /// Records a word of `start..<end` and writes its mark when it gets one.
-    mutating func beginWord(_ start: Int, _ end: Int, markable: Bool, endsSentence: Bool) {
+    /// Records a word of `start..<end` (its first character `first`) and writes its mark when it
+    /// gets one: before the last word's closing `.` when this word makes that a full stop.
+    mutating func beginWord(_ start: Int, _ end: Int, first: Unicode.Scalar, markable: Bool, endsSentence: Bool) {
         var word = Word(range: .init(start, end), mark: nil, startsSentence: sentenceNext)
         sentenceNext = endsSentence
+        if let at = stopAt, !first.properties.isLowercase {
+            // The caller's marks since the stop first, then this word's, all before the `.`.
+            var moved: [Unicode.Scalar] = []
+            for range in sinceStop.reversed() {
+                moved.insert(contentsOf: output[range], at: 0)
+                output.removeSubrange(range)
+            }
+            if markable { moved += Self.markTag(marks.count) }
+            output.insert(contentsOf: moved, at: at)
+        } else if markable {
+            output += Self.markTag(marks.count)
+        }
         if markable {
             word.mark = marks.count
             marks.append(.word(word.range, sentence: nil))  // the sentence is known at the end
-            place(Self.markTag(word.mark!))
         }
         stopAt = nil
+        sinceStop = []
         words.append(word)
     }
 
-    /// A mark goes where it is, or before the last word's closing `.` (see `SpeechMarkup`).
-    mutating func place(_ mark: [Unicode.Scalar]) {
-        if let at = stopAt {
-            output.insert(contentsOf: mark, at: at)
-            stopAt = at + mark.count  // a word's mark after it, in order
-        } else {
-            output += mark
-        }
+    /// One of the caller's marks, where it is (it may move before a stop: `beginWord`).
+    mutating func appendCallerMark(_ tag: [Unicode.Scalar]) {
+        if stopAt != nil { sinceStop.append(output.count..<(output.count + tag.count)) }
+        output += tag
     }
 
     static func markTag(_ index: Int) -> [Unicode.Scalar] {
