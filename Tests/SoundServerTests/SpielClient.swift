@@ -146,3 +146,16 @@ func readAll(_ fd: Int32, timeout: Duration = .seconds(60)) async throws -> [UIn
         await Task.yield()
     }
 }
+
+extension ServiceHarness {
+    /// The provider's name comes once the voices are listed (about 1.5 s after the start).
+    func waitForProvider() async throws {
+        let pid = UInt32(daemon.pid), client = client
+        try await waitUntil("voiceboxd to own \(SpeechProvider.busName)", timeout: .seconds(30)) {
+            let owner = try? await client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                               interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
+                                               arguments: [.string(SpeechProvider.busName)])
+            return owner?.first?.uint32 == pid
+        }
+    }
+}

@@ -16,18 +16,7 @@ final class SpielProviderTests: ServiceTestCase {
 
     override func setUp() async throws {
         try await super.setUp()
-        try await waitForProviderName(service)
-    }
-
-    /// The provider's name comes once the voices are listed (about 1.5 s after the start).
-    func waitForProviderName(_ service: ServiceHarness) async throws {
-        let pid = UInt32(service.daemon.pid)
-        try await waitUntil("voiceboxd to own \(SpeechProvider.busName)", timeout: .seconds(30)) {
-            let owner = try? await service.client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                       interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
-                                                       arguments: [.string(SpeechProvider.busName)])
-            return owner?.first?.uint32 == pid
-        }
+        try await service.waitForProvider()
     }
 
     /// libspiel queues every utterance before it reads the first: three Synthesize calls are
