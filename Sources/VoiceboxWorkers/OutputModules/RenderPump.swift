@@ -98,10 +98,8 @@ struct RenderPump {
             while true {
                 for event in stream.dueNow() { events(event) }
                 if let chunk = stream.next() {
-                    switch waitForRoom(out) {
-                    case .ready: break
-                    case .ended(let end): return end
-                    }
+                    // Written at once while there is room (poll(2) only when there is none): a
+                    // cancel is seen at the next wait, for the module or for room.
                     if let end = write(chunk, to: out) { return end }
                     for event in stream.wrote() { events(event) }
                     written = stream.written
@@ -176,8 +174,8 @@ struct RenderPump {
         return .ready
     }
 
-    /// Writes `chunk` whole: one write(2) into a pipe (atomic at this size), as many as it takes
-    /// into a file. nil when it is written.
+    /// Writes `chunk` whole: an x-spiel chunk into a pipe with one write(2) (atomic at its size);
+    /// WAV or raw PCM, and anything into a file, in as many as it takes. nil when it is written.
     private func write(_ chunk: [UInt8], to out: Int32) -> RenderEnd? {
         var offset = 0
         while offset < chunk.count {

@@ -62,7 +62,7 @@ extension MarkupBuilder {
                 let start = index
                 while index < scalars.count, !Self.isSpace(scalars[index]), scalars[index] != "<" { index += 1 }
                 let word = scalars[start..<index]
-                beginWord(start + offset, index + offset, first: word.first!, markable: unmarked == 0,
+                beginWord(start + offset, index + offset, first: word.first!, markable: unmarked == 0 && Self.isSpoken(word),
                           endsSentence: Self.endsSentence(Self.withoutReferences(word)))
                 let stop = Self.stopStart(word)
                 output += word[..<stop]

@@ -3,6 +3,9 @@
 /// the audio before it is. The writer takes one chunk at a time (`next`), writes it with one
 /// write(2), and says so (`wrote`).
 public struct RenderedStream {
+    /// How much of WAV or raw PCM is written at once (a pipe takes what it has room for).
+    static let plainChunk = 1 << 16
+
     public struct FormatError: Error, Equatable, CustomStringConvertible {
         public let description: String
     }
@@ -50,8 +53,9 @@ public struct RenderedStream {
         if encoding == .spiel {
             chunks = SpielStream.audioChunks(samples[...])
         } else {
-            chunks = stride(from: 0, to: samples.count, by: SpielStream.maximumChunk).map {
-                Array(samples[$0..<min(samples.count, $0 + SpielStream.maximumChunk)])
+            // No chunks to keep whole here (WAV, raw PCM): bigger writes, fewer of them.
+            chunks = stride(from: 0, to: samples.count, by: Self.plainChunk).map {
+                Array(samples[$0..<min(samples.count, $0 + Self.plainChunk)])
             }
         }
         for chunk in chunks {

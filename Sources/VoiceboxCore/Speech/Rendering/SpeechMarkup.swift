@@ -97,7 +97,7 @@ struct MarkupBuilder {
             let start = index
             while index < scalars.count, !Self.isSpace(scalars[index]) { index += 1 }
             let word = scalars[start..<index]
-            beginWord(start, index, first: word.first!, markable: true, endsSentence: Self.endsSentence(word))
+            beginWord(start, index, first: word.first!, markable: Self.isSpoken(word), endsSentence: Self.endsSentence(word))
             let stop = Self.stopStart(word)
             for scalar in word[..<stop] { appendEscaped(scalar) }
             if stop < word.endIndex { stopAt = output.count }
@@ -180,6 +180,11 @@ struct MarkupBuilder {
             if let mark = words[index].mark { marks[mark] = .word(words[index].range, sentence: range) }
         }
         return (String(String.UnicodeScalarView(output)), marks)
+    }
+
+    /// Whether a word says something: punctuation alone ("." or "—" between spaces) gets no mark.
+    static func isSpoken(_ word: ArraySlice<Unicode.Scalar>) -> Bool {
+        word.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "&" }
     }
 
     /// White space, line ends and control characters: they separate words.

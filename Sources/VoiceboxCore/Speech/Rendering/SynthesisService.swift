@@ -35,7 +35,12 @@ public actor SynthesisService {
     public func start(publishing publish: @escaping @Sendable ([ProviderVoice]) -> Void) async {
         self.publish = publish
         await voices.observe { [weak self] list in Task { await self?.update(list) } }
-        if let list = await voices.current { await update(list) }
+        if let list = await voices.current {
+            await update(list)
+        } else {
+            let voices = voices
+            Task { _ = try? await voices.get() }  // a first listing, unless one is under way
+        }
     }
 
     /// Returns once a first voice list has been published, or after `bound`.
