@@ -3,17 +3,14 @@ import Glibc
 import VoiceboxCore
 import VoiceboxLock
 import VoiceboxSpawn
+@testable import TestSupport
 import XCTest
 @testable import VoiceboxWorkers
 
 /// speech-dispatcher's sd_espeak-ng run confined by voicebox-worker (no sound server needed): what
 /// it renders is espeak-ng's own rendering, and its confinement holds what a module must not do.
 final class OutputModulesTests: XCTestCase {
-    private var workerPath: String {
-        let directory = ProcessInfo.processInfo.environment["VOICEBOX_BUILD_DIR"]
-            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug").standardized.path
-        return directory + "/voicebox-worker"
-    }
+    private var workerPath: String { Checkout.buildDirectory + "/voicebox-worker" }
 
     private func requireModule() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/lib/speech-dispatcher-modules/sd_espeak-ng") else {

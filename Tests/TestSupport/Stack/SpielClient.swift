@@ -13,6 +13,9 @@ import XCTest
 struct SpielClient {
     let connection: BusConnection
 
+    /// ListVoices' "English (Great Britain)" is espeak-ng's `en`: what espeak-ng -v en renders.
+    static let voice = "espeak-ng/English (Great Britain)"
+
     static let suffix = ".Speech.Provider"
 
     /// The providers on the bus: activatable ones and running ones, as libspiel collects them.

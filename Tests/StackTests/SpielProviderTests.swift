@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import TestSupport
+@testable import TestSupport
 import VoiceboxBus
 import VoiceboxCore
 import VoiceboxInterface
@@ -10,8 +10,7 @@ import XCTest
 /// real stack: what lands in the pipes is taken apart as libspeechprovider's reader does and held
 /// against espeak-ng's own rendering of the same text.
 final class SpielProviderTests: ServiceTestCase {
-    /// ListVoices' "English (Great Britain)" is espeak-ng's `en`.
-    static let voice = "espeak-ng/English (Great Britain)"
+    static let voice = SpielClient.voice
     var spiel: SpielClient { SpielClient(connection: service.client) }
 
     override func setUp() async throws {

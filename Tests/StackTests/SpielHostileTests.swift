@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import TestSupport
+@testable import TestSupport
 import VoiceboxBus
 import VoiceboxCore
 import VoiceboxInterface
@@ -9,8 +9,8 @@ import XCTest
 /// The Spiel provider under callers that misbehave: wrong descriptors and arguments, readers that
 /// close or never read. Each is refused before anything is written, or costs only the caller.
 final class SpielHostileTests: CleanUpTestCase {
-    static let voice = SpielProviderTests.voice
-    static let long = String(repeating: SpeechTests.long + " ", count: 6)
+    static let voice = SpielClient.voice
+    static let long = String(repeating: Texts.long + " ", count: 6)
 
     func startProvider(stderrFD: Int32? = nil) async throws -> (ServiceHarness, SpielClient) {
         let stack = try Stack.require()

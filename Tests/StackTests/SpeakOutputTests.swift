@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import TestSupport
+@testable import TestSupport
 import VoiceboxBus
 import VoiceboxInterface
 import XCTest
@@ -9,7 +9,7 @@ import XCTest
 /// of being played, with the signals of played speech, against the real stack; what lands in the
 /// file is held against espeak-ng's own rendering, and the sink is listened to.
 final class SpeakOutputTests: ServiceTestCase {
-    static let voice = SpielProviderTests.voice
+    static let voice = SpielClient.voice
     static let marked = "<speak>Written <mark name=\"a\"/>into a file. <mark name=\"b\"/>Nobody hears it.</speak>"
 
     func temporaryFile(_ flags: Int32 = O_WRONLY | O_CREAT | O_TRUNC) throws -> (path: String, fd: Int32) {
@@ -21,32 +21,6 @@ final class SpeakOutputTests: ServiceTestCase {
     }
 
     func bytes(of path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
-
-    /// A file: a WAV whose sizes were written in, of espeak-ng's audio; SpeechStarted, the marks in
-    /// order and SpeechFinished as for played speech, `wait` answered after them; and nothing on
-    /// the sink meanwhile, Speaking never true.
-    // @SoundServer: it listens to the sink's monitor for anything played
-    func testAFileGetsAWAVOfEspeakNgsAudioTheSignalsAndTheSinkStaysSilent() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
-        try await ears.waitUntilRecording()
-        let before = ears.seconds
-        let (path, fd) = try temporaryFile()
-        let id = try await service.speak(Self.marked, ["output": .unixFD(fd), "wait": .boolean(true), "ssml": .boolean(true),
-                                                       "voice": .string(Self.voice)])
-        XCTAssertEqual(service.events(of: id), ["SpeechStarted", "SpeechMark:a", "SpeechMark:b", "SpeechFinished:done"])
-        let file = try bytes(of: path)
-        let wav = try SpeechAudio.wav(file)
-        XCTAssertEqual(Int(wav.dataSize), file.count - 44, "the data size written in")
-        XCTAssertEqual(wav.riffSize, wav.dataSize + 36)
-        XCTAssertEqual(wav.channels, 1)
-        XCTAssertEqual(wav.bits, 16)
-        wav.audio.assertMatches(try SpeechAudio.espeak(Self.marked, ssml: true), "the file")
-        try await Task.sleep(for: .milliseconds(700))
-        XCTAssertLessThan(ears.rms(from: before), 50, "something was played while the file was written")
-        XCTAssertFalse(service.signals.contains { $0.member == "AudioInterruption" })
-        let speaking = try await service.property("Speaking")
-        XCTAssertEqual(speaking, .boolean(false))
-    }
 
     /// A pipe: the WAV streams while it is read, its header with the unknown-length sizes
     /// `espeak-ng --stdout` writes; the reader gets all of espeak-ng's audio.
@@ -66,37 +40,12 @@ final class SpeakOutputTests: ServiceTestCase {
         XCTAssertEqual(reason, "done")
     }
 
-    /// Other audio is left alone: a stream playing on the sink keeps its volume and is never
-    /// muted, and no AudioInterruption comes, where played speech (the same text, the same
-    /// default policy) ducks it.
-    // @SoundServer: the stream's volume and mute are what the sound server shows
-    func testNoOtherAudioIsDuckedOrPausedForAFile() async throws {
-        let stream = try PlayingStream(sink: stack.sink, role: nil)
-        cleanUps.append { await stream.stop() }
-        let settled = try await stream.settledState()
-        let (_, fd) = try temporaryFile()
-        let text = SpeechTests.long + " " + SpeechTests.long
-        let id = try await service.speak(text, ["output": .unixFD(fd), "voice": .string(Self.voice)])
-        var seen: [ServerStream] = []
-        try await waitUntil("the file to be written") {
-            if let state = stream.state { seen.append(state) }
-            return self.service.events(of: id).contains { $0.hasPrefix("SpeechFinished") }
-        }
-        XCTAssertEqual(service.events(of: id).last, "SpeechFinished:done")
-        XCTAssertTrue(seen.allSatisfy { $0.volume == settled.volume && !$0.muted }, "the stream changed: \(seen)")
-        XCTAssertFalse(service.signals.contains { $0.member == "AudioInterruption" })
-        // The same text played ducks the stream: the check above can fail.
-        let played = try await service.speak("Played, this ducks.", ["voice": .string(Self.voice)])
-        _ = try await service.waitForFinish(played)
-        XCTAssertTrue(service.signals.contains { $0.member == "AudioInterruption" }, "played speech did not duck")
-    }
-
     /// StopSpeaking ends a file being written (its reader not reading): SpeechFinished cancelled;
     /// so does the reader closing its end of the pipe.
     func testStopSpeakingOrTheReaderClosingEndsIt() async throws {
         var ends: [Int32] = [-1, -1]
         XCTAssertEqual(pipe(&ends), 0)
-        let text = String(repeating: SpeechTests.long + " ", count: 8)
+        let text = String(repeating: Texts.long + " ", count: 8)
         let stopped = try await service.speak(text, ["output": .unixFD(ends[1]), "voice": .string(Self.voice)])
         close(ends[1])
         try await waitUntil("SpeechStarted") { self.service.events(of: stopped).contains("SpeechStarted") }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 import Glibc
-import TestSupport
+@testable import TestSupport
 import VoiceboxBus
 import VoiceboxCore
 import VoiceboxInterface
@@ -15,7 +15,7 @@ import XCTest
 /// once they are listed), announced before with PropertiesChanged carrying the list; what the
 /// object introspects is the published interface; and it synthesizes.
 final class SpielActivationTests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = Checkout.root
 
     func testASpielClientFindsTheProviderActivatesItAndIsServed() async throws {
         let stack = try Stack.require()
@@ -68,7 +68,7 @@ final class SpielActivationTests: XCTestCase {
         defer { kill(pid, SIGTERM) }
         XCTAssertEqual(name, "Voicebox")
         XCTAssertGreaterThan(voices.count, 100, "the first GetAll found no voices")
-        XCTAssertTrue(voices.contains { $0.id == SpielProviderTests.voice })
+        XCTAssertTrue(voices.contains { $0.id == SpielClient.voice })
         XCTAssertEqual(announced.value.last, voices, "PropertiesChanged did not carry the list")
 
         let xml = try await client.call(destination: SpeechProvider.busName, path: SpeechProvider.objectPath,
@@ -82,7 +82,7 @@ final class SpielActivationTests: XCTestCase {
         XCTAssertFalse(published.isEmpty)
 
         let text = "Activated by name."
-        let fd = try await spiel.synthesize(SpeechProvider.busName, text: text, voice: SpielProviderTests.voice)
+        let fd = try await spiel.synthesize(SpeechProvider.busName, text: text, voice: SpielClient.voice)
         let stream = SpielStreamContents.parse(try await readAll(fd))
         close(fd)
         SpeechAudio(rate: 22050, samples: SpeechAudio.samples(stream.audio[...])).assertMatches(try SpeechAudio.espeak(text), text)
