@@ -9,8 +9,8 @@ struct Rendering {
     let renderer: OutputModules
     let queue: RenderQueue
 
-    init(workerPath: String) {
-        renderer = OutputModules(workerPath: workerPath, log: { message in Daemon.log(message) })
+    init(workerPath: String, bounds: Bounds) {
+        renderer = OutputModules(workerPath: workerPath, bounds: bounds, log: { message in Daemon.log(message) })
         queue = RenderQueue(renderer: renderer)
     }
 }

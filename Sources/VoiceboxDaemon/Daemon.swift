@@ -60,7 +60,7 @@ public enum Daemon {
                                    bus: object, settings: options.audio, bounds: options.bounds, ownProcessID: getpid(),
                                    log: { message in Daemon.log(message) })
         // Speak's `output` and the Spiel provider render with speech-dispatcher's modules, confined.
-        let rendering = Rendering(workerPath: WorkerAudioFiles.besideThisExecutable())
+        let rendering = Rendering(workerPath: WorkerAudioFiles.besideThisExecutable(), bounds: options.bounds)
         let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy,
                                     renderer: rendering.renderer, renderQueue: rendering.queue)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.

@@ -27,15 +27,12 @@
 /// has rendered nothing (espeak-ng's output depends on what it rendered before; from a fresh one
 /// it is the same for the same text), and no caller's text reaches a process that renders
 /// another caller's. Modules are started ahead (a spare per engine in use) so that none waits for
-/// one to load. The service bounds each wait: `moduleStartBound` for the module's INIT, then
-/// `moduleReplyBound` for each reply and `moduleSilenceBound` between two pieces of audio while it
-/// waits for more; a module that takes longer is killed and its utterance fails.
+/// one to load. The service bounds each wait (VoiceboxCore's Bounds): module-start (10 s) for the
+/// module's INIT, then module-reply (5 s) for each reply and module-silence (10 s) between two
+/// pieces of audio while it waits for more; a module that takes longer is killed and its utterance
+/// fails.
 extension WorkerProtocol {
     public static let outputModuleMode = "output-module"
-    /// From the start to INIT's reply: sd_espeak-ng loads in 20-50 ms here; a cold disk, seconds.
-    public static let moduleStartBound: Duration = .seconds(10)
-    public static let moduleReplyBound: Duration = .seconds(5)
-    public static let moduleSilenceBound: Duration = .seconds(10)
     /// The nice value a module runs at.
     public static let moduleNice: Int32 = 10
 }

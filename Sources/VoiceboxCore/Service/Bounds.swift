@@ -36,6 +36,10 @@ public enum Bound: String, CaseIterable, Sendable {
     case workerAnswer = "worker-answer"
     case fileWorkerHeader = "file-worker-header"
     case fileWorkerAnswer = "file-worker-answer"
+    // speech-dispatcher's output modules, rendering into memory (OutputModules, issue 40)
+    case moduleStart = "module-start"
+    case moduleReply = "module-reply"
+    case moduleSilence = "module-silence"
     // Callers' streams (RecognitionRun)
     case streamPark = "stream-park"
     case streamRelease = "stream-release"
@@ -73,6 +77,9 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerAnswer: .seconds(10)
         case .fileWorkerHeader: .seconds(5)
         case .fileWorkerAnswer: .seconds(3)
+        case .moduleStart: .seconds(10)
+        case .moduleReply: .seconds(5)
+        case .moduleSilence: .seconds(10)
         case .streamPark: .milliseconds(250)
         case .streamRelease: .seconds(2)
         case .streamHold: .seconds(1)
@@ -111,6 +118,9 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerAnswer: "a decoder worker's answer, plus 10 times the audio it was sent"
         case .fileWorkerHeader: "a file worker to read a file's header"
         case .fileWorkerAnswer: "each later message of a file worker"
+        case .moduleStart: "an output module to start and answer INIT (sd_espeak-ng: 20-50 ms)"
+        case .moduleReply: "an output module's answer to SET, SPEAK, AUDIO"
+        case .moduleSilence: "an output module rendering to send more, while its reader waits for it"
         case .streamPark: "a stream's read waiting for its writer before it gives its turn back"
         case .streamRelease: "a stream's read waiting for its writer before it gives its decoder back"
         case .streamHold: "a stream's hold on a decoder before it yields it at a pause to another caller's stream"

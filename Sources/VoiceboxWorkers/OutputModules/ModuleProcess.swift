@@ -16,6 +16,8 @@ struct ModuleFailure: Error, CustomStringConvertible {
 /// allow fails, and is killed when dismissed.
 final class ModuleProcess: Sendable {
     let module: ModuleCatalog.Module
+    /// How long it may take to answer (Bounds' module-start, module-reply, module-silence).
+    let bounds: Bounds
     private let child: Child
     /// Our ends of its standard input and output, non-blocking; closed by `dismiss`.
     let input: Int32
@@ -27,9 +29,10 @@ final class ModuleProcess: Sendable {
 
     var pid: pid_t { child.pid }
 
-    /// Starts the module and initializes it; blocks, at most `moduleStartBound` + `moduleReplyBound`.
-    init(_ module: ModuleCatalog.Module, workerPath: String, launcher: WorkerLauncher) throws(ModuleFailure) {
+    /// Starts the module and initializes it; blocks, at most module-start + 2 × module-reply.
+    init(_ module: ModuleCatalog.Module, bounds: Bounds, workerPath: String, launcher: WorkerLauncher) throws(ModuleFailure) {
         self.module = module
+        self.bounds = bounds
         var spec = ChildSpec(workerPath, [WorkerProtocol.outputModuleMode, "--parent", "\(getpid())", "--module", module.program]
                              + (module.configuration.map { ["--config", $0] } ?? []),
                              environment: WorkerAudioFile.environment + Self.moduleEnvironment)
@@ -52,10 +55,10 @@ final class ModuleProcess: Sendable {
         _ = fcntl(output, Self.setPipeSize, Self.outputPipeBytes)
         do {
             try send("INIT\n")
-            try expect(200..<300, within: WorkerProtocol.moduleStartBound, "INIT")
+            try expect(200..<300, within: bounds[.moduleStart], "INIT")
             try send("AUDIO\naudio_output_method=server\n.\n")
-            try expect(200..<300, within: WorkerProtocol.moduleReplyBound, "AUDIO")
-            try expect(200..<300, within: WorkerProtocol.moduleReplyBound, "the audio settings")
+            try expect(200..<300, "AUDIO")
+            try expect(200..<300, "the audio settings")
         } catch {
             dismiss(ended: false)
             throw error
@@ -75,8 +78,9 @@ final class ModuleProcess: Sendable {
 
     // MARK: Exchanges
 
-    /// Writes all of `text`, waiting at most `bound` for room.
-    func send(_ text: String, within bound: Duration = WorkerProtocol.moduleReplyBound) throws(ModuleFailure) {
+    /// Writes all of `text`, waiting at most `bound` (module-reply) for room.
+    func send(_ text: String, within given: Duration? = nil) throws(ModuleFailure) {
+        let bound = given ?? bounds[.moduleReply]
         let bytes = Array(text.utf8)
         let deadline = ContinuousClock.now + bound
         var offset = 0
@@ -93,9 +97,10 @@ final class ModuleProcess: Sendable {
         }
     }
 
-    /// The next reply, which must have a code in `codes`; events may not come before it.
-    func expect(_ codes: Range<Int>, within bound: Duration = WorkerProtocol.moduleReplyBound, _ what: String) throws(ModuleFailure) {
-        let item = try next(within: bound)
+    /// The next reply, which must have a code in `codes`, within `bound` (module-reply); events may
+    /// not come before it.
+    func expect(_ codes: Range<Int>, within bound: Duration? = nil, _ what: String) throws(ModuleFailure) {
+        let item = try next(within: bound ?? bounds[.moduleReply])
         guard case .reply(let code, let lines) = item else {
             throw ModuleFailure(description: "\(module.name) answered \(what) with \(item)")
         }

@@ -11,6 +11,7 @@ actor ModuleSpares {
     static let spareIdle: Duration = .seconds(300)
 
     private let workerPath: String
+    private let bounds: Bounds
     private let defaultLanguage: String
     private let log: @Sendable (String) -> Void
     private let launcher = WorkerLauncher()
@@ -20,8 +21,9 @@ actor ModuleSpares {
     private var spares: [String: Task<ModuleProcess?, Never>] = [:]
     private var expiries: [String: Task<Void, Never>] = [:]
 
-    init(workerPath: String, defaultLanguage: String, log: @escaping @Sendable (String) -> Void) {
+    init(workerPath: String, bounds: Bounds, defaultLanguage: String, log: @escaping @Sendable (String) -> Void) {
         self.workerPath = workerPath
+        self.bounds = bounds
         self.defaultLanguage = defaultLanguage
         self.log = log
     }
@@ -44,8 +46,8 @@ actor ModuleSpares {
     }
 
     private func start(_ module: ModuleCatalog.Module) async throws -> ModuleProcess {
-        let workerPath = workerPath, launcher = launcher
-        return try await runBlocking(on: starting) { try ModuleProcess(module, workerPath: workerPath, launcher: launcher) }
+        let workerPath = workerPath, launcher = launcher, bounds = bounds
+        return try await runBlocking(on: starting) { try ModuleProcess(module, bounds: bounds, workerPath: workerPath, launcher: launcher) }
     }
 
     private func startSpare(_ module: ModuleCatalog.Module) {
@@ -102,7 +104,7 @@ actor ModuleSpares {
         var format: (rate: Int, channels: Int)?
         var marks = false
         while true {
-            switch try process.next(within: WorkerProtocol.moduleSilenceBound) {
+            switch try process.next(within: process.bounds[.moduleSilence]) {
             case .audio(let rate, let channels, _): format = format ?? (rate, channels)
             case .mark("probe"): marks = true
             case .event(702):

@@ -21,10 +21,11 @@ public final class OutputModules: SpeechRenderer {
     public var defaultEngine: String { catalog.defaultModule }
     public var defaultLanguage: String { catalog.defaultLanguage }
 
-    public init(catalog: ModuleCatalog = .load(), workerPath: String, log: @escaping @Sendable (String) -> Void) {
+    /// `bounds`: module-start, module-reply, module-silence.
+    public init(catalog: ModuleCatalog = .load(), workerPath: String, bounds: Bounds = .init(), log: @escaping @Sendable (String) -> Void) {
         self.catalog = catalog
         self.log = log
-        spares = ModuleSpares(workerPath: workerPath, defaultLanguage: catalog.defaultLanguage, log: log)
+        spares = ModuleSpares(workerPath: workerPath, bounds: bounds, defaultLanguage: catalog.defaultLanguage, log: log)
     }
 
     public func engines(among names: Set<String>) async -> [RenderEngine] {

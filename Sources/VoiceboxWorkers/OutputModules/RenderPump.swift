@@ -1,7 +1,7 @@
 import Glibc
 import VoiceboxCore
 import VoiceboxLock
-import VoiceboxWorkerProtocol
+import VoiceboxSpawn
 
 /// A rendering's handle: a pipe whose read end its thread watches, so that a cancel wakes it
 /// wherever it waits (for the module, or for room in the reader's pipe).
@@ -47,7 +47,7 @@ final class ModuleRendering: RenderHandle {
 
 /// The loop of one rendering, on a thread of its own: it sets the module up for the utterance, then
 /// moves its audio into the reader's descriptor as fast as the reader takes it, waiting in poll(2)
-/// for the module (at most `moduleSilenceBound` between pieces), for room in the reader's pipe (as
+/// for the module (at most the bound module-silence between pieces), for room in the reader's pipe (as
 /// long as the reader takes: the pipe is the flow control, and a module that has written a pipe
 /// full waits too, so memory stays bounded), or for a cancel.
 struct RenderPump {
@@ -59,7 +59,7 @@ struct RenderPump {
     let defaultLanguage: String
     let events: @Sendable (RenderEvent) -> Void
 
-    /// SET and SPEAK, each answered within `moduleReplyBound`.
+    /// SET and SPEAK, each answered within the bound module-reply.
     func start() throws(ModuleFailure) {
         let language = request.language.flatMap { $0.isEmpty ? nil : $0 } ?? defaultLanguage
         let settings = ["pitch=\(request.pitch)", "pitch_range=0", "rate=\(module.module.rateScale.moduleRate(request.rate))",
@@ -157,17 +157,17 @@ struct RenderPump {
         return .ready
     }
 
-    /// More from the module, within `moduleSilenceBound`; the reader leaving or a cancel end it.
+    /// More from the module, within the bound module-silence; the reader leaving or a cancel end it.
     private func waitForModule(_ out: Int32) -> Wait {
         var entries = [pollfd(fd: module.output, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: out, events: 0, revents: 0)]
-        let bound = WorkerProtocol.moduleSilenceBound
+        let bound = module.bounds[.moduleSilence]
         var ready: Int32
-        repeat { ready = poll(&entries, 3, Int32(bound.components.seconds * 1000)) } while ready < 0 && errno == EINTR
+        repeat { ready = poll(&entries, 3, Child.milliseconds(bound)) } while ready < 0 && errno == EINTR
         if ready < 0 { return .ended(.failed("poll: \(String(cString: strerror(errno)))")) }
         if ready == 0 {
-            return .ended(.failed("\(module.module.name) sent nothing for \(bound.components.seconds) s while rendering"))
+            return .ended(.failed("\(module.module.name) sent nothing for \(bound.inSeconds) s while rendering"))
         }
         if entries[1].revents != 0 { return .ended(.cancelled) }
         if entries[2].revents & Int16(POLLERR | POLLHUP) != 0 { return .ended(.readerGone) }
