@@ -122,4 +122,23 @@ final class SpielHostileTests: CleanUpTestCase {
         await stuck.close()
         try await waitUntil("the stuck caller's renderings to go") { Self.modules(of: daemon).count <= 1 }
     }
+
+    /// Modules die with the service: killed with SIGKILL (no clean-up of its own), voiceboxd leaves
+    /// neither the spare nor a module in the middle of an utterance behind. (Their pipes close with
+    /// it too; the parent-death signal is for a module busy elsewhere, which no test can make.)
+    func testNoModuleOutlivesTheService() async throws {
+        let (service, spiel) = try await startProvider()
+        let daemon = service.daemon.pid
+        let fd = try await spiel.synthesize(SpeechProvider.busName, text: Self.long, voice: Self.voice)
+        defer { close(fd) }
+        try await waitUntil("a module rendering beside the spare") { Self.modules(of: daemon).count >= 2 }
+        let modules = Self.modules(of: daemon)
+        service.daemon.signal(SIGKILL)
+        try await waitUntil("every module to go with voiceboxd") {
+            modules.allSatisfy { pid in
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+                return stat.split(separator: ")").last?.split(separator: " ").first == "Z"  // dead, not yet reaped
+            }
+        }
+    }
 }
