@@ -21,12 +21,13 @@ public final class ProviderObject: Sendable {
             },
         ])
         object.set(SpeechProvider.name, Self.displayName)
-        object.set(SpeechProvider.voices, [])
+        publish(OfferedVoices())
     }
 
     /// Every new list goes out with PropertiesChanged, carrying it (libspiel keeps what it got).
-    public func publish(_ voices: [ProviderVoice]) {
-        object.set(SpeechProvider.voices, voices)
+    /// The value is made when it is read, from the voice list the cache holds anyway.
+    public func publish(_ voices: OfferedVoices) {
+        object.setComputedProperty(SpeechProvider.voices.name) { voices.list.busValue }
     }
 
     /// Takes org.voicebox.Speech.Provider; logs and goes on without it if another process has it.

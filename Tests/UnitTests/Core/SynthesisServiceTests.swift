@@ -24,7 +24,7 @@ final class SynthesisServiceTests: XCTestCase {
         service = SynthesisService(voices: VoiceCache(lister: { voices }), renderer: renderer, queue: RenderQueue(renderer: renderer),
                                    bus: bus)
         let published = published
-        await service.start { list in published.withLock { $0.append(list) } }
+        await service.start { offered in published.withLock { $0.append(offered.list) } }
         await service.waitForVoices(atMost: .seconds(2))
     }
 

@@ -11,11 +11,10 @@ public actor SynthesisService {
     private let voices: VoiceCache
     private let renderer: any SpeechRenderer
     private let queue: RenderQueue
-    private var publish: @Sendable ([ProviderVoice]) -> Void = { _ in }
+    private var publish: @Sendable (OfferedVoices) -> Void = { _ in }
     private var callers: CallerTracker
-    /// The offered voices by id, and each with its engine.
-    private var offered: [String: (voice: Voice, engine: RenderEngine)] = [:]
-    private var engines: [String: RenderEngine] = [:]
+    /// The voice list and the engines that render.
+    private var offered = OfferedVoices()
     private var published = false
     private var publishedWaiters: [CheckedContinuation<Void, Never>] = []
     /// Renderings not finished, by id: whose they are and their ticket (once the queue gave it).
@@ -32,7 +31,7 @@ public actor SynthesisService {
     }
 
     /// Follows the voice list: each change is probed and given to `publish`.
-    public func start(publishing publish: @escaping @Sendable ([ProviderVoice]) -> Void) async {
+    public func start(publishing publish: @escaping @Sendable (OfferedVoices) -> Void) async {
         self.publish = publish
         await voices.observe { [weak self] list in Task { await self?.update(list) } }
         if let list = await voices.current {
@@ -56,16 +55,8 @@ public actor SynthesisService {
 
     private func update(_ list: [Voice]) async {
         let found = await renderer.engines(among: Set(list.map(\.engine)))
-        engines = Dictionary(found.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var offered: [String: (voice: Voice, engine: RenderEngine)] = [:]
-        var voices: [ProviderVoice] = []
-        for voice in list {
-            guard let engine = engines[voice.engine] else { continue }
-            offered[voice.id] = (voice, engine)
-            voices.append(ProviderVoice(voice, engine: engine))
-        }
-        self.offered = offered
-        publish(voices)
+        offered = OfferedVoices(all: list, engines: Dictionary(found.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }))
+        publish(offered)
         published = true
         releaseWaiters()
     }
@@ -114,17 +105,18 @@ public actor SynthesisService {
     /// The voice for `id`, or for `language` when `id` is empty (nil: the default), and its engine.
     private func voice(_ id: String, language: String) throws(VoiceboxError) -> (Voice?, RenderEngine) {
         if !id.isEmpty {
-            guard let found = offered[id] else {
+            guard let found = offered.voice(withID: id) else {
                 throw .init(.unknownVoice, "no voice '\(id)' renders into memory; Voices lists the ones that do")
             }
-            return (found.voice, found.engine)
+            return found
         }
         if !language.isEmpty {
-            guard let best = VoiceMatching.best(offered.values.map(\.voice).sorted(), for: language) else {
+            guard let best = VoiceMatching.best(offered.offered, for: language), let engine = offered.engines[best.engine] else {
                 throw .init(.unsupportedLanguage, "no voice that renders into memory speaks '\(language)'")
             }
-            return (best, offered[best.id]!.engine)
+            return (best, engine)
         }
+        let engines = offered.engines
         guard let engine = engines[renderer.defaultEngine] ?? engines.values.sorted(by: { $0.name < $1.name }).first else {
             throw .engineUnavailable("no output module renders into memory")
         }
