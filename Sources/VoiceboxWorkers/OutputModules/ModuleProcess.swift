@@ -28,6 +28,8 @@ final class ModuleProcess: Sendable {
     private let dismissed = Locked(false)
 
     var pid: pid_t { child.pid }
+    /// Whether the process has ended (a spare killed while it waited); never blocks.
+    var hasEnded: Bool { child.termination != nil }
 
     /// Starts the module and initializes it; blocks, at most module-start + 2 × module-reply.
     init(_ module: ModuleCatalog.Module, bounds: Bounds, workerPath: String, launcher: WorkerLauncher) throws(ModuleFailure) {

@@ -13,6 +13,8 @@ actor ModuleSpares {
     private let workerPath: String
     private let bounds: Bounds
     private let defaultLanguage: String
+    /// The engine that gets a spare as soon as it is probed (speech-dispatcher's default module).
+    private let defaultEngine: String
     private let log: @Sendable (String) -> Void
     private let launcher = WorkerLauncher()
     /// Starting a module blocks (spawn, INIT): on this queue, off the cooperative pool, several at once.
@@ -21,27 +23,43 @@ actor ModuleSpares {
     private var spares: [String: Task<ModuleProcess?, Never>] = [:]
     private var expiries: [String: Task<Void, Never>] = [:]
 
-    init(workerPath: String, bounds: Bounds, defaultLanguage: String, log: @escaping @Sendable (String) -> Void) {
+    init(workerPath: String, bounds: Bounds, defaultEngine: String, defaultLanguage: String, log: @escaping @Sendable (String) -> Void) {
         self.workerPath = workerPath
         self.bounds = bounds
+        self.defaultEngine = defaultEngine
         self.defaultLanguage = defaultLanguage
         self.log = log
     }
 
-    /// The engine `module` is, probed once; nil if it cannot render into memory.
+    /// The engine `module` is, probed once; nil if it cannot render into memory. A probe that failed
+    /// is tried again when asked after `probeAgain` (a module that timed out on a loaded machine).
     func engine(_ module: ModuleCatalog.Module) async -> RenderEngine? {
         if let probe = probes[module.name] { return await probe.value }
         let probe = Task { await self.probe(module) }
         probes[module.name] = probe
-        return await probe.value
+        let found = await probe.value
+        if found == nil {
+            Task {
+                try? await Task.sleep(for: Self.probeAgain)
+                self.forgetProbe(module.name)
+            }
+        }
+        return found
     }
 
-    /// A module that has rendered nothing yet, for one utterance: the spare if one is ready, else
-    /// one started now; either way the next spare starts.
+    static let probeAgain: Duration = .seconds(60)
+
+    private func forgetProbe(_ name: String) { probes[name] = nil }
+
+    /// A module that has rendered nothing yet, for one utterance: the spare if one is ready (and
+    /// still runs), else one started now; either way the next spare starts.
     func take(_ module: ModuleCatalog.Module) async throws -> ModuleProcess {
         let spare = spares.removeValue(forKey: module.name)
         startSpare(module)
-        if let process = await spare?.value { return process }
+        if let process = await spare?.value {
+            if !process.hasEnded { return process }
+            await runDismiss(process)
+        }
         return try await start(module)
     }
 
@@ -83,7 +101,7 @@ actor ModuleSpares {
                 defer { process.dismiss(ended: false) }
                 return try Self.probe(process, language: language)
             }
-            if module.name == "espeak-ng" || found.reportsMarks { startSpare(module) }
+            if module.name == defaultEngine { startSpare(module) }
             return found
         } catch {
             log("output module \(module.name) does not render into memory, its voices are not offered: \(error)")
@@ -112,9 +130,8 @@ actor ModuleSpares {
                 return RenderEngine(name: name, sampleRate: format.rate, channels: format.channels, reportsMarks: marks,
                                     features: features(name, marks: marks))
             case .event(703): throw ModuleFailure(description: "\(name) stopped by itself")
-            case let other where { if case .reply = other { true } else { false } }():
-                throw ModuleFailure(description: "\(name) sent \(other) while rendering")
-            default: break
+            case .reply(let code, let lines): throw ModuleFailure(description: "\(name) sent '\(code) \(lines.joined(separator: " "))' while rendering")
+            case .mark, .event: break
             }
         }
     }

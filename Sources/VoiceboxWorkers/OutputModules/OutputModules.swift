@@ -25,7 +25,8 @@ public final class OutputModules: SpeechRenderer {
     public init(catalog: ModuleCatalog = .load(), workerPath: String, bounds: Bounds = .init(), log: @escaping @Sendable (String) -> Void) {
         self.catalog = catalog
         self.log = log
-        spares = ModuleSpares(workerPath: workerPath, bounds: bounds, defaultLanguage: catalog.defaultLanguage, log: log)
+        spares = ModuleSpares(workerPath: workerPath, bounds: bounds, defaultEngine: catalog.defaultModule,
+                              defaultLanguage: catalog.defaultLanguage, log: log)
     }
 
     public func engines(among names: Set<String>) async -> [RenderEngine] {
