@@ -4,11 +4,14 @@ import VoiceboxLock
 import VoiceboxWorkerProtocol
 
 /// The module processes: one probe per engine (can it render into memory, in what format, does it
-/// report marks), and one spare started ahead per engine in use, so that a rendering takes a module
-/// that is loaded already and the next one loads meanwhile. A spare nobody takes for `spareIdle`
-/// is let go: an idle service holds none.
+/// report marks), and two spares started ahead per engine in use, so that a rendering takes a
+/// module that is loaded already and the next ones load meanwhile. Two: utterances come in bursts
+/// (libspiel queues several at once; one after another, the next came before its spare had loaded
+/// on a loaded machine, 120 ms late). Spares nobody takes for `spareIdle` are let go: an idle
+/// service holds none.
 actor ModuleSpares {
     static let spareIdle: Duration = .seconds(300)
+    static let sparesPerEngine = 2
 
     private let workerPath: String
     private let bounds: Bounds
@@ -20,7 +23,7 @@ actor ModuleSpares {
     /// Starting a module blocks (spawn, INIT): on this queue, off the cooperative pool, several at once.
     private let starting = DispatchQueue(label: "voicebox.modules.start", attributes: .concurrent)
     private var probes: [String: Task<RenderEngine?, Never>] = [:]
-    private var spares: [String: Task<ModuleProcess?, Never>] = [:]
+    private var spares: [String: [Task<ModuleProcess?, Never>]] = [:]
     private var expiries: [String: Task<Void, Never>] = [:]
 
     init(workerPath: String, bounds: Bounds, defaultEngine: String, defaultLanguage: String, log: @escaping @Sendable (String) -> Void) {
@@ -54,8 +57,8 @@ actor ModuleSpares {
     /// A module that has rendered nothing yet, for one utterance: the spare if one is ready (and
     /// still runs), else one started now; either way the next spare starts.
     func take(_ module: ModuleCatalog.Module) async throws -> ModuleProcess {
-        let spare = spares.removeValue(forKey: module.name)
-        startSpare(module)
+        let spare = spares[module.name]?.isEmpty == false ? spares[module.name]!.removeFirst() : nil
+        startSpares(module)
         if let process = await spare?.value {
             if !process.hasEnded { return process }
             await runDismiss(process)
@@ -68,9 +71,12 @@ actor ModuleSpares {
         return try await runBlocking(on: starting) { try ModuleProcess(module, bounds: bounds, workerPath: workerPath, launcher: launcher) }
     }
 
-    private func startSpare(_ module: ModuleCatalog.Module) {
+    /// Tops the engine's spares up to `sparesPerEngine`, and restarts their idle clock.
+    private func startSpares(_ module: ModuleCatalog.Module) {
         let name = module.name
-        spares[name] = Task { try? await self.start(module) }
+        while spares[name, default: []].count < Self.sparesPerEngine {
+            spares[name, default: []].append(Task { try? await self.start(module) })
+        }
         expiries[name]?.cancel()
         expiries[name] = Task {
             try? await Task.sleep(for: Self.spareIdle)
@@ -80,10 +86,8 @@ actor ModuleSpares {
     }
 
     private func expire(_ name: String) async {
-        guard let spare = spares.removeValue(forKey: name) else { return }
         expiries[name] = nil
-        let process = await spare.value
-        await runDismiss(process)
+        for spare in spares.removeValue(forKey: name) ?? [] { await runDismiss(await spare.value) }
     }
 
     private func runDismiss(_ process: ModuleProcess?) async {
@@ -101,7 +105,7 @@ actor ModuleSpares {
                 defer { process.dismiss(ended: false) }
                 return try Self.probe(process, language: language)
             }
-            if module.name == defaultEngine { startSpare(module) }
+            if module.name == defaultEngine { startSpares(module) }
             return found
         } catch {
             log("output module \(module.name) does not render into memory, its voices are not offered: \(error)")
