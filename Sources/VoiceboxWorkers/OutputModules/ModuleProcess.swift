@@ -56,9 +56,8 @@ final class ModuleProcess: Sendable {
         // faster with 256 KiB than with the default 64). Still a bound: it waits when it is full.
         _ = fcntl(output, Self.setPipeSize, Self.outputPipeBytes)
         do {
-            try send("INIT\n")
+            try send("INIT\nAUDIO\naudio_output_method=server\n.\n")  // read line by line: sent at once
             try expect(200..<300, within: bounds[.moduleStart], "INIT")
-            try send("AUDIO\naudio_output_method=server\n.\n")
             try expect(200..<300, "AUDIO")
             try expect(200..<300, "the audio settings")
         } catch {

@@ -59,19 +59,17 @@ struct RenderPump {
     let defaultLanguage: String
     let events: @Sendable (RenderEvent) -> Void
 
-    /// SET and SPEAK, each answered within the bound module-reply.
+    /// SET and SPEAK, sent at once (the module reads its input line by line: four round trips cost
+    /// four turns of the scheduler on a loaded machine), each reply within the bound module-reply.
     func start() throws(ModuleFailure) {
         let language = request.language.flatMap { $0.isEmpty ? nil : $0 } ?? defaultLanguage
         let settings = ["pitch=\(request.pitch)", "pitch_range=0", "rate=\(module.module.rateScale.moduleRate(request.rate))",
                         "volume=\(request.volume)", "voice=male1", "language=\(language)",
                         "synthesis_voice=\(request.voiceName ?? "NULL")"]
-        try module.send("SET\n")
+        try module.send("SET\n" + settings.map { Self.line($0) }.joined() + ".\nSPEAK\n" + Self.line(request.markup.document) + ".\n")
         try module.expect(200..<300, "SET")
-        try module.send(settings.map { Self.line($0) }.joined() + ".\n")
         try module.expect(200..<300, "the settings \(settings.joined(separator: " "))")
-        try module.send("SPEAK\n")
         try module.expect(200..<300, "SPEAK")
-        try module.send(Self.line(request.markup.document) + ".\n")
         try module.expect(200..<300, "the text")
     }
 
