@@ -143,4 +143,20 @@ final class SpielHostileTests: CleanUpTestCase {
             }
         }
     }
+
+    /// Written speech needs no speech-dispatcher: with none to reach, played speech fails with
+    /// EngineUnavailable, and speech written with the default voice is written all the same.
+    func testWithoutSpeechDispatcherSpeechIsStillWritten() async throws {
+        let stack = try Stack.require()
+        let alone = try await startService(on: stack, speechdAddress: "unix_socket:/nonexistent/speechd.sock")
+        let played = await alone.errorName("Speak", [.string("Heard by nobody."), .vardict([:])])
+        XCTAssertEqual(played, "org.voicebox.Error.EngineUnavailable")
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-alone-\(UUID().uuidString).wav").path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(fd); unlink(path) }
+        let id = try await alone.speak("Written without speech-dispatcher.", ["output": .unixFD(fd), "wait": .boolean(true)])
+        XCTAssertEqual(alone.events(of: id).last, "SpeechFinished:done")
+        let wav = try SpeechAudio.wav(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        XCTAssertGreaterThan(wav.audio.seconds, 1)
+    }
 }

@@ -47,7 +47,14 @@ extension SpeechService {
     }
 
     /// The voice of `options` (nil: speech-dispatcher's default), which must render into memory.
+    /// Without a voice or language the list is not needed: written speech needs no speech-dispatcher.
     private func outputVoice(_ options: SpeakOptions, renderer: any SpeechRenderer) async throws(VoiceboxError) -> (Voice?, RenderEngine) {
+        if options.voice == nil, options.language == nil {
+            guard let engine = await renderer.engines(among: [renderer.defaultEngine]).first else {
+                throw .engineUnavailable("speech-dispatcher's default output module \(renderer.defaultEngine) does not render into memory")
+            }
+            return (nil, engine)
+        }
         let all = try await voices.get()
         if let id = options.voice {
             guard let voice = all.first(where: { $0.id == id }) else {
@@ -59,18 +66,12 @@ extension SpeechService {
             return (voice, engine)
         }
         let engines = await renderer.engines(among: Set(all.map(\.engine)))
-        if let language = options.language {
-            let renderable = all.filter { voice in engines.contains { $0.name == voice.engine } }
-            guard let voice = VoiceMatching.best(renderable, for: language),
-                  let engine = engines.first(where: { $0.name == voice.engine }) else {
-                throw .init(.unsupportedLanguage, "no voice that can be written into 'output' speaks '\(language)'")
-            }
-            return (voice, engine)
+        let renderable = all.filter { voice in engines.contains { $0.name == voice.engine } }
+        guard let language = options.language, let voice = VoiceMatching.best(renderable, for: language),
+              let engine = engines.first(where: { $0.name == voice.engine }) else {
+            throw .init(.unsupportedLanguage, "no voice that can be written into 'output' speaks '\(options.language ?? "")'")
         }
-        guard let engine = engines.first(where: { $0.name == renderer.defaultEngine }) ?? engines.first else {
-            throw .engineUnavailable("no output module of speech-dispatcher renders into memory")
-        }
-        return (nil, engine)
+        return (voice, engine)
     }
 
     private func rendered(_ id: UInt64, _ event: RenderEvent) async {
