@@ -12,6 +12,8 @@ public final class ExportedObject: Sendable {
     public let interface: InterfaceDescription
     private let handlers: [String: MethodHandler]
     private let properties = Locked<[String: DBusValue]>([:])
+    /// Properties whose value is made when it is read (`setComputedProperty`).
+    private let computed = Locked<[String: @Sendable () -> DBusValue]>([:])
     private let lanes = CallerLanes()
     private let loop: EventLoop
 
@@ -81,8 +83,35 @@ public final class ExportedObject: Sendable {
         }
     }
 
+    /// Property `name` is made by `value` each time it is read, and announced now with
+    /// PropertiesChanged carrying what `value` makes: for a large value (a list of 13,000 voices)
+    /// that its owner holds in another form anyway, which would otherwise be held twice. Reads are
+    /// answered on the bus thread, so `value` must be quick and wait for nothing.
+    public func setComputedProperty(_ name: String, _ value: @escaping @Sendable () -> DBusValue) {
+        let interfaceName = interface.name
+        guard let declared = interface.property(named: name) else {
+            busLog("property \(interfaceName).\(name) is not declared: ignored")
+            return
+        }
+        computed.withLock { $0[name] = value }
+        properties.withLock { _ = $0.removeValue(forKey: name) }
+        let path = path
+        let announced = value()
+        guard declared.type == announced.type.signature else {
+            busLog("property \(interfaceName).\(name) made a value of type \(announced.type): not announced")
+            return
+        }
+        let arguments: [DBusValue] = declared.emitsChanged
+            ? [.string(interfaceName), .vardict([name: announced]), .stringArray([])]
+            : [.string(interfaceName), .vardict([:]), .stringArray([name])]
+        loop.submit { state in
+            state.emit(path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", arguments: arguments)
+        }
+    }
+
     func property(_ name: String) -> DBusValue? {
-        properties.withLock { $0[name] }
+        if let make = computed.withLock({ $0[name] }) { return make() }
+        return properties.withLock { $0[name] }
     }
 
     // MARK: Dispatch (loop thread)

@@ -58,7 +58,10 @@ public enum Daemon {
         let session = AudioSession(mixer: audio, players: players, journal: FileJournalStore.default(),
                                    bus: object, settings: options.audio, bounds: options.bounds, ownProcessID: getpid(),
                                    log: { message in Daemon.log(message) })
-        let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy)
+        // Speak's `output` and the Spiel provider render with speech-dispatcher's modules, confined.
+        let rendering = Rendering(workerPath: WorkerAudioFiles.besideThisExecutable(), bounds: options.bounds)
+        let service = SpeechService(synthesizer: synthesizer, bus: object, session: session, voicePolicy: policy,
+                                    renderer: rendering.renderer, renderQueue: rendering.queue)
         // Models load on the first Recognize, not here: a daemon that only speaks never pays for them.
         let sphinxLog: LogSink? = options.debug ? { @Sendable message in Daemon.log("debug: pocketsphinx: " + message) } : nil
         // Decoding, and reading a caller's file, run in confined worker processes: a damaged model
@@ -77,6 +80,7 @@ public enum Daemon {
 
         // Export and publish first, then take the name: a caller activated by the name finds it all.
         await service.start()
+        let provider = await startProvider(connection, speech: service, rendering: rendering, bus: object)
         // Stopped while starting: never publish an owner that is about to go.
         if stopRequested.isSet {
             await connection.close()
@@ -99,6 +103,7 @@ public enum Daemon {
             return 1
         }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
+        let providerName = Task { await claimProviderName(provider) }
         // Only now: undoing a crashed interruption announces its `ended`, which a monitor watching
         // the name must see (and a voiceboxd that found the name taken must leave to its owner).
         Task { await session.run() }
@@ -117,6 +122,8 @@ public enum Daemon {
         // Others get their audio back and every `ended` goes out while the name is still ours, so
         // that a monitor watching the name sees it.
         await session.finish()
+        providerName.cancel()
+        await provider?.0.releaseName()
         try? await connection.releaseName(Speech1.busName)
         await connection.close()
         synthesizer.shutdown()

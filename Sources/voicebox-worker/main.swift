@@ -121,6 +121,8 @@ let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case WorkerProtocol.audioFileMode: readAudioFile(options(arguments.dropFirst()))
 case WorkerProtocol.decoderMode: Decoding.run(options(arguments.dropFirst()))
+case WorkerProtocol.outputModuleMode: ModuleHost.run(options(arguments.dropFirst()))
 case "probe-confinement": probeConfinement(arguments.dropFirst().first ?? "", arguments.dropFirst(2).first)
-default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), \(WorkerProtocol.decoderMode), probe-confinement)", status: 64)
+default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), \(WorkerProtocol.decoderMode), "
+               + "\(WorkerProtocol.outputModuleMode), probe-confinement)", status: 64)
 }

@@ -69,6 +69,8 @@ enum Help {
           --ssml              TEXT is SSML
           --no-wait           return at once and print the utterance id
           --json              print {"id": N, "ids": [...]} (the last utterance, and all of them)
+          --output FILE       write the speech into FILE as WAV instead of playing it (- for standard
+                              output); one utterance, 64 KiB of text at most (docs/spiel.md)
         """
 
     static let voices = """

@@ -15,6 +15,8 @@ struct SayRequest: Equatable {
     var ssml = false
     var wait = true
     var json = false
+    /// `--output FILE|-`: a WAV file written instead of playing (`-`: standard output).
+    var output: String?
 }
 
 extension Invocation {
@@ -39,10 +41,14 @@ extension Invocation {
             case .flag("--ssml"): request.ssml = true
             case .flag("--no-wait"): request.wait = false
             case .flag("--json"): request.json = true
+            case .flag("--output"): request.output = try reader.value(of: "--output")
             case .flag(let flag): throw reader.unknown(flag)
             }
         }
         guard !words.isEmpty else { throw reader.error("say needs some text") }
+        if request.output == "-" && (request.json || !request.wait) {
+            throw reader.error("--output - writes the audio to standard output: not with --json or --no-wait")
+        }
         if words == ["-"] {
             request.fromStandardInput = true
         } else {
@@ -69,7 +75,7 @@ extension SayRequest {
     /// The utterances to speak: the text, split at sentence ends when it is longer than Speak
     /// takes (SSML is never split: its markup would break, so the service refuses it as too large).
     func utterances(_ text: String) -> [String] {
-        ssml ? [text] : LongText.split(text)
+        ssml || output != nil ? [text] : LongText.split(text)  // one WAV file holds one utterance
     }
 }
 
@@ -83,10 +89,16 @@ extension Client {
         if request.wait {
             Interrupts.onInterrupt { _ in exit(ExitStatus.cancelled.rawValue) }
         }
+        var options = request.options
+        if let output = request.output {
+            let fd = try Self.openOutput(output)
+            options["output"] = .unixFD(fd)
+        }
+        defer { if case .unixFD(let fd)? = options["output"], fd != 1 { close(fd) } }
         var ids: [UInt64] = []
         for utterance in request.utterances(text) {
             ids.append(try await checked { () async throws(DBusError) in
-                try await speech.call(Speech1.speak, utterance, request.options, timeout: .seconds(3600))
+                try await speech.call(Speech1.speak, utterance, options, timeout: .seconds(3600))
             })
         }
         if request.json {
@@ -95,6 +107,17 @@ extension Client {
             for id in ids { Output.line(String(id)) }
         }
         return .ok
+    }
+
+    /// `--output`: the file, created or emptied (`-`: standard output, which must not be a terminal).
+    static func openOutput(_ path: String) throws(Failure) -> Int32 {
+        if path == "-" {
+            guard isatty(1) == 0 else { throw Failure("--output -: standard output is a terminal; redirect it to a file or a pipe", .usage) }
+            return 1
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failure("cannot write \(path): \(String(cString: strerror(errno)))", .usage) }
+        return fd
     }
 
     /// `say -`: all of standard input, as UTF-8.

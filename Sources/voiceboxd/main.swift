@@ -5,6 +5,10 @@ import VoiceboxCore
 // Before any thread starts, so that every thread inherits the blocked signals: only the main
 // thread's sigwait below ever takes them.
 TerminationSignals.block()
+// A reader that closes its pipe (a Spiel client's cancel) makes our write fail with EPIPE, which is
+// handled where it happens; the signal would end the service. Children start with every signal at
+// its default (VoiceboxSpawn).
+signal(SIGPIPE, SIG_IGN)
 
 let options: DaemonOptions
 do {

@@ -44,6 +44,7 @@ complete -c voicebox -n "__fish_seen_subcommand_from say" -l volume -x -d 'volum
 complete -c voicebox -n "__fish_seen_subcommand_from say" -l priority -x -a 'message important text notification progress' -d 'speech-dispatcher priority'
 complete -c voicebox -n "__fish_seen_subcommand_from say" -l ssml -d 'the text is SSML'
 complete -c voicebox -n "__fish_seen_subcommand_from say" -l no-wait -d 'return at once and print the utterance id'
+complete -c voicebox -n "__fish_seen_subcommand_from say" -l output -r -F -d 'write the speech into a WAV file (- for standard output)'
 complete -c voicebox -n "__fish_seen_subcommand_from say voices listen status" -l json -d 'print JSON'
 
 # voices

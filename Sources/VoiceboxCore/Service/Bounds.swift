@@ -44,6 +44,10 @@ public enum Bound: String, CaseIterable, Sendable {
     case workerReap = "worker-reap"
     case workerEnd = "worker-end"
     case workerCancel = "worker-cancel"
+    // speech-dispatcher's output modules, rendering into memory (OutputModules, issue 40)
+    case moduleStart = "module-start"
+    case moduleReply = "module-reply"
+    case moduleSilence = "module-silence"
     // Callers' streams (RecognitionRun)
     case streamPark = "stream-park"
     case streamRelease = "stream-release"
@@ -92,6 +96,9 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerReap: .seconds(1)
         case .workerEnd: .seconds(2)
         case .workerCancel: .milliseconds(250)
+        case .moduleStart: .seconds(10)
+        case .moduleReply: .seconds(5)
+        case .moduleSilence: .seconds(10)
         case .streamPark: .milliseconds(250)
         case .streamRelease: .seconds(2)
         case .streamHold: .seconds(1)
@@ -140,6 +147,9 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerReap: "a recognition worker the service is done with to end before it is killed"
         case .workerEnd: "a recognition worker that broke off to end, so that the error names how it ended"
         case .workerCancel: "a cancelled recognition's decoder worker to answer before it is killed"
+        case .moduleStart: "an output module to start and answer INIT (sd_espeak-ng: 20-50 ms)"
+        case .moduleReply: "an output module's answer to SET, SPEAK, AUDIO"
+        case .moduleSilence: "an output module rendering to send more, while its reader waits for it"
         case .streamPark: "a stream's read waiting for its writer before it gives its turn back"
         case .streamRelease: "a stream's read waiting for its writer before it gives its decoder back"
         case .streamHold: "a stream's hold on a decoder before it yields it at a pause to another caller's stream"

@@ -12,6 +12,9 @@ public struct SpeakOptions: Sendable, Equatable {
     public var wait = false
     /// What to do to other audio while speaking; nil: the service's default.
     public var others: OthersPolicy?
+    /// Write the utterance as a WAV file into this descriptor (the caller's, open for the call)
+    /// instead of playing it.
+    public var output: Int32?
 
     public init() {}
 
@@ -32,7 +35,11 @@ public struct SpeakOptions: Sendable, Equatable {
         }
         wait = try reader.bool("wait") ?? false
         others = try reader.othersPolicy()
+        output = try reader.descriptor("output")
         try reader.finish()
+        if output != nil && others != nil {
+            throw .invalidArgument("option 'others' says what happens to other audio while speech plays: with 'output' nothing plays")
+        }
         if voice != nil && language != nil {
             throw .invalidArgument("options 'voice' and 'language' contradict each other: give one")
         }

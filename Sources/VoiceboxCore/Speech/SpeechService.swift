@@ -6,7 +6,7 @@
 public actor SpeechService {
     public static let version = "0.2.0"
 
-    private struct Utterance {
+    struct Utterance {
         let caller: String
         /// Spoken with `wait`: the caller is waiting for it, so it ends if the caller leaves.
         /// Fire-and-forget speech outlives its caller, as with spd-say.
@@ -17,24 +17,30 @@ public actor SpeechService {
         var failure: String?
         /// The audio session has been told it began: its end must be told too.
         var interruptingOthers = false
+        /// Written into the caller's `output`, not played (SpeechService+Output); its queue ticket.
+        var rendered = false
+        var ticket: UInt64?
     }
 
-    private let synthesizer: any Synthesizer
-    private let bus: any ServiceBus
+    let synthesizer: any Synthesizer
+    let bus: any ServiceBus
+    /// What renders Speak's `output` (nil: the option is refused).
+    let renderer: (any SpeechRenderer)?
+    let renderQueue: RenderQueue?
     /// Pauses or ducks other audio while speaking; nil leaves it alone.
     private let session: AudioSession?
     public let voices: VoiceCache
 
-    private var utterances: [UInt64: Utterance] = [:]
+    var utterances: [UInt64: Utterance] = [:]
     /// Why an utterance spoken with `wait` failed, kept from its end until `outcome(of:)` reads it.
     private var failures: [UInt64: String] = [:]
-    private var nextID: UInt64 = 1
+    var nextID: UInt64 = 1
     /// Callers waiting for speech or holding a pause: their leaving releases both.
     private var callers: CallerTracker
     /// Who paused: speech is held while anyone does.
     private var pauseHolders: Set<String> = []
     /// A call has the audio (AudioSession): speech is held as if paused.
-    private var heldByCall = false
+    var heldByCall = false
     /// What the synthesizer was last told, and whether telling it is under way: pause and resume
     /// reach it in the order the holders changed, one at a time.
     private var enginePaused = false
@@ -43,9 +49,11 @@ public actor SpeechService {
     private var speaking = false
 
     public init(synthesizer: any Synthesizer, bus: any ServiceBus, session: AudioSession? = nil,
-                voicePolicy: VoiceCache.Policy = .init()) {
+                voicePolicy: VoiceCache.Policy = .init(), renderer: (any SpeechRenderer)? = nil, renderQueue: RenderQueue? = nil) {
         self.synthesizer = synthesizer
         self.bus = bus
+        self.renderer = renderer
+        self.renderQueue = renderQueue
         self.session = session
         callers = CallerTracker(bus: bus)
         voices = VoiceCache(policy: voicePolicy, lister: { try await synthesizer.listVoices() }, onChange: { list in
@@ -89,6 +97,7 @@ public actor SpeechService {
         guard text.contains(where: { !$0.isWhitespace }) else {
             throw .invalidArgument("text is empty: there is nothing to speak")
         }
+        if let output = options.output { return try await admitOutput(text, into: output, options: options, caller: caller) }
         // SSML is checked before anything else happens: a document that could wedge the engine for
         // every program is refused, naming what is wrong.
         let text = options.ssml ? try SSMLDocument(text).text : text
@@ -153,12 +162,12 @@ public actor SpeechService {
     /// is one user's); 0 stops everything the caller queued. An id already over is no error.
     public func stopSpeaking(_ id: UInt64, caller: String) async {
         let ids = id == 0 ? utterances.filter { $0.value.caller == caller }.map(\.key) : [id].filter { utterances[$0] != nil }
-        if !ids.isEmpty { await synthesizer.stop(ids.sorted()) }
+        await stop(ids.sorted())
     }
 
-    /// Stops every caller's speech.
+    /// Stops every caller's speech (what is heard: not what is written into an `output`).
     public func stopAllSpeaking() async {
-        let ids = utterances.keys.sorted()
+        let ids = utterances.filter { !$0.value.rendered }.map(\.key).sorted()
         if !ids.isEmpty { await synthesizer.stop(ids) }
     }
 
@@ -179,7 +188,7 @@ public actor SpeechService {
     }
 
     /// Tells the synthesizer to pause or resume until it matches the holders, one call at a time.
-    private func applyPause() async {
+    func applyPause() async {
         guard !applyingPause else { return }
         applyingPause = true
         defer { applyingPause = false }
@@ -209,7 +218,7 @@ public actor SpeechService {
 
     // MARK: Engine events
 
-    private func handle(_ event: SynthesisEvent) async {
+    func handle(_ event: SynthesisEvent) async {
         switch event {
         case .started(let id):
             guard utterances[id] != nil else { return }
@@ -239,8 +248,8 @@ public actor SpeechService {
     }
 
     /// Speaking: an utterance has started and is not held. Held by a call, nothing is heard: false.
-    private func updateSpeaking() {
-        let now = !heldByCall && utterances.values.contains { $0.started }
+    func updateSpeaking() {
+        let now = !heldByCall && utterances.values.contains { $0.started && !$0.rendered }
         guard now != speaking else { return }
         speaking = now
         bus.publish(ServiceProperties.speaking, now)
@@ -248,11 +257,11 @@ public actor SpeechService {
 
     // MARK: Callers
 
-    private func watch(_ caller: String) {
+    func watch(_ caller: String) {
         callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
     }
 
-    private func release(_ caller: String) {
+    func release(_ caller: String) {
         let busy = pauseHolders.contains(caller)
             || utterances.values.contains { $0.caller == caller && $0.owedToCaller }
         callers.release(caller, stillBusy: busy)
@@ -262,27 +271,11 @@ public actor SpeechService {
     /// what it paused: both are released.
     private func callerLeft(_ caller: String) async {
         callers.left(caller)
-        let ids = utterances.filter { $0.value.caller == caller && $0.value.owedToCaller }.map(\.key).sorted()
-        if !ids.isEmpty { await synthesizer.stop(ids) }
+        await stop(utterances.filter { $0.value.caller == caller && $0.value.owedToCaller }.map(\.key).sorted())
         if pauseHolders.remove(caller) != nil {
             if pauseHolders.isEmpty { bus.publish(ServiceProperties.paused, false) }
             await applyPause()
         }
-    }
-}
-
-extension SpeechService: InterruptionTarget {
-    /// A call took the audio: speech is held (the utterance cut off starts again on resume).
-    public func externalInterruptionBegan() async {
-        heldByCall = true
-        updateSpeaking()
-        await applyPause()
-    }
-
-    public func externalInterruptionEnded() async {
-        heldByCall = false
-        updateSpeaking()
-        await applyPause()
     }
 }
 

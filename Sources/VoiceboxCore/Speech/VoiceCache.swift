@@ -26,6 +26,8 @@ public actor VoiceCache {
     private let sleep: Sleeper
     private let policy: Policy
     private let onChange: @Sendable ([Voice]) -> Void
+    /// Told of every new list too (the Spiel provider's voices).
+    private var observers: [@Sendable ([Voice]) -> Void] = []
 
     private var voices: [Voice]?
     /// Answers already given, by lower-cased language: a client asking again gets them at once.
@@ -82,6 +84,11 @@ public actor VoiceCache {
         if let exact = try await voices(for: language).first { return exact }
         guard let plain = VoiceMatching.plainLanguage(of: language) else { return nil }
         return try await voices(for: plain).first
+    }
+
+    /// Calls `observer` with every list that differs from the one before, after `onChange`.
+    public func observe(_ observer: @escaping @Sendable ([Voice]) -> Void) {
+        observers.append(observer)
     }
 
     /// Starts a listing now (at start-up, on RefreshVoices, when the engine comes back).
@@ -160,6 +167,9 @@ public actor VoiceCache {
         listing = nil
         for waiter in waiters.values { waiter.resume(returning: current) }
         waiters.removeAll()
-        if changed { onChange(current) }
+        if changed {
+            onChange(current)
+            for observer in observers { observer(current) }
+        }
     }
 }

@@ -43,6 +43,8 @@ final class InvocationTests: XCTestCase {
         XCTAssertEqual(usageError("say", "--rate"), "--rate needs a value")
         XCTAssertEqual(usageError("say"), "say needs some text")
         XCTAssertEqual(usageError("say", "--loud", "hi"), "unknown option '--loud' for say")
+        XCTAssertEqual(usageError("say", "--output", "-", "--json", "hi"),
+                       "--output - writes the audio to standard output: not with --json or --no-wait")
         XCTAssertEqual(usageError("frobnicate"), "unknown command 'frobnicate'")
         XCTAssertEqual(usageError(), "no command given")
         XCTAssertEqual(usageError("stop", "seven"), "stop takes an utterance id (a positive number), not 'seven'")

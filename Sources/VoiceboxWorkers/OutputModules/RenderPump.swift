@@ -1,0 +1,195 @@
+import Glibc
+import VoiceboxCore
+import VoiceboxLock
+import VoiceboxSpawn
+
+/// A rendering's handle: a pipe whose read end its thread watches, so that a cancel wakes it
+/// wherever it waits (for the module, or for room in the reader's pipe).
+final class ModuleRendering: RenderHandle {
+    private let wake: Locked<(read: Int32, write: Int32)?>
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            }
+            wake = Locked((ends[0], ends[1]))
+        } else {
+            wake = Locked(nil)  // no descriptors left: the rendering fails at once (`readEnd` is -1)
+        }
+    }
+
+    var readEnd: Int32 { wake.withLock { $0?.read ?? -1 } }
+
+    func cancel() {
+        wake.withLock { ends in
+            guard let ends else { return }
+            var one: UInt8 = 1
+            _ = write(ends.write, &one, 1)  // a full pipe is awake already
+        }
+    }
+
+    /// At the end of the rendering; a later cancel does nothing.
+    func close() {
+        wake.withLock { ends in
+            if let ends {
+                Glibc.close(ends.read)
+                Glibc.close(ends.write)
+            }
+            ends = nil
+        }
+    }
+
+    deinit { close() }
+}
+
+/// The loop of one rendering, on a thread of its own: it sets the module up for the utterance, then
+/// moves its audio into the reader's descriptor as fast as the reader takes it, waiting in poll(2)
+/// for the module (at most the bound module-silence between pieces), for room in the reader's pipe (as
+/// long as the reader takes: the pipe is the flow control, and a module that has written a pipe
+/// full waits too, so memory stays bounded), or for a cancel.
+struct RenderPump {
+    let module: ModuleProcess
+    let request: RenderRequest
+    let engine: RenderEngine
+    let target: RenderTarget
+    let wake: Int32
+    let defaultLanguage: String
+    let events: @Sendable (RenderEvent) -> Void
+
+    /// SET and SPEAK, sent at once (the module reads its input line by line: four round trips cost
+    /// four turns of the scheduler on a loaded machine), each reply within the bound module-reply.
+    func start() throws(ModuleFailure) {
+        let language = request.language.flatMap { $0.isEmpty ? nil : $0 } ?? defaultLanguage
+        let settings = ["pitch=\(request.pitch)", "pitch_range=0", "rate=\(module.module.rateScale.moduleRate(request.rate))",
+                        "volume=\(request.volume)", "voice=male1", "language=\(language)",
+                        "synthesis_voice=\(request.voiceName ?? "NULL")"]
+        try module.send("SET\n" + settings.map { Self.line($0) }.joined() + ".\nSPEAK\n" + Self.line(request.markup.document) + ".\n")
+        try module.expect(200..<300, "SET")
+        try module.expect(200..<300, "the settings \(settings.joined(separator: " "))")
+        try module.expect(200..<300, "SPEAK")
+        try module.expect(200..<300, "the text")
+    }
+
+    /// One protocol line: nothing in it may end it early (the markup has no line breaks already).
+    static func line(_ text: String) -> String {
+        String(text.map { $0.isNewline ? " " : $0 }) + "\n"
+    }
+
+    /// Runs to the end; the module is still to be dismissed, the descriptor to be closed.
+    /// `written`: the bytes that went into the descriptor.
+    func run() -> (end: RenderEnd, written: Int) {
+        var written = 0
+        let end = run(&written)
+        return (end, written)
+    }
+
+    private func run(_ written: inout Int) -> RenderEnd {
+        var stream = RenderedStream(encoding: target.encoding, markup: request.markup,
+                                    format: (engine.sampleRate, engine.channels))
+        var moduleDone = false
+        var backlog = module.takeBacklog()
+        let out = target.descriptor.fd
+        do {
+            while true {
+                for event in stream.dueNow() { events(event) }
+                if let chunk = stream.next() {
+                    // Written at once while there is room (poll(2) only when there is none): a
+                    // cancel is seen at the next wait, for the module or for room.
+                    if let end = write(chunk, to: out) { return end }
+                    for event in stream.wrote() { events(event) }
+                    written = stream.written
+                } else if !moduleDone {
+                    if backlog.isEmpty {
+                        switch waitForModule(out) {
+                        case .ready: backlog = try module.readAvailable()
+                        case .ended(let end): return end
+                        }
+                    }
+                    while !backlog.isEmpty, !moduleDone {
+                        moduleDone = try take(backlog.removeFirst(), into: &stream)
+                    }
+                } else {
+                    return .done
+                }
+            }
+        } catch let failure as ModuleFailure {
+            return .failed(failure.description)
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+
+    /// One item from the module; true at its END.
+    private func take(_ item: ModuleOutput.Item, into stream: inout RenderedStream) throws -> Bool {
+        switch item {
+        case .audio(let rate, let channels, let samples):
+            try stream.audio(samples, sampleRate: rate, channels: channels)
+        case .mark(let name):
+            stream.mark(named: name)
+        case .event(702):
+            stream.finish(defaultFormat: (engine.sampleRate, engine.channels))
+            return true
+        case .event(703):
+            throw ModuleFailure(description: "\(module.module.name) stopped by itself")
+        case .event:
+            break  // BEGIN; PAUSE never comes unasked
+        case .reply(let code, let lines):
+            throw ModuleFailure(description: "\(module.module.name) sent '\(code) \(lines.joined(separator: " "))' while rendering")
+        }
+        return false
+    }
+
+    private enum Wait { case ready, ended(RenderEnd) }
+
+    /// Room in the reader's descriptor; unbounded (the reader's pace), ended by a cancel or the reader.
+    private func waitForRoom(_ out: Int32) -> Wait {
+        var entries = [pollfd(fd: out, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        while poll(&entries, 2, -1) < 0 {
+            guard errno == EINTR else { return .ended(.failed("poll: \(String(cString: strerror(errno)))")) }
+        }
+        if entries[1].revents != 0 { return .ended(.cancelled) }
+        if entries[0].revents & Int16(POLLOUT) == 0 { return .ended(.readerGone) }  // POLLERR: no reader
+        return .ready
+    }
+
+    /// More from the module, within the bound module-silence; the reader leaving or a cancel end it.
+    private func waitForModule(_ out: Int32) -> Wait {
+        var entries = [pollfd(fd: module.output, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: out, events: 0, revents: 0)]
+        let bound = module.bounds[.moduleSilence]
+        var ready: Int32
+        repeat { ready = poll(&entries, 3, Child.milliseconds(bound)) } while ready < 0 && errno == EINTR
+        if ready < 0 { return .ended(.failed("poll: \(String(cString: strerror(errno)))")) }
+        if ready == 0 {
+            return .ended(.failed("\(module.module.name) sent nothing for \(bound.inSeconds) s while rendering"))
+        }
+        if entries[1].revents != 0 { return .ended(.cancelled) }
+        if entries[2].revents & Int16(POLLERR | POLLHUP) != 0 { return .ended(.readerGone) }
+        return .ready
+    }
+
+    /// Writes `chunk` whole: an x-spiel chunk into a pipe with one write(2) (atomic at its size);
+    /// WAV or raw PCM, and anything into a file, in as many as it takes. nil when it is written.
+    private func write(_ chunk: [UInt8], to out: Int32) -> RenderEnd? {
+        var offset = 0
+        while offset < chunk.count {
+            let wrote = chunk[offset...].withUnsafeBytes { Glibc.write(out, $0.baseAddress, $0.count) }
+            if wrote >= 0 {
+                offset += wrote
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                if case .ended(let end) = waitForRoom(out) { return end }
+            case EPIPE: return .readerGone
+            default: return .failed("cannot write the audio: \(String(cString: strerror(errno)))")
+            }
+        }
+        return nil
+    }
+}
