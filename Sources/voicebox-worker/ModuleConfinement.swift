@@ -45,16 +45,7 @@ enum ModuleConfinement {
         guard let filter = seccomp_init(voicebox_act_errno(UInt16(EPERM))) else { return "seccomp_init failed" }
         defer { seccomp_release(filter) }
         func add(_ names: [String], _ action: UInt32, _ comparisons: [scmp_arg_cmp] = []) -> String? {
-            for name in names {
-                let call = seccomp_syscall_resolve_name(name)
-                guard call != __NR_SCMP_ERROR else { continue }  // not on this architecture
-                var comparisons = comparisons
-                let result = comparisons.withUnsafeMutableBufferPointer { buffer in
-                    seccomp_rule_add_array(filter, action, call, UInt32(buffer.count), buffer.baseAddress)
-                }
-                guard result == 0 else { return "seccomp: \(name): \(String(cString: strerror(-result)))" }
-            }
-            return nil
+            addSeccompRules(to: filter, names, action, comparisons)
         }
         let own = voicebox_masked_argument(0, UInt64(UInt32.max), UInt64(UInt32(bitPattern: getpid())))
         let thread: UInt64 = 0x0001_0000  // CLONE_THREAD (linux/sched.h; not imported)

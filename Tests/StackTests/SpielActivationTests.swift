@@ -19,35 +19,9 @@ final class SpielActivationTests: XCTestCase {
 
     func testASpielClientFindsTheProviderActivatesItAndIsServed() async throws {
         let stack = try Stack.require()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-spiel-\(UUID().uuidString.prefix(8))")
-        let services = directory.appendingPathComponent("services")
-        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        for name in ["org.voicebox.Speech1.service", "org.voicebox.Speech.Provider.service"] {
-            let template = try String(contentsOf: Self.root.appendingPathComponent("dbus/" + name), encoding: .utf8)
-            try template.replacingOccurrences(of: "@bindir@", with: stack.binDirectory)
-                .write(to: services.appendingPathComponent(name), atomically: true, encoding: .utf8)
-        }
-        let socket = directory.appendingPathComponent("bus").path
-        let config = directory.appendingPathComponent("bus.conf")
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(socket)</listen>
-              <servicedir>\(services.path)</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let bus = try Subprocess("/usr/bin/dbus-daemon", ["--config-file=\(config.path)", "--nofork"])
-        defer { bus.signal(SIGTERM) }
-        try await waitUntil("the bus socket") { FileManager.default.fileExists(atPath: socket) }
-        let client = try BusConnection(address: "unix:path=\(socket)")
+        let bus = try await ActivationBus(stack: stack, activating: ["org.voicebox.Speech1.service", "org.voicebox.Speech.Provider.service"])
+        defer { bus.stop() }
+        let client = try BusConnection(address: bus.address)
         let spiel = SpielClient(connection: client)
         let announced = Shared<[[ProviderVoice]]>([])
         _ = try await client.subscribe(SignalFilter(path: SpeechProvider.objectPath, interface: "org.freedesktop.DBus.Properties",
