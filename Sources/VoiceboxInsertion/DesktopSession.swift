@@ -8,7 +8,8 @@ public enum DesktopSession: Equatable, Sendable {
     case none
 
     /// X11 when DISPLAY is set and WAYLAND_DISPLAY is not (or XDG_SESSION_TYPE=x11); Wayland
-    /// when WAYLAND_DISPLAY is set, told apart by XDG_CURRENT_DESKTOP.
+    /// when WAYLAND_DISPLAY is set, told apart by XDG_CURRENT_DESKTOP (InsertionRoute then asks
+    /// the compositor itself whether it offers a virtual keyboard: WaylandGlobals).
     public static func detect(_ environment: [String: String]) -> DesktopSession {
         func value(_ name: String) -> String? {
             guard let value = environment[name], !value.isEmpty else { return nil }
@@ -20,7 +21,7 @@ public enum DesktopSession: Equatable, Sendable {
         // XDG_CURRENT_DESKTOP is a colon-separated list, e.g. "ubuntu:GNOME" or "KDE".
         let desktops = (value("XDG_CURRENT_DESKTOP") ?? "").uppercased().split(separator: ":")
         let noVirtualKeyboard = desktops.contains { ["GNOME", "KDE", "UNITY", "PANTHEON", "BUDGIE", "CINNAMON"].contains(String($0)) }
-            || desktops.contains { $0.hasSuffix("GNOME") }
+            || desktops.contains { $0.hasSuffix("GNOME") || $0.hasSuffix("CINNAMON") }
         return noVirtualKeyboard ? .gnomeOrKDE : .wlroots
     }
 

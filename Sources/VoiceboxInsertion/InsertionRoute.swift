@@ -9,8 +9,13 @@ public struct InsertionRoute: Sendable {
 
     public static func choose(_ mode: InsertionMode, text: String = "", typer: Typer?,
                               environment: [String: String]) async throws(InsertionError) -> InsertionRoute {
-        let session = DesktopSession.detect(environment)
+        var session = DesktopSession.detect(environment)
         guard session != .none else { throw .noSession }
+        // What the compositor offers decides, where it answers: a session that names no desktop
+        // we know (a bare gnome-shell or kwin started by a script, X-Cinnamon) is no wlroots one.
+        if session != .x11, let globals = WaylandGlobals.list(environment) {
+            session = globals.contains(WaylandGlobals.virtualKeyboard) ? .wlroots : .gnomeOrKDE
+        }
         let asksIBus = mode == .type && (typer == .ibus || (typer == nil && session == .gnomeOrKDE))
         let ibus = asksIBus ? await IBusDaemon.connect(environment) : nil
         do {

@@ -46,6 +46,20 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(status, 4, "wl-copy finds no Wayland display: \(client.stderr)")
     }
 
+    /// A session that does not name its desktop (gnome-shell started by a script: gdm sets
+    /// XDG_CURRENT_DESKTOP, gnome-shell does not): the compositor is asked whether it offers a
+    /// virtual keyboard, and mutter does not, so IBus types, not wtype.
+    func testTheCompositorNotTheSessionsNameDecidesThatIBusTypes() async throws {
+        let (stack, gnome) = try await session()
+        var environment = gnome.environment
+        environment["XDG_CURRENT_DESKTOP"] = nil
+        let client = try ClientRun(stack, ["insert", "--verbose", Texts.greeting], environment: environment)
+        let status = await client.finish(timeout: .seconds(60))
+        XCTAssertEqual(status, 0, client.stderr)
+        XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: typed through IBus at unix:"), client.stderr)
+        try await gnome.window.waitFor(Texts.greeting)
+    }
+
     func testInsertTypesMixedScriptsThroughIBusAndPutsTheEngineBack() async throws {
         let (stack, gnome) = try await session()
         let (status, client) = try await insert(stack, gnome, ["--verbose", Texts.greeting])
@@ -61,16 +75,24 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
     }
 
-    /// A text longer than one commit (500 characters): mutter keeps one pending commit per frame,
+    /// A text longer than one commit (2,000 bytes): mutter keeps one pending commit per frame,
     /// so each piece is sent once the field has shown the one before (the middle one was lost).
+    /// Then emoji sequences (200 characters, 5,000 bytes): counted in characters, they made one
+    /// piece over libwayland's 4 KiB, and mutter cut the window's connection.
     func testALongTextArrivesWholeInPieces() async throws {
         let (stack, gnome) = try await session()
-        let text = (0..<60).map { "Satz \($0), Grüße — 東京 ✓. " }.joined()
-        XCTAssertGreaterThan(text.count, 2 * 500, "three pieces (IBusTyper.chunkCharacters)")
+        let text = (0..<150).map { "Satz \($0), Grüße — 東京 ✓. " }.joined()
+        XCTAssertGreaterThan(text.utf8.count, 2 * 2_000, "three pieces (IBusTyper.pieceBytes)")
         let (status, client) = try await insert(stack, gnome, [text])
         XCTAssertEqual(status, 0, client.stderr)
         try await gnome.window.waitFor(text)
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+        try await gnome.window.clear()
+        let family = String(repeating: "👩‍👩‍👧‍👦", count: 200)
+        let (emojiStatus, emojiClient) = try await insert(stack, gnome, [family])
+        XCTAssertEqual(emojiStatus, 0, emojiClient.stderr)
+        try await gnome.window.waitFor(family)
+        XCTAssertTrue(gnome.window.isRunning, "the window lost its connection")
     }
 
     /// SIGTERM or Ctrl-C while Voicebox's engine is in place, the text committed or about to be, not
@@ -125,10 +147,10 @@ final class GnomeInsertionTests: XCTestCase {
         let (status, client) = try await insert(stack, gnome, ["nobody is listening"])
         XCTAssertEqual(status, 4, client.stderr)
         XCTAssertEqual(client.stdout, "nobody is listening\n")
-        // The daemon names its own context ("fake") once it knows our engine takes FocusInId (from
-        // its second use on); before that, nothing ever reports its text.
+        // The daemon names its own context ("fake") to an engine that takes FocusInId, but asks a new
+        // engine whether it does while it already focuses it: the first FocusIn may name nobody.
         XCTAssertTrue(client.stderr.hasPrefix("voicebox: not inserted: no input field has the keyboard focus")
-                      || client.stderr.hasPrefix("voicebox: not inserted: the window reported no text within 3 s"), client.stderr)
+                      || client.stderr.hasPrefix("voicebox: not inserted: no field reported text within 3 s"), client.stderr)
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
     }
 
@@ -142,14 +164,20 @@ final class GnomeInsertionTests: XCTestCase {
         addTeardownBlock { _ = try? gnome.run(["ibus", "engine", "xkb:us::eng"]) }
         try gnome.run(["ibus", "engine", "hangul"])
         try await waitUntil("the hangul engine", timeout: .seconds(10)) { (try? gnome.ibusEngine()) == "hangul" }
-        try await gnome.press([0xFF31, 0x67, 0x6B])  // Hangul (to Hangul mode), g, k: ㅎ + ㅏ
-        try await waitUntil("the composition 하 in the entry", timeout: .seconds(10)) { gnome.window.preedit == "하" }
-        XCTAssertEqual(gnome.window.received, "", "still composing")
-        let (status, client) = try await insert(stack, gnome, ["서울, Seoul"])
-        XCTAssertEqual(status, 0, client.stderr)
-        try await gnome.window.waitFor("하서울, Seoul")
-        XCTAssertEqual(gnome.window.preedit, "")
-        XCTAssertEqual(try gnome.ibusEngine(), "hangul", "the user's engine is back")
+        // Six rounds: the syllable the daemon commits at the switch and our text can land in one
+        // frame, where mutter keeps only the second (a red-team pass lost it in 1 of 3 rounds).
+        for round in 1...6 {
+            try await gnome.window.clear()
+            // The Hangul key (the engine, set back, starts in Latin mode again), g, k: ㅎ + ㅏ
+            try await gnome.press([0xFF31, 0x67, 0x6B])
+            try await waitUntil("the composition 하 in the entry", timeout: .seconds(10)) { gnome.window.preedit == "하" }
+            XCTAssertEqual(gnome.window.received, "", "still composing")
+            let (status, client) = try await insert(stack, gnome, ["서울, Seoul"])
+            XCTAssertEqual(status, 0, "round \(round): \(client.stderr)")
+            try await gnome.window.waitFor("하서울, Seoul")
+            XCTAssertEqual(gnome.window.preedit, "")
+            XCTAssertEqual(try gnome.ibusEngine(), "hangul", "the user's engine is back")
+        }
     }
 
     /// A window that takes the commit but never reports its text (a VTE terminal, lxterminal as
@@ -178,7 +206,7 @@ final class GnomeInsertionTests: XCTestCase {
         let (status, client) = try await insert(stack, gnome, [Texts.greeting])
         XCTAssertEqual(status, 4, client.stderr)
         XCTAssertEqual(client.stdout, Texts.greeting + "\n", "kept")
-        XCTAssertTrue(client.stderr.contains("the window reported no text within 3 s of the commit through IBus"), client.stderr)
+        XCTAssertTrue(client.stderr.contains("no field reported text within 3 s of the commit through IBus"), client.stderr)
         try await waitUntil("the terminal to receive the text", timeout: .seconds(10)) { received() == Texts.greeting }
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
     }

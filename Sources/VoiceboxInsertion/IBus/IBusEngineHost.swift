@@ -40,7 +40,7 @@ final class IBusEngineHost: Sendable {
                 let path = "/org/freedesktop/IBus/Engine/Voicebox\(engines.withLock { $0.count } + 1)"
                 let object = try connection.export(path: path, interface: IBusInterfaces.engine, handlers: Self.engineHandlers(report))
                 // Answered at once from the bus thread, before the daemon's first look at the engine.
-                object.setProperty(IBusInterfaces.focusId.name, to: .structure([.boolean(true)]))
+                object.setProperty(IBusInterfaces.focusId.name, to: .boolean(true))
                 object.setProperty(IBusInterfaces.contentType.name, to: .structure([.uint32(0), .uint32(0)]))
                 engines.withLock { $0[path] = object }
                 report.withLock { $0.enginePath = path }

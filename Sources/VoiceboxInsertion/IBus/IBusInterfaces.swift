@@ -56,8 +56,10 @@ enum IBusInterfaces {
 
     static let commitText = BusSignal("CommitText", "Text for the focused field.", ("text", Variant.self))
     static let requireSurroundingText = BusSignal("RequireSurroundingText", "Asks the client to report the text around its cursor.")
-    /// `(b)`: true makes the daemon call FocusInId (with the client's name) instead of FocusIn.
-    static let focusId = InterfaceDescription.Property("FocusId", "(b)", summary: "Whether FocusInId is understood.")
+    /// True makes the daemon call FocusInId (with the client's name) instead of FocusIn. A plain
+    /// `b`, as libibus's engines answer it and ibus-daemon reads it (bus/engineproxy.c takes the
+    /// variant's boolean), though libibus's introspection XML says `(b)`.
+    static let focusId = InterfaceDescription.Property("FocusId", "b", summary: "Whether FocusInId is understood.")
     /// Written by the daemon (Set is refused as read-only, which it ignores).
     static let contentType = InterfaceDescription.Property("ContentType", "(uu)", summary: "The field's purpose and hints.")
 

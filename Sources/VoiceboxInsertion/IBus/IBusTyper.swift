@@ -12,9 +12,10 @@ enum IBusTyper {
     static let confirmWait: Duration = .seconds(3)
     /// For the daemon to drop our component once our engine's connection closed.
     static let goneWait: Duration = .seconds(5)
-    /// Characters per CommitText: gnome-shell passes a commit on in one Wayland message, and
-    /// libwayland refuses messages over 4 KiB (500 characters are at most 2,000 bytes).
-    static let chunkCharacters = 500
+    /// UTF-8 bytes per CommitText: gnome-shell passes a commit on in one Wayland message, and
+    /// libwayland refuses messages over 4 KiB (mutter then drops the window's connection). Counted
+    /// in bytes, not characters: one emoji sequence is up to 25 bytes, an NFD syllable 9.
+    static let pieceBytes = 2_000
 
     /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
     /// `watch`: the compositions seen since dictation began; one in progress that the switch would

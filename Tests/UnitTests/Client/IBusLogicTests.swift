@@ -121,6 +121,30 @@ final class IBusLogicTests: XCTestCase {
 
     // MARK: The choice
 
+    /// Pieces are bounded in UTF-8 bytes (libwayland's 4 KiB message), end between characters,
+    /// and together are the text, whatever it is made of.
+    func testPiecesAreBoundedInBytesAndMakeTheWholeText() {
+        let pile = "e" + String(repeating: "\u{301}", count: 1_500)  // one character of 3,001 bytes
+        for text in [String(repeating: "👩‍👩‍👧‍👦", count: 200), String(repeating: "ab東", count: 900), pile + "x", ""] {
+            var rest = Substring.UnicodeScalarView(text.unicodeScalars), pieces: [String] = []
+            while !rest.isEmpty { pieces.append(String(Substring(IBusTyper.nextPiece(&rest)))) }
+            XCTAssertEqual(pieces.joined(), text)
+            XCTAssertTrue(pieces.allSatisfy { $0.utf8.count <= IBusTyper.pieceBytes && !$0.isEmpty })
+            if !text.unicodeScalars.elementsEqual(pile.unicodeScalars + ["x"]) { XCTAssertEqual(pieces.map(\.count).reduce(0, +), text.count, "split inside a character") }
+        }
+    }
+
+    /// A compositor is asked what it offers on its socket: a sway-like one lists the virtual
+    /// keyboard, mutter does not; no socket, no answer.
+    func testTheCompositorsGlobalsAreRead() {
+        var body: [UInt8] = []
+        for word in [UInt32(7), UInt32(32)] { body += withUnsafeBytes(of: word) { Array($0) } }
+        body += Array("zwp_virtual_keyboard_manager_v1".utf8) + [0]
+        body += withUnsafeBytes(of: UInt32(1)) { Array($0) }
+        XCTAssertEqual(WaylandGlobals.globalInterface(body[...]), "zwp_virtual_keyboard_manager_v1")
+        XCTAssertNil(WaylandGlobals.list(["WAYLAND_DISPLAY": "no-such-display", "XDG_RUNTIME_DIR": "/nonexistent"]))
+    }
+
     func testIBusIsChosenOnGnomeAndKDEWaylandBeforeYdotoolAndTheClipboard() throws {
         func plan(_ mode: InsertionMode, _ session: DesktopSession, typer: Typer? = nil, socket: Bool = false,
                   ibus: Bool) throws -> InsertionPlan {
