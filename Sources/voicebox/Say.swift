@@ -86,20 +86,33 @@ extension Client {
     /// left, and nothing of it is queued), and `say` returns after the last.
     func say(_ request: SayRequest) async throws -> ExitStatus {
         let text = request.fromStandardInput ? try Self.standardInput() : request.text
-        if request.wait {
-            Interrupts.onInterrupt { _ in exit(ExitStatus.cancelled.rawValue) }
-        }
         var options = request.options
-        if let output = request.output {
-            let fd = try Self.openOutput(output)
-            options["output"] = .unixFD(fd)
+        let output = try request.output.map(Self.openOutput)
+        if let output { options["output"] = .unixFD(output.fd) }
+        defer { if let output, output.fd != 1 { close(output.fd) } }
+        if request.wait {
+            let unfinished = output?.unfinished
+            Interrupts.onInterrupt { _ in
+                if let unfinished { unlink(unfinished) }
+                exit(ExitStatus.cancelled.rawValue)
+            }
         }
-        defer { if case .unixFD(let fd)? = options["output"], fd != 1 { close(fd) } }
         var ids: [UInt64] = []
-        for utterance in request.utterances(text) {
-            ids.append(try await checked { () async throws(DBusError) in
-                try await speech.call(Speech1.speak, utterance, options, timeout: .seconds(3600))
-            })
+        do {
+            for utterance in request.utterances(text) {
+                ids.append(try await checked { () async throws(DBusError) in
+                    try await speech.call(Speech1.speak, utterance, options, timeout: .seconds(3600))
+                })
+            }
+        } catch {
+            if let unfinished = output?.unfinished { unlink(unfinished) }
+            throw error
+        }
+        // Only now does the file take its name: a refused request leaves a file there untouched.
+        if let output, let unfinished = output.unfinished, rename(unfinished, output.path) != 0 {
+            let why = String(cString: strerror(errno))
+            unlink(unfinished)
+            throw Failure("cannot write \(output.path): \(why)", .usage)
         }
         if request.json {
             Output.json(["id": ids.last ?? 0, "ids": ids])
@@ -109,15 +122,34 @@ extension Client {
         return .ok
     }
 
-    /// `--output`: the file, created or emptied (`-`: standard output, which must not be a terminal).
-    static func openOutput(_ path: String) throws(Failure) -> Int32 {
+    /// `--output`'s descriptor; `unfinished`, where a regular file is written until it is renamed
+    /// to `path` (beside it, so that the rename is atomic).
+    struct OutputFile {
+        let path: String
+        let fd: Int32
+        let unfinished: String?
+    }
+
+    /// `--output`: a new file beside `path`, which takes its name once the speech was accepted
+    /// (`-`: standard output, which must not be a terminal; a pipe or device by name: itself).
+    static func openOutput(_ path: String) throws(Failure) -> OutputFile {
         if path == "-" {
             guard isatty(1) == 0 else { throw Failure("--output -: standard output is a terminal; redirect it to a file or a pipe", .usage) }
-            return 1
+            return OutputFile(path: path, fd: 1, unfinished: nil)
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw Failure("cannot write \(path): \(String(cString: strerror(errno)))", .usage) }
+            return OutputFile(path: path, fd: fd, unfinished: nil)
+        }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let unfinished = "\(directory).\(name).voicebox-\(getpid())"
+        let fd = open(unfinished, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure("cannot write \(path): \(String(cString: strerror(errno)))", .usage) }
-        return fd
+        return OutputFile(path: path, fd: fd, unfinished: unfinished)
     }
 
     /// `say -`: all of standard input, as UTF-8.

@@ -29,6 +29,14 @@ if options.showVersion {
 // cannot parse there: send it to the log with everything else.
 dup2(STDERR_FILENO, STDOUT_FILENO)
 MallocArenas.limit(to: 2)
+// Callers' descriptors (Synthesize's pipes, streams, files) are each held while in use, and the
+// soft limit a session gives (1024) is soon reached by many callers: everything here polls (no
+// select), so the hard limit's worth is taken, at most 65,536.
+var descriptors = rlimit()
+if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors) == 0, descriptors.rlim_cur < descriptors.rlim_max {
+    descriptors.rlim_cur = min(descriptors.rlim_max, 65_536)
+    _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptors)
+}
 let (terminations, terminated) = AsyncStream<Int32>.makeStream()
 // Detached: top-level code is on the main actor, whose thread waits in sigwait below.
 Task.detached {

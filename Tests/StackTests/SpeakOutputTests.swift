@@ -102,5 +102,12 @@ final class SpeakOutputTests: ServiceTestCase {
         XCTAssertEqual(result.status, 0)
         let wav = try SpeechAudio.wav(try bytes(of: path))
         wav.audio.assertMatches(try SpeechAudio.espeak(text), "say --output")
+        // A request refused (an unknown voice) leaves the file as it was, and nothing beside it.
+        let before = try bytes(of: path)
+        let refused = try runProgram([stack.clientPath, "say", "--voice", "espeak-ng/No Such Voice", "--output", path, "x"], seconds: 60)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertEqual(try bytes(of: path), before, "the earlier WAV was emptied")
+        let directory = (path as NSString).deletingLastPathComponent
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".voicebox-") }, [])
     }
 }

@@ -125,6 +125,37 @@ final class SpielHostileTests: CleanUpTestCase {
         try await waitUntil("the stuck caller's renderings to go") { Self.modules(of: daemon).count <= Self.spares }
     }
 
+    /// Five callers each queue four utterances and read none: more than the service's 16 engines.
+    /// Each utterance is rendered into memory and its engine given back, so the stuck callers hold
+    /// their own buffers, no module, and another caller is served whole. (A red-team pass: four such
+    /// callers took every engine, and everyone else's Synthesize waited for ever.)
+    func testCallersThatNeverReadHoldTheirBuffersNotTheEngines() async throws {
+        let (service, spiel) = try await startProvider()
+        let daemon = service.daemon.pid
+        var stuck: [BusConnection] = [], unread: [Int32] = []
+        defer { for fd in unread { close(fd) } }
+        for _ in 0..<5 {
+            let connection = try BusConnection(address: service.stack.busAddress)
+            stuck.append(connection)
+            let client = SpielClient(connection: connection)
+            for _ in 0..<4 { unread.append(try await client.synthesize(SpeechProvider.busName, text: Texts.long, voice: Self.voice)) }
+        }
+        try await waitUntil("every stuck rendering's engine given back", timeout: .seconds(60)) {
+            Self.modules(of: daemon).count <= Self.spares
+        }
+        let text = "Another caller is not held up."
+        let fd = try await spiel.synthesize(SpeechProvider.busName, text: text, voice: Self.voice)
+        let stream = SpielStreamContents.parse(try await readAll(fd, timeout: .seconds(30)))
+        close(fd)
+        SpeechAudio(rate: 22050, samples: SpeechAudio.samples(stream.audio[...])).assertMatches(try SpeechAudio.espeak(text), "other caller")
+        // What a stuck caller gets when it reads at last: all of it.
+        let lastUnread = unread.removeLast()
+        let late = SpielStreamContents.parse(try await readAll(lastUnread, timeout: .seconds(30)))
+        close(lastUnread)
+        SpeechAudio(rate: 22050, samples: SpeechAudio.samples(late.audio[...])).assertMatches(try SpeechAudio.espeak(Texts.long), "read late")
+        for connection in stuck { await connection.close() }
+    }
+
     /// Modules die with the service: killed with SIGKILL (no clean-up of its own), voiceboxd leaves
     /// neither the spare nor a module in the middle of an utterance behind. (Their pipes close with
     /// it too; the parent-death signal is for a module busy elsewhere, which no test can make.)

@@ -78,6 +78,7 @@ extension SpeechService {
         switch event {
         case .began: await handle(.started(id))
         case .mark(let name): await handle(.mark(id, name))
+        case .engineReleased: break
         case .finished(.done): await handle(.finished(id, .done))
         case .finished(.cancelled), .finished(.readerGone): await handle(.finished(id, .cancelled))
         case .finished(.failed(let why)):

@@ -56,7 +56,11 @@ public final class OutputModules: SpeechRenderer {
             }
             OwnThread.start(name: "render \(request.id)") {
                 let pump = RenderPump(module: process, request: request, engine: engine, target: target,
-                                      wake: rendering.readEnd, defaultLanguage: catalog.defaultLanguage, events: events)
+                                      wake: rendering.readEnd, defaultLanguage: catalog.defaultLanguage, events: events,
+                                      release: {
+                                          process.dismiss(ended: true)
+                                          events(.engineReleased)
+                                      })
                 var (end, written) = (RenderEnd.done, 0)
                 do {
                     try pump.start()

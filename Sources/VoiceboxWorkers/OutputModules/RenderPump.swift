@@ -48,9 +48,15 @@ final class ModuleRendering: RenderHandle {
 /// The loop of one rendering, on a thread of its own: it sets the module up for the utterance, then
 /// moves its audio into the reader's descriptor as fast as the reader takes it, waiting in poll(2)
 /// for the module (at most the bound module-silence between pieces), for room in the reader's pipe (as
-/// long as the reader takes: the pipe is the flow control, and a module that has written a pipe
-/// full waits too, so memory stays bounded), or for a cancel.
+/// long as the reader takes), or for a cancel. While the reader is slow, the module's audio is
+/// read ahead into memory, up to `bufferBytes`: an utterance that fits is rendered whole, and the
+/// module is given back at its end (`release`) however slowly it is read, so that a reader that
+/// never reads holds its own buffer, not an engine another caller waits for. Past `bufferBytes` the
+/// module waits for the reader (the pipe is the flow control, and memory stays bounded).
 struct RenderPump {
+    /// About 95 s of espeak-ng's 22,050 Hz mono audio.
+    static let bufferBytes = 4 << 20
+
     let module: ModuleProcess
     let request: RenderRequest
     let engine: RenderEngine
@@ -58,6 +64,8 @@ struct RenderPump {
     let wake: Int32
     let defaultLanguage: String
     let events: @Sendable (RenderEvent) -> Void
+    /// The module has sent the utterance's end: it is given back (once).
+    let release: () -> Void
 
     /// SET and SPEAK, sent at once (the module reads its input line by line: four round trips cost
     /// four turns of the scheduler on a loaded machine), each reply within the bound module-reply.
@@ -92,13 +100,26 @@ struct RenderPump {
         var moduleDone = false
         var backlog = module.takeBacklog()
         let out = target.descriptor.fd
+        /// Takes what the module sent into the stream; at its END the module is given back.
+        func takeBacklog() throws {
+            while !backlog.isEmpty, !moduleDone {
+                moduleDone = try take(backlog.removeFirst(), into: &stream)
+                if moduleDone { release() }
+            }
+        }
         do {
+            try takeBacklog()
             while true {
                 for event in stream.dueNow() { events(event) }
                 if let chunk = stream.next() {
-                    // Written at once while there is room (poll(2) only when there is none): a
-                    // cancel is seen at the next wait, for the module or for room.
-                    if let end = write(chunk, to: out) { return end }
+                    // Written at once while there is room; while there is none, the module is read
+                    // ahead (up to bufferBytes), and a cancel is seen.
+                    let readAhead = { !moduleDone && stream.buffered < Self.bufferBytes }
+                    let end = try write(chunk, to: out, readAhead: readAhead) {
+                        backlog += try module.readAvailable()
+                        try takeBacklog()
+                    }
+                    if let end { return end }
                     for event in stream.wrote() { events(event) }
                     written = stream.written
                 } else if !moduleDone {
@@ -108,9 +129,7 @@ struct RenderPump {
                         case .ended(let end): return end
                         }
                     }
-                    while !backlog.isEmpty, !moduleDone {
-                        moduleDone = try take(backlog.removeFirst(), into: &stream)
-                    }
+                    try takeBacklog()
                 } else {
                     return .done
                 }
@@ -144,15 +163,21 @@ struct RenderPump {
 
     private enum Wait { case ready, ended(RenderEnd) }
 
-    /// Room in the reader's descriptor; unbounded (the reader's pace), ended by a cancel or the reader.
-    private func waitForRoom(_ out: Int32) -> Wait {
-        var entries = [pollfd(fd: out, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-        while poll(&entries, 2, -1) < 0 {
+    private enum RoomWait { case room, module, ended(RenderEnd) }
+
+    /// Room in the reader's descriptor, or (`readAhead`) more from the module; unbounded (the
+    /// reader's pace), ended by a cancel or the reader.
+    private func waitForRoom(_ out: Int32, readAhead: Bool) -> RoomWait {
+        var entries = [pollfd(fd: out, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: readAhead ? module.output : -1, events: Int16(POLLIN), revents: 0)]
+        while poll(&entries, 3, -1) < 0 {
             guard errno == EINTR else { return .ended(.failed("poll: \(String(cString: strerror(errno)))")) }
         }
         if entries[1].revents != 0 { return .ended(.cancelled) }
-        if entries[0].revents & Int16(POLLOUT) == 0 { return .ended(.readerGone) }  // POLLERR: no reader
-        return .ready
+        if entries[0].revents & Int16(POLLERR) != 0 { return .ended(.readerGone) }
+        if entries[0].revents & Int16(POLLOUT) != 0 { return .room }
+        if entries[2].revents != 0 { return .module }
+        return .ended(.readerGone)  // POLLHUP or POLLNVAL on the reader's end
     }
 
     /// More from the module, within the bound module-silence; the reader leaving or a cancel end it.
@@ -174,7 +199,8 @@ struct RenderPump {
 
     /// Writes `chunk` whole: an x-spiel chunk into a pipe with one write(2) (atomic at its size);
     /// WAV or raw PCM, and anything into a file, in as many as it takes. nil when it is written.
-    private func write(_ chunk: [UInt8], to out: Int32) -> RenderEnd? {
+    /// While the reader has no room, `readModule` runs whenever the module has more and `readAhead`.
+    private func write(_ chunk: [UInt8], to out: Int32, readAhead: () -> Bool, readModule: () throws -> Void) throws -> RenderEnd? {
         var offset = 0
         while offset < chunk.count {
             let wrote = chunk[offset...].withUnsafeBytes { Glibc.write(out, $0.baseAddress, $0.count) }
@@ -185,7 +211,11 @@ struct RenderPump {
             switch errno {
             case EINTR: continue
             case EAGAIN:
-                if case .ended(let end) = waitForRoom(out) { return end }
+                switch waitForRoom(out, readAhead: readAhead()) {
+                case .room: break
+                case .module: try readModule()
+                case .ended(let end): return end
+                }
             case EPIPE: return .readerGone
             default: return .failed("cannot write the audio: \(String(cString: strerror(errno)))")
             }

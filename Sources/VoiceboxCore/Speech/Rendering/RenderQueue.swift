@@ -1,14 +1,18 @@
 /// Renderings waiting for and holding an engine, shared fairly among callers: each caller has at
-/// most `perCaller` rendering at once and the service at most `running`; the next to start is taken
-/// from the callers in turn, so a caller with many queued holds up only itself. A rendering holds
-/// its engine until its reader has taken the last byte (the pipe is the flow control), so a caller
-/// that does not read its pipes waits on its own renderings, never on another caller's.
+/// most `perCaller` renderings at once (rendering, or written from memory as its reader takes them)
+/// and the service at most `running` engines; the next to start is taken from the callers in turn,
+/// so a caller with many queued holds up only itself. An engine is held until it has rendered the
+/// utterance into a bounded buffer (`RenderPump.bufferBytes`), not until the reader has read it:
+/// a caller that does not read its pipes holds its own buffers, never another caller's engine.
+/// `waitingInAll` bounds the renderings waiting across callers (each holds a caller's descriptor).
 public actor RenderQueue {
     public struct Limits: Sendable {
         public var perCaller = 4
         public var running = 16
         /// A caller's renderings waiting to start; more is Busy.
         public var waitingPerCaller = 64
+        /// All callers' renderings waiting to start; more is Busy.
+        public var waitingInAll = 256
         public init() {}
     }
 
@@ -30,6 +34,8 @@ public actor RenderQueue {
     private struct Running {
         let caller: String
         let handle: any RenderHandle
+        /// Its engine has rendered it all: it counts for its caller, not against `running`.
+        var engineReleased = false
     }
 
     private let renderer: any SpeechRenderer
@@ -51,6 +57,10 @@ public actor RenderQueue {
         guard waiting[job.caller, default: []].count < limits.waitingPerCaller else {
             job.target.descriptor.close()
             throw .init(.busy, "\(limits.waitingPerCaller) renderings of this caller are waiting already")
+        }
+        guard counts.waiting < limits.waitingInAll else {
+            job.target.descriptor.close()
+            throw .init(.busy, "\(limits.waitingInAll) renderings are waiting already")
         }
         let ticket = nextTicket
         nextTicket += 1
@@ -77,7 +87,7 @@ public actor RenderQueue {
     public var counts: (running: Int, waiting: Int) { (running.count, waiting.values.reduce(0) { $0 + $1.count }) }
 
     private func startWhatMay() {
-        while running.count < limits.running,
+        while running.values.count(where: { !$0.engineReleased }) < limits.running,
               let caller = turn.first(where: { caller in running.values.count(where: { $0.caller == caller }) < limits.perCaller }) {
             let (ticket, job) = waiting[caller]![0]
             remove(at: 0, of: caller)
@@ -88,10 +98,20 @@ public actor RenderQueue {
             let events = job.events
             let handle = renderer.render(job.request, into: job.target) { [weak self] event in
                 events(event)
-                if case .finished = event { Task { await self?.finished(ticket) } }
+                switch event {
+                case .finished: Task { await self?.finished(ticket) }
+                case .engineReleased: Task { await self?.released(ticket) }
+                default: break
+                }
             }
             running[ticket] = Running(caller: caller, handle: handle)
         }
+    }
+
+    private func released(_ ticket: UInt64) {
+        guard running[ticket] != nil else { return }
+        running[ticket]?.engineReleased = true
+        startWhatMay()
     }
 
     private func finished(_ ticket: UInt64) {

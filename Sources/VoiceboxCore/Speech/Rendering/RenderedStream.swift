@@ -117,6 +117,9 @@ public struct RenderedStream {
 
     public var pending: Bool { head < chunks.count }
 
+    /// Bytes queued and not written yet: what the reader has still to take.
+    public var buffered: Int { queued - written }
+
     private mutating func queue(_ chunk: [UInt8]) {
         chunks.append(chunk)
         queued += chunk.count

@@ -77,6 +77,9 @@ public struct RenderTarget: Sendable {
 public enum RenderEvent: Sendable, Equatable {
     case began
     case mark(String)
+    /// The engine has rendered all of it and is free for another caller; what is left is written
+    /// from memory as the reader takes it.
+    case engineReleased
     case finished(RenderEnd)
 }
 
