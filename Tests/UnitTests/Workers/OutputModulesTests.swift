@@ -90,7 +90,7 @@ final class OutputModulesTests: XCTestCase {
         close(ends[0])
         let deadline = ContinuousClock.now + .seconds(10)
         while !events.value.contains(.finished(.done)), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        XCTAssertEqual(events.value, [.began, .finished(.done)])
+        XCTAssertEqual(events.value, [.began, .engineReleased, .finished(.done)], "the module given back once it rendered all of it")
         let reference = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-module-\(UUID().uuidString).wav").path
         defer { unlink(reference) }
         let espeak = try Spawn.run(ChildSpec("/usr/bin/espeak-ng", ["-m", "-v", "en", "-w", reference, "<speak>\(text)</speak>"]),
