@@ -38,6 +38,12 @@ final class DescriptorTests: XCTestCase {
             ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0
         }
         let pid = service.daemon.pid
+        // And the speech provider's: its engines probed, their spare modules started (each holds
+        // three descriptors for as long as it waits, so one started midway looked like a leak).
+        try await service.waitForProvider()
+        try await waitUntil("the spare modules", timeout: .seconds(30)) {
+            SpielHostileTests.modules(of: pid).count >= SpielHostileTests.spares
+        }
 
         // What is sent: /dev/null and both ends of a pipe, in turn. Each call carries a duplicate.
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
