@@ -18,6 +18,7 @@ final class StreamLoadTests: ServiceTestCase {
         let pid = service.daemon.pid
         // The model loaded and warm first, so memory compares like with like.
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        try await service.waitUntilSettled()
         let descriptorsBefore = await settledDescriptorCount(pid, atMost: 0, settle: .milliseconds(300)) ?? 0
         let openBefore = openDescriptors(pid)
         let memoryBefore = residentBytes(pid) ?? 0

@@ -33,17 +33,9 @@ final class DescriptorTests: XCTestCase {
 
     func testDescriptorsPassedInCallsAreNotKept() async throws {
         let (_, service) = try await startService()
-        // Start-up (the voice listing, its connection to speech-dispatcher) finishes first.
-        try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
-            ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0
-        }
+        // Start-up (the voice listing, the speech provider's spare modules) finishes first.
+        try await service.waitUntilSettled()
         let pid = service.daemon.pid
-        // And the speech provider's: its engines probed, their spare modules started (each holds
-        // three descriptors for as long as it waits, so one started midway looked like a leak).
-        try await service.waitForProvider()
-        try await waitUntil("the spare modules", timeout: .seconds(30)) {
-            SpielHostileTests.modules(of: pid).count >= SpielHostileTests.spares
-        }
 
         // What is sent: /dev/null and both ends of a pipe, in turn. Each call carries a duplicate.
         let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)

@@ -22,15 +22,7 @@ final class SpielHostileTests: CleanUpTestCase {
     }
 
     /// The output modules voiceboxd runs now (its children that became sd_espeak-ng).
-    static func modules(of daemon: pid_t) -> [pid_t] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }.filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            let comm = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
-            let ppid = stat[stat.index(close, offsetBy: 2)...].split(separator: " ").dropFirst().first.flatMap { pid_t($0) }
-            return comm == "sd_espeak-ng" && ppid == daemon
-        }
-    }
+    static func modules(of daemon: pid_t) -> [pid_t] { ServiceProcesses.modules(of: daemon) }
 
     /// Refused with a D-Bus error, and nothing written: a descriptor that is no pipe, the read end
     /// of one, too much text, SSML Speak refuses, an unknown voice, a bad language tag.

@@ -108,6 +108,7 @@ final class StreamRecognitionTests: SharedRecognitionTestCase {
         // A recognition first: what the runtime opens once for good (libdispatch's timerfd, at the
         // model's first idle timer) is in the count before, not taken for a leak after.
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        try await service.waitUntilSettled()
         let before = await settledDescriptorCount(pid, atMost: 0, settle: .milliseconds(300)) ?? 0
         let opened = openDescriptors(pid)
         let known = service.startedRecognitions

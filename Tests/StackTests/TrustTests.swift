@@ -16,6 +16,7 @@ final class TrustTests: ServiceTestCase {
         let fd = open(wav, O_RDONLY | O_CLOEXEC)
         XCTAssertGreaterThanOrEqual(fd, 0)
         defer { close(fd) }
+        try await service.waitUntilSettled()
         let before = try descriptorCount(service.daemon.pid)
         let reply = try await service.proxy.call(Speech1.recognize, VarDict(["fd": .unixFD(fd)]), timeout: .seconds(60))
         XCTAssertEqual(reply.text, "go forward ten meters")

@@ -152,6 +152,20 @@ func readAll(_ fd: Int32, timeout: Duration = .seconds(60)) async throws -> [UIn
 
 extension ServiceHarness {
     /// The provider's name comes once the voices are listed (about 1.5 s after the start).
+    /// Start-up over: the voices cached, the speech provider's engines probed and their spare
+    /// modules started (each holds three descriptors while it waits, which a test counting
+    /// voiceboxd's descriptors must not take for a leak).
+    func waitUntilSettled() async throws {
+        try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
+            ((try? await self.property("VoiceCount"))?.uint32 ?? 0) > 0
+        }
+        try await waitForProvider()
+        let pid = daemon.pid
+        try await waitUntil("the spare modules", timeout: .seconds(30)) {
+            ServiceProcesses.modules(of: pid).count >= ServiceProcesses.spareModules
+        }
+    }
+
     func waitForProvider() async throws {
         let pid = UInt32(daemon.pid), client = client
         try await waitUntil("voiceboxd to own \(SpeechProvider.busName)", timeout: .seconds(30)) {
