@@ -28,10 +28,13 @@ extension IBusTyper {
         switch finishedComposition {
         case .none: break
         case .committed(let composition) where reports:
-            _ = try await IBusWait.until(settleWait) {
-                host.snapshot.surroundings.contains { SurroundingText.confirms($0, committed: composition) }
+            let shown = try await IBusWait.until(settleWait) {
+                host.snapshot.surroundings.contains { SurroundingText.confirms($0, committed: composition, strictly: true) }
             }
-            sent = composition
+            guard shown else {
+                throw .unconfirmed("the field did not show your input method's composition \u{201C}\(composition)\u{201D} "
+                                   + "that the switch to Voicebox's engine committed; the text was not typed")
+            }
         case .committed, .unknown:
             try? await Task.sleep(for: unreportedSpacing)
         }

@@ -11,12 +11,13 @@ enum SurroundingText {
     /// less) is at least `minimumEvidence` characters and `committed` ends with all of it. The cursor
     /// is counted in characters as IBus specifies, or in UTF-8 bytes as gnome-shell 43 passes on
     /// the Wayland text-input protocol's offsets: either reading may confirm.
-    static func confirms(_ report: EngineReport.Surrounding, committed: String) -> Bool {
+    /// `strictly`: all of `committed` must be shown (a short composition proves nothing by a tail).
+    static func confirms(_ report: EngineReport.Surrounding, committed: String, strictly: Bool = false) -> Bool {
         let expected = Array(committed.unicodeScalars)
         guard !expected.isEmpty else { return true }
         return beforeCursor(report).contains { before in
             if before.count >= expected.count { return before.suffix(expected.count).elementsEqual(expected) }
-            return before.count >= min(expected.count, minimumEvidence) && expected.suffix(before.count).elementsEqual(before)
+            return !strictly && before.count >= min(expected.count, minimumEvidence) && expected.suffix(before.count).elementsEqual(before)
         }
     }
 

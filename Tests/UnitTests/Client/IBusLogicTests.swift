@@ -96,7 +96,19 @@ final class IBusLogicTests: XCTestCase {
 
     // MARK: Compositions
 
-    func testACompositionIsFragileUnlessItsEngineHasItCommittedOnASwitch() {
+    /// The composition the daemon committed at the switch is shown only when all of it is before
+    /// the cursor: a field's tail that merely ends like it proves nothing.
+    func testACommittedCompositionMustShowWhole() {
+        let shown = EngineReport.Surrounding(text: "abc하", cursor: 4, anchor: 4)
+        let lost = EngineReport.Surrounding(text: "", cursor: 0, anchor: 0)
+        XCTAssertTrue(SurroundingText.confirms(shown, committed: "하", strictly: true))
+        XCTAssertFalse(SurroundingText.confirms(lost, committed: "하", strictly: true))
+        let tail = EngineReport.Surrounding(text: "서울, Seoul", cursor: 9, anchor: 9)
+        XCTAssertTrue(SurroundingText.confirms(tail, committed: "하서울, Seoul"), "a field that reports only a tail")
+        XCTAssertFalse(SurroundingText.confirms(tail, committed: "하서울, Seoul", strictly: true))
+    }
+
+    func testEachCompositionsModeIsReadFromTheDaemonsSignals() {
         var preedits: [String: CompositionWatch.Preedit] = [:]
         let context = "/org/freedesktop/IBus/InputContext_2"
         let deadKey: [DBusValue] = [.variant(IBusValues.text("´")), .uint32(1), .boolean(true), .uint32(0)]
