@@ -138,10 +138,17 @@ extension Client {
             return OutputFile(path: path, fd: 1, unfinished: nil)
         }
         var status = stat()
-        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+        let exists = stat(path, &status) == 0
+        if exists, status.st_mode & S_IFMT != S_IFREG {
             let fd = open(path, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw Failure("cannot write \(path): \(String(cString: strerror(errno)))", .usage) }
             return OutputFile(path: path, fd: fd, unfinished: nil)
+        }
+        // A symbolic link: the file it names is replaced, not the link.
+        var path = path
+        if exists, let resolved = realpath(path, nil) {
+            path = String(cString: resolved)
+            free(resolved)
         }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
@@ -149,6 +156,7 @@ extension Client {
         let unfinished = "\(directory).\(name).voicebox-\(getpid())"
         let fd = open(unfinished, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Failure("cannot write \(path): \(String(cString: strerror(errno)))", .usage) }
+        if exists { _ = fchmod(fd, status.st_mode & 0o7777) }  // the file it replaces keeps its permissions
         return OutputFile(path: path, fd: fd, unfinished: unfinished)
     }
 

@@ -17,6 +17,7 @@ public final class OutputModules: SpeechRenderer {
     private let catalog: ModuleCatalog
     private let spares: ModuleSpares
     private let log: @Sendable (String) -> Void
+    private let budget = ReadAheadBudget()
 
     public var defaultEngine: String { catalog.defaultModule }
     public var defaultLanguage: String { catalog.defaultLanguage }
@@ -41,7 +42,7 @@ public final class OutputModules: SpeechRenderer {
     public func render(_ request: RenderRequest, into target: RenderTarget,
                        events: @escaping @Sendable (RenderEvent) -> Void) -> any RenderHandle {
         let rendering = ModuleRendering()
-        let spares = spares, catalog = catalog, log = log
+        let spares = spares, catalog = catalog, log = log, budget = budget
         Task {
             guard rendering.readEnd >= 0, let module = catalog.modules[request.engine],
                   let engine = await spares.engine(module) else {
@@ -60,7 +61,7 @@ public final class OutputModules: SpeechRenderer {
                                       release: {
                                           process.dismiss(ended: true)
                                           events(.engineReleased)
-                                      })
+                                      }, budget: budget)
                 var (end, written) = (RenderEnd.done, 0)
                 do {
                     try pump.start()

@@ -3,6 +3,22 @@ import VoiceboxCore
 import VoiceboxLock
 import VoiceboxSpawn
 
+/// What all renderings hold read ahead of their readers, bounded in all: past `limit` a rendering
+/// reads its module no further ahead than its reader takes (it keeps its module meanwhile), so that
+/// many callers that never read cannot make voiceboxd's memory grow without end.
+final class ReadAheadBudget: Sendable {
+    /// 64 utterances' worth of RenderPump.bufferBytes.
+    static let standardLimit = 256 << 20
+
+    let limit: Int
+    private let held = Locked(0)
+
+    init(limit: Int = ReadAheadBudget.standardLimit) { self.limit = limit }
+
+    var hasRoom: Bool { held.withLock { $0 < limit } }
+    func adjust(by bytes: Int) { held.withLock { $0 += bytes } }
+}
+
 /// A rendering's handle: a pipe whose read end its thread watches, so that a cancel wakes it
 /// wherever it waits (for the module, or for room in the reader's pipe).
 final class ModuleRendering: RenderHandle {
@@ -66,6 +82,7 @@ struct RenderPump {
     let events: @Sendable (RenderEvent) -> Void
     /// The module has sent the utterance's end: it is given back (once).
     let release: () -> Void
+    let budget: ReadAheadBudget
 
     /// SET and SPEAK, sent at once (the module reads its input line by line: four round trips cost
     /// four turns of the scheduler on a loaded machine), each reply within the bound module-reply.
@@ -100,6 +117,12 @@ struct RenderPump {
         var moduleDone = false
         var backlog = module.takeBacklog()
         let out = target.descriptor.fd
+        var accounted = 0  // what this rendering counts in the budget
+        defer { budget.adjust(by: -accounted) }
+        func account() {
+            budget.adjust(by: stream.buffered - accounted)
+            accounted = stream.buffered
+        }
         /// Takes what the module sent into the stream; at its END the module is given back.
         func takeBacklog() throws {
             while !backlog.isEmpty, !moduleDone {
@@ -114,14 +137,16 @@ struct RenderPump {
                 if let chunk = stream.next() {
                     // Written at once while there is room; while there is none, the module is read
                     // ahead (up to bufferBytes), and a cancel is seen.
-                    let readAhead = { !moduleDone && stream.buffered < Self.bufferBytes }
+                    let readAhead = { !moduleDone && stream.buffered < Self.bufferBytes && budget.hasRoom }
                     let end = try write(chunk, to: out, readAhead: readAhead) {
                         backlog += try module.readAvailable()
                         try takeBacklog()
+                        account()
                     }
                     if let end { return end }
                     for event in stream.wrote() { events(event) }
                     written = stream.written
+                    account()
                 } else if !moduleDone {
                     if backlog.isEmpty {
                         switch waitForModule(out) {

@@ -11,8 +11,9 @@ public actor RenderQueue {
         public var running = 16
         /// A caller's renderings waiting to start; more is Busy.
         public var waitingPerCaller = 64
-        /// All callers' renderings waiting to start; more is Busy.
-        public var waitingInAll = 256
+        /// All callers' renderings waiting to start (each holds a descriptor: voiceboxd raises its
+        /// own limit to the hard one); more is Busy.
+        public var waitingInAll = 4096
         public init() {}
     }
 
