@@ -14,9 +14,9 @@ final class SpielHostileTests: CleanUpTestCase {
     /// The modules voiceboxd keeps started ahead for espeak-ng (ModuleSpares.sparesPerEngine).
     static let spares = 2
 
-    func startProvider(stderrFD: Int32? = nil) async throws -> (ServiceHarness, SpielClient) {
+    func startProvider(stderrFD: Int32? = nil, extraArguments: [String] = []) async throws -> (ServiceHarness, SpielClient) {
         let stack = try Stack.require()
-        let service = try await startService(on: stack, stderrFD: stderrFD)
+        let service = try await startService(on: stack, extraArguments: extraArguments, stderrFD: stderrFD)
         try await service.waitForProvider()
         return (service, SpielClient(connection: service.client))
     }
@@ -145,6 +145,35 @@ final class SpielHostileTests: CleanUpTestCase {
         let late = SpielStreamContents.parse(try await readAll(lastUnread, timeout: .seconds(30)))
         close(lastUnread)
         SpeechAudio(rate: 22050, samples: SpeechAudio.samples(late.audio[...])).assertMatches(try SpeechAudio.espeak(Texts.long), "read late")
+        for connection in stuck { await connection.close() }
+    }
+
+    /// Utterances too long to read ahead (3 min of audio each, over the 4 MiB): sixteen of them
+    /// for four callers that never read hold every module, until the bound module-reader (made
+    /// 2 s here) ends each; then another caller is served whole, and the stuck readers find their
+    /// streams ended. (A second red-team pass: such callers held every module with no bound.)
+    func testAReaderThatNeverReadsALongUtteranceHoldsItsModuleOnlyUntilItsBound() async throws {
+        let (service, spiel) = try await startProvider(extraArguments: ["--bound", "module-reader=2"])
+        let daemon = service.daemon.pid
+        let longer = String(repeating: Texts.long + " ", count: 20)
+        var stuck: [BusConnection] = [], unread: [Int32] = []
+        defer { for fd in unread { close(fd) } }
+        for _ in 0..<4 {
+            let connection = try BusConnection(address: service.stack.busAddress)
+            stuck.append(connection)
+            let client = SpielClient(connection: connection)
+            for _ in 0..<4 { unread.append(try await client.synthesize(SpeechProvider.busName, text: longer, voice: Self.voice)) }
+        }
+        let text = "Another caller is not held up."
+        let fd = try await spiel.synthesize(SpeechProvider.busName, text: text, voice: Self.voice)
+        let stream = SpielStreamContents.parse(try await readAll(fd, timeout: .seconds(120)))
+        close(fd)
+        SpeechAudio(rate: 22050, samples: SpeechAudio.samples(stream.audio[...])).assertMatches(try SpeechAudio.espeak(text), "other caller")
+        try await waitUntil("the stuck renderings' modules to go", timeout: .seconds(60)) { Self.modules(of: daemon).count <= Self.spares }
+        let first = unread.removeFirst()
+        defer { close(first) }
+        let cut = try await readAll(first, timeout: .seconds(30))
+        XCTAssertLessThan(cut.count, 6 << 20, "the stuck stream was not ended: \(cut.count) bytes")
         for connection in stuck { await connection.close() }
     }
 

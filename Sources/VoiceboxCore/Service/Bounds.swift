@@ -48,6 +48,7 @@ public enum Bound: String, CaseIterable, Sendable {
     case moduleStart = "module-start"
     case moduleReply = "module-reply"
     case moduleSilence = "module-silence"
+    case moduleReader = "module-reader"
     // Callers' streams (RecognitionRun)
     case streamPark = "stream-park"
     case streamRelease = "stream-release"
@@ -99,6 +100,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .moduleStart: .seconds(10)
         case .moduleReply: .seconds(5)
         case .moduleSilence: .seconds(10)
+        case .moduleReader: .seconds(60)
         case .streamPark: .milliseconds(250)
         case .streamRelease: .seconds(2)
         case .streamHold: .seconds(1)
@@ -150,6 +152,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .moduleStart: "an output module to start and answer INIT (sd_espeak-ng: 20-50 ms)"
         case .moduleReply: "an output module's answer to SET, SPEAK, AUDIO"
         case .moduleSilence: "an output module rendering to send more, while its reader waits for it"
+        case .moduleReader: "a reader that takes nothing while its rendering, read ahead as far as it may, holds an output module"
         case .streamPark: "a stream's read waiting for its writer before it gives its turn back"
         case .streamRelease: "a stream's read waiting for its writer before it gives its decoder back"
         case .streamHold: "a stream's hold on a decoder before it yields it at a pause to another caller's stream"

@@ -138,7 +138,7 @@ struct RenderPump {
                     // Written at once while there is room; while there is none, the module is read
                     // ahead (up to bufferBytes), and a cancel is seen.
                     let readAhead = { !moduleDone && stream.buffered < Self.bufferBytes && budget.hasRoom }
-                    let end = try write(chunk, to: out, readAhead: readAhead) {
+                    let end = try write(chunk, to: out, readAhead: readAhead, holdsModule: { !moduleDone }) {
                         backlog += try module.readAvailable()
                         try takeBacklog()
                         account()
@@ -190,13 +190,21 @@ struct RenderPump {
 
     private enum RoomWait { case room, module, ended(RenderEnd) }
 
-    /// Room in the reader's descriptor, or (`readAhead`) more from the module; unbounded (the
-    /// reader's pace), ended by a cancel or the reader.
-    private func waitForRoom(_ out: Int32, readAhead: Bool) -> RoomWait {
+    /// Room in the reader's descriptor, or (`readAhead`) more from the module; ended by a cancel or
+    /// the reader. At the reader's pace, except while the module is held for it with nothing more to
+    /// read ahead (`holdsModule`): then within the bound module-reader, so that a reader that never
+    /// reads holds no module for longer, however long its utterance.
+    private func waitForRoom(_ out: Int32, readAhead: Bool, holdsModule: Bool) -> RoomWait {
         var entries = [pollfd(fd: out, events: Int16(POLLOUT), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: readAhead ? module.output : -1, events: Int16(POLLIN), revents: 0)]
-        while poll(&entries, 3, -1) < 0 {
-            guard errno == EINTR else { return .ended(.failed("poll: \(String(cString: strerror(errno)))")) }
+        let bound = module.bounds[.moduleReader]
+        let timeout: Int32 = holdsModule && !readAhead ? Child.milliseconds(bound) : -1
+        var ready: Int32
+        repeat { ready = poll(&entries, 3, timeout) } while ready < 0 && errno == EINTR
+        if ready < 0 { return .ended(.failed("poll: \(String(cString: strerror(errno)))")) }
+        if ready == 0 {
+            return .ended(.failed("the reader took nothing for \(bound.inSeconds) s while the rest of its utterance held "
+                                  + "\(module.module.name) (the audio read ahead for it was full)"))
         }
         if entries[1].revents != 0 { return .ended(.cancelled) }
         if entries[0].revents & Int16(POLLERR) != 0 { return .ended(.readerGone) }
@@ -225,7 +233,8 @@ struct RenderPump {
     /// Writes `chunk` whole: an x-spiel chunk into a pipe with one write(2) (atomic at its size);
     /// WAV or raw PCM, and anything into a file, in as many as it takes. nil when it is written.
     /// While the reader has no room, `readModule` runs whenever the module has more and `readAhead`.
-    private func write(_ chunk: [UInt8], to out: Int32, readAhead: () -> Bool, readModule: () throws -> Void) throws -> RenderEnd? {
+    private func write(_ chunk: [UInt8], to out: Int32, readAhead: () -> Bool, holdsModule: () -> Bool,
+                       readModule: () throws -> Void) throws -> RenderEnd? {
         var offset = 0
         while offset < chunk.count {
             let wrote = chunk[offset...].withUnsafeBytes { Glibc.write(out, $0.baseAddress, $0.count) }
@@ -236,7 +245,7 @@ struct RenderPump {
             switch errno {
             case EINTR: continue
             case EAGAIN:
-                switch waitForRoom(out, readAhead: readAhead()) {
+                switch waitForRoom(out, readAhead: readAhead(), holdsModule: holdsModule()) {
                 case .room: break
                 case .module: try readModule()
                 case .ended(let end): return end

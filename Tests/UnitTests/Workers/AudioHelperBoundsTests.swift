@@ -43,7 +43,7 @@ final class AudioHelperBoundsTests: XCTestCase {
         let first = pids(started)[0]
         let reply = await helper.ask(.ping)
         guard case .lost(let why) = reply else { return XCTFail("\(reply)") }
-        XCTAssert(why.contains("did not answer within 0.3 seconds"), why)
+        XCTAssert(why.contains("did not answer within 0.3 seconds") || why.contains("killed by SIGKILL"), why)  // (as below)
         try await waitUntil("the silent helper to be gone") { kill(first, 0) != 0 }
         try await waitUntil("a replacement to start") { self.pids(started).count == 2 }
     }
@@ -62,7 +62,8 @@ final class AudioHelperBoundsTests: XCTestCase {
         try await waitUntil("the recording to fail", timeout: .seconds(30)) { await recording.failure != nil }
         let failure = await recording.failure
         guard case .serverUnavailable(let why) = failure else { return XCTFail("\(String(describing: failure))") }
-        XCTAssert(why.contains("did not answer within 0.2 seconds"), why)
+        // The ping's bound kills it; on a loaded machine the news of its death can come first.
+        XCTAssert(why.contains("did not answer within 0.2 seconds") || why.contains("killed by SIGKILL"), why)
     }
 
     /// A helper that cannot be started (no such file) fails calls as unavailable, saying so, after

@@ -163,7 +163,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         try requireModel()
         let workers = engine(idle: .milliseconds(500))
         _ = try await workers.makeDecoder(.init(hint: .confirmation))
-        try await waitUntil("two warm workers", timeout: .seconds(10)) { await workers.warmWorkerCount == 2 }
+        try await waitUntil("two warm workers", timeout: .seconds(30)) { await workers.warmWorkerCount == 2 }
         let warm = Set(Self.decoderWorkers())
         XCTAssertEqual(warm.count, 2)
         do {
@@ -216,14 +216,14 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         try requireModel()
         let workers = engine()
         _ = try await decode(Recordings.path("goforward.raw"), with: workers, .init(hint: .confirmation))
-        try await waitUntil("two warm workers", timeout: .seconds(10)) { await workers.warmWorkerCount == 2 }
+        try await waitUntil("two warm workers", timeout: .seconds(30)) { await workers.warmWorkerCount == 2 }
         let killed = Self.decoderWorkers()
         for pid in killed { kill(pid, SIGKILL) }
-        try await waitUntil("a fresh warm worker", timeout: .seconds(10)) {
+        try await waitUntil("a fresh warm worker", timeout: .seconds(30)) {
             let now = Self.decoderWorkers()
             return !now.isEmpty && Set(now).isDisjoint(with: killed)
         }
-        try await waitUntil("the fresh one idle", timeout: .seconds(10)) { await workers.warmWorkerCount >= 1 }
+        try await waitUntil("the fresh one idle", timeout: .seconds(30)) { await workers.warmWorkerCount >= 1 }
         let decoder = try await workers.makeDecoder(.init(hint: .confirmation))
         XCTAssertNil(decoder.partial(), "the replacement answers")
     }
@@ -235,7 +235,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         try requireModel()
         let workers = engine()
         _ = try await decode(Recordings.path("goforward.raw"), with: workers)
-        try await waitUntil("two warm workers", timeout: .seconds(10)) { await workers.warmWorkerCount == 2 }
+        try await waitUntil("two warm workers", timeout: .seconds(30)) { await workers.warmWorkerCount == 2 }
         let stopped = Self.decoderWorkers()
         XCTAssertEqual(stopped.count, 2)
         for pid in stopped { kill(pid, SIGSTOP) }
