@@ -133,10 +133,12 @@ final class VoiceCacheTests: XCTestCase {
         XCTAssertNil(cached, "a failed listing is never cached")
     }
 
+    // Backoffs pass at once; the wait for a first listing (10 s) does not (it once raced the listing
+    // under ThreadSanitizer).
     func testRefreshKeepsTheOldListOnFailureAndSignalsOnlyRealChanges() async throws {
         let lister = ScriptedLister([.success(Self.english), .success(Self.english), .failure(Failure()), .success(Self.more)])
         let changes = Locked(0)
-        let cache = VoiceCache(lister: { try lister.list() }, sleep: { _ in try await Task.sleep(for: .milliseconds(1)) },
+        let cache = VoiceCache(lister: { try lister.list() }, sleep: { duration in try await Task.sleep(for: duration < .seconds(5) ? .milliseconds(1) : .seconds(60)) },
                                onChange: { _ in changes.withLock { $0 += 1 } })
         _ = try await cache.get()
         XCTAssertEqual(changes.withLock { $0 }, 1)
@@ -156,7 +158,7 @@ final class VoiceCacheTests: XCTestCase {
         let calls = Locked(0)
         // A new array (and new strings) on every call, as a real listing makes.
         let cache = VoiceCache(lister: { calls.withLock { $0 += 1 }; return Self.more.map { Voice(id: $0.id + "", name: $0.name, language: $0.language, variant: $0.variant, engine: $0.engine) } },
-                               sleep: { _ in try await Task.sleep(for: .milliseconds(1)) })
+                               sleep: { duration in try await Task.sleep(for: duration < .seconds(5) ? .milliseconds(1) : .seconds(60)) })
         let first = try await cache.get()
         let address = { (voices: [Voice]) in voices.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
         await cache.refresh()

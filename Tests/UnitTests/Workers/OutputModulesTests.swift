@@ -90,7 +90,10 @@ final class OutputModulesTests: XCTestCase {
         close(ends[0])
         let deadline = ContinuousClock.now + .seconds(10)
         while !events.value.contains(.finished(.done)), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        XCTAssertEqual(events.value, [.began, .engineReleased, .finished(.done)], "the module given back once it rendered all of it")
+        // The module is given back once it rendered all of it: before the end, and before or after
+        // the first audio is written, as the threads go.
+        XCTAssertEqual(events.value.filter { $0 != .engineReleased }, [.began, .finished(.done)])
+        XCTAssertEqual(events.value.dropLast().filter { $0 == .engineReleased }.count, 1, "\(events.value)")
         let reference = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-module-\(UUID().uuidString).wav").path
         defer { unlink(reference) }
         let espeak = try Spawn.run(ChildSpec("/usr/bin/espeak-ng", ["-m", "-v", "en", "-w", reference, "<speak>\(text)</speak>"]),

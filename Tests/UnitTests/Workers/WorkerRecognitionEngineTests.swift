@@ -161,7 +161,9 @@ final class WorkerRecognitionEngineTests: XCTestCase {
     /// here) none is left running.
     func testWarmWorkersAreKeptThenStopped() async throws {
         try requireModel()
-        let workers = engine(idle: .milliseconds(500))
+        // An idle bound longer than a worker's start under ThreadSanitizer on loaded cores (with
+        // 0.5 s, the first was stopped before the second was warm).
+        let workers = engine(idle: .seconds(5))
         _ = try await workers.makeDecoder(.init(hint: .confirmation))
         try await waitUntil("two warm workers", timeout: .seconds(30)) { await workers.warmWorkerCount == 2 }
         let warm = Set(Self.decoderWorkers())
@@ -173,7 +175,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
             XCTAssertEqual(warmLeft, 1, "it took a warm one")
             XCTAssertNil(decoder.partial(), "it answers")
         }
-        try await waitUntil("the idle workers to be stopped", timeout: .seconds(10)) {
+        try await waitUntil("the idle workers to be stopped", timeout: .seconds(30)) {
             await workers.warmWorkerCount == 0 && Self.decoderWorkers().isEmpty
         }
     }
