@@ -20,7 +20,7 @@ final class DecoderWorker: Sendable {
     /// Whether the worker broke (died, went silent, broke the protocol, was stopped for a cancel):
     /// a broken one is never used again. A lock of its own, so that `stop()` never waits for an
     /// exchange in progress.
-    private let state: Locked<(broken: Bool, stoppedByUs: Bool)>
+    private let state: Locked<(broken: Bool, stoppedByUs: Bool, why: String?)>
 
     var pid: pid_t { child.pid }
     var isBroken: Bool { state.withLock { $0.broken } }
@@ -61,7 +61,7 @@ final class DecoderWorker: Sendable {
             throw RecognitionError.engineFailure("cannot start the recognition worker: \(error)")
         }
         reader = Locked(MessageReader(descriptor: socket))
-        state = Locked((false, false))
+        state = Locked((false, false, nil))
         let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
         let (tag, payload) = try answer(within: bounds[.workerModelLoad], loading: name)
         switch tag {
@@ -85,7 +85,10 @@ final class DecoderWorker: Sendable {
     /// Sends `tag` with `payload` and waits for the answer (log lines before it go to the log).
     /// Throws `RecognitionError.engineFailure` naming how a worker that failed to answer ended.
     func ask(_ tag: WorkerProtocol.Tag, _ payload: [UInt8] = [], bound: Duration) throws -> (WorkerProtocol.Tag, [UInt8]) {
-        guard !isBroken else { throw RecognitionError.engineFailure("the recognition worker broke earlier") }
+        // A later request of the same recognition fails as the first did, naming how it ended.
+        if let why = state.withLock({ $0.broken ? ($0.why ?? "the recognition worker broke earlier") : nil }) {
+            throw RecognitionError.engineFailure(why)
+        }
         let deadline = ContinuousClock.now + bound
         try write(WorkerProtocol.encode(tag, payload), until: deadline)
         return try answer(within: deadline - ContinuousClock.now, loading: nil)
@@ -135,7 +138,9 @@ final class DecoderWorker: Sendable {
             return .engineFailure("\(name) does not load\(lines.first.map { ": \($0)" } ?? " (the recognition worker \(ending))")")
         }
         let how = stopped ?? "was \(Self.describe(ending))"
-        return .engineFailure("the recognition worker (\(WorkerProtocol.executableName), \(kind.model.language)) \(how)\(first)")
+        let why = "the recognition worker (\(WorkerProtocol.executableName), \(kind.model.language)) \(how)\(first)"
+        state.withLock { state in if state.why == nil { state.why = why } }
+        return .engineFailure(why)
     }
 
     /// Whether the process is stopped (SIGSTOP, a debugger): it would not answer its next call

@@ -71,7 +71,8 @@ final class StreamYieldTests: SharedRecognitionTestCase {
         for stream in streams {
             let heard = try await stream.value
             XCTAssertEqual(heard.reason, "stopped")
-            XCTAssertTrue(heard.text.hasPrefix("go forward ten meters go forward"), heard.text)
+            // Six words heard before the stop: on loaded cores the sixth may still be a partial "for".
+            XCTAssertTrue(heard.text.hasPrefix("go forward ten meters go"), heard.text)
         }
         for writer in writers { writer.closeReadEnd() }
         for connection in callers + [other] { await connection.close() }
