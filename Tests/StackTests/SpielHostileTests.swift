@@ -11,8 +11,7 @@ import XCTest
 final class SpielHostileTests: CleanUpTestCase {
     static let voice = SpielClient.voice
     static let long = String(repeating: Texts.long + " ", count: 6)
-    /// The modules voiceboxd keeps started ahead for espeak-ng (ModuleSpares.sparesPerEngine).
-    static let spares = 2
+    static let spares = ServiceProcesses.spareModules
 
     func startProvider(stderrFD: Int32? = nil, extraArguments: [String] = []) async throws -> (ServiceHarness, SpielClient) {
         let stack = try Stack.require()

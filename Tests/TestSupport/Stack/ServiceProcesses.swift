@@ -34,21 +34,15 @@ enum ServiceProcesses {
         }
     }
 
-    /// Whether `pid` runs (a zombie waiting for init to reap it does not).
     /// The output modules (espeak-ng's) voiceboxd runs for the speech provider: spares and renderings.
     static func modules(of daemon: pid_t) -> [pid_t] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }.filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            let comm = stat[stat.index(after: stat.firstIndex(of: "(")!)..<close]
-            let ppid = stat[stat.index(close, offsetBy: 2)...].split(separator: " ").dropFirst().first.flatMap { pid_t($0) }
-            return comm == "sd_espeak-ng" && ppid == daemon
-        }
+        children(of: daemon, running: "sd_espeak-ng")
     }
 
     /// The spare modules voiceboxd keeps started ahead for espeak-ng (ModuleSpares.sparesPerEngine).
     static let spareModules = 2
 
+    /// Whether `pid` runs (a zombie waiting for init to reap it does not).
     static func running(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let afterName = stat.range(of: ") ") else { return false }
