@@ -6,6 +6,8 @@ import VoiceboxBus
 /// Snap app that may talk to the service must not get, through it, files its sandbox keeps from it.
 public struct CallerSandbox: Sendable {
     let connection: BusConnection
+    /// How long the bus daemon may take to say which process called (the bound bus-call).
+    let answer: Duration
 
     /// "a Flatpak sandbox" / "a Snap sandbox", or nil (outside any, or unknown: the bus would not
     /// say which process called).
@@ -14,11 +16,11 @@ public struct CallerSandbox: Sendable {
         return Self.sandbox(ofProcess: process.pid)
     }
 
-    /// The caller's process, from the bus daemon (bounded: 2 s); nil if it would not say.
+    /// The caller's process, from the bus daemon (bounded by `answer`); nil if it would not say.
     func process(of sender: String) async -> CallerProcess? {
         let reply = try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
-                                               arguments: [.string(sender)], timeout: .seconds(2))
+                                               arguments: [.string(sender)], timeout: answer)
         guard let pid = reply?.first?.uint32.map({ Int32(bitPattern: $0) }) else { return nil }
         let command = FileSystem.text(atPath: "/proc/\(pid)/comm")
         return CallerProcess(pid: pid, command: command?.trimmingWhitespace)

@@ -16,11 +16,6 @@ struct Rendering {
 }
 
 extension Daemon {
-    /// How long the provider's name waits for a first voice list (speech-dispatcher lists its
-    /// 13,000 voices in about 1.2 s, each module is probed in about 50 ms). A Spiel client that
-    /// activated the service by that name finds the voices when the name appears.
-    static let providerVoicesWait: Duration = .seconds(15)
-
     /// Exports /org/voicebox/Speech/Provider and starts following the voices; nil (logged) if it
     /// cannot be exported, and the service goes on without it.
     static func startProvider(_ connection: BusConnection, speech: SpeechService, rendering: Rendering,
@@ -37,10 +32,13 @@ extension Daemon {
         return (provider, synthesis)
     }
 
-    /// Takes the provider's name once its voices are there (or after `providerVoicesWait`).
-    static func claimProviderName(_ provider: (ProviderObject, SynthesisService)?) async {
+    /// Takes the provider's name once its voices are there, or after `wait` (the bound
+    /// provider-voices: speech-dispatcher lists its 13,000 voices in about 1.2 s, each module is
+    /// probed in about 50 ms). A Spiel client that activated the service by that name finds the
+    /// voices when the name appears.
+    static func claimProviderName(_ provider: (ProviderObject, SynthesisService)?, waitingAtMost wait: Duration) async {
         guard let (object, synthesis) = provider else { return }
-        await synthesis.waitForVoices(atMost: providerVoicesWait)
+        await synthesis.waitForVoices(atMost: wait)
         await object.claimName { message in log(message) }
     }
 }

@@ -35,15 +35,15 @@ public enum Daemon {
             return 1
         }
         // Once the calls stop, what they freed goes back to the system instead of staying resident.
-        // Soon (0.5 s), so that it is over before anyone measures an idle daemon's CPU (bench/ and
-        // the tests start 1 s or more after their last call).
-        connection.whenQuiet(after: .milliseconds(500)) { MallocArenas.returnFreeMemory() }
+        // Soon (memory-trim, 0.5 s), so that it is over before anyone measures an idle daemon's CPU
+        // (bench/ and the tests start 1 s or more after their last call).
+        connection.whenQuiet(after: options.bounds[.memoryTrim]) { MallocArenas.returnFreeMemory() }
         let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(
             address: options.speechdAddress, autospawn: options.autospawn, bounds: options.bounds,
             recovery: options.speechdRecovery == .restart ? .restart : .reconnect, log: { message in Daemon.log(message) }))
         let object: SpeechObject
         do {
-            object = try SpeechObject(connection: connection, notifyMicrophone: options.notifyMicrophone)
+            object = try SpeechObject(connection: connection, notifyMicrophone: options.notifyMicrophone, bounds: options.bounds)
         } catch {
             log("cannot export \(Speech1.objectPath): \(error.message)")
             return 1
@@ -103,7 +103,8 @@ public enum Daemon {
             return 1
         }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
-        let providerName = Task { await claimProviderName(provider) }
+        let providerWait = options.bounds[.providerVoices]
+        let providerName = Task { await claimProviderName(provider, waitingAtMost: providerWait) }
         // Only now: undoing a crashed interruption announces its `ended`, which a monitor watching
         // the name must see (and a voiceboxd that found the name taken must leave to its owner).
         Task { await session.run() }

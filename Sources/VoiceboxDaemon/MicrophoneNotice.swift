@@ -8,11 +8,13 @@ import VoiceboxInterface
 /// desktop shows a notification for as long as it lasts.
 ///
 /// Nothing here holds up the recognition: the notice runs beside it, and each call to the
-/// notification server is bounded (2 s); a missing or stuck server only costs the notification.
+/// notification server is bounded (`answer`: the bound bus-call); a missing or stuck server only
+/// costs the notification.
 struct MicrophoneNotice: Sendable {
     let connection: BusConnection
     let callers: CallerSandbox
     let notify: Bool
+    let answer: Duration
 
     /// Announces recognition `id` of `caller` until `ended` returns.
     func announce(_ id: UInt64, caller: String, until ended: @escaping @Sendable () async -> String) {
@@ -37,7 +39,7 @@ struct MicrophoneNotice: Sendable {
         let hints = VarDict(["urgency": .byte(1), "category": .string("device"), "transient": .boolean(true)])
         do {
             return try await notifications.call(DesktopNotifications.notify, "Voicebox", 0, "audio-input-microphone",
-                                                "Microphone on", body, [], hints, 0, timeout: .seconds(2))
+                                                "Microphone on", body, [], hints, 0, timeout: answer)
         } catch {
             Daemon.log("cannot show the microphone notification: \(error.message)")
             return nil
@@ -46,7 +48,7 @@ struct MicrophoneNotice: Sendable {
 
     private func close(_ notification: UInt32) async {
         do {
-            try await notifications.call(DesktopNotifications.closeNotification, notification, timeout: .seconds(2))
+            try await notifications.call(DesktopNotifications.closeNotification, notification, timeout: answer)
         } catch {
             Daemon.log("cannot close the microphone notification: \(error.message)")
         }

@@ -13,11 +13,13 @@ public final class SpeechObject: Sendable {
     private let services = ServicesGate()
 
     /// Exports the object. Calls that come before `serve` wait for it. `notifyMicrophone`: show a
-    /// desktop notification while a recognition has the microphone.
-    public init(connection: BusConnection, notifyMicrophone: Bool = false) throws(DBusError) {
+    /// desktop notification while a recognition has the microphone. `bounds`: the bus calls it makes
+    /// (bus-call).
+    public init(connection: BusConnection, notifyMicrophone: Bool = false, bounds: Bounds = Bounds()) throws(DBusError) {
         self.connection = connection
-        let callers = CallerSandbox(connection: connection)
-        let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone)
+        let callers = CallerSandbox(connection: connection, answer: bounds[.busCall])
+        let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone,
+                                          answer: bounds[.busCall])
         object = try connection.export(path: Speech1.objectPath, interface: Speech1.interface,
                                        handlers: SpeechHandlers.all(services, callers: callers, microphone: microphone))
     }

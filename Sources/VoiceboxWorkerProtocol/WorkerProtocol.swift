@@ -146,9 +146,6 @@ public enum WorkerProtocol {
     public static let maximumPayload = 1 << 20
     /// Samples per message the worker sends (a quarter of a second).
     public static let samplesPerMessage = 4_000
-    /// The longest voiceboxd waits for voicebox-audio (AudioHelper), once it is done with it, to
-    /// end before killing it. (The recognition workers' is `Bound.workerReap`, the same 1 s.)
-    public static let reapBound: Duration = .seconds(1)
 
     /// One message, encoded: tag, length, payload.
     public static func encode(_ tag: Tag, _ payload: UnsafeRawBufferPointer) -> [UInt8] {

@@ -137,7 +137,7 @@ public final class AudioHelper: AudioMixer, AudioCapture {
         guard let process else { return }
         // Closing its socket ends it (it exits 0, its server connections close); killed if not.
         Glibc.shutdown(process.socket, Int32(SHUT_RDWR))
-        _ = process.child.end(within: WorkerProtocol.reapBound)
+        _ = process.child.end(within: bounds[.workerReap])
     }
 
     // MARK: - Starting and losing the helper
@@ -227,12 +227,12 @@ public final class AudioHelper: AudioMixer, AudioCapture {
             return (state.waiting, state.captures)
         }) else { return }
         Glibc.shutdown(process.socket, Int32(SHUT_RDWR))
-        let (termination, killed) = process.child.end(within: WorkerProtocol.reapBound)
+        let (termination, killed) = process.child.end(within: bounds[.workerReap])
         let reason = why.map { "the audio helper was stopped: \($0)" }
             ?? (killed ? "the audio helper stopped answering and was killed" : "the audio helper \(termination)")
         log?(reason)
         end(waiting: waiting, captures: captures, reason: reason)
-        let livedLong = ContinuousClock.now - process.started > .seconds(10)
+        let livedLong = ContinuousClock.now - process.started > bounds[.helperRestartReset]
         if livedLong { state.withLock { $0.failures = 0 } }
         scheduleReplacement(after: reason)
     }

@@ -142,7 +142,7 @@ final class ResilienceTests: XCTestCase {
             let pid = target.withLock { $0 }
             if pid > 0 { kill(pid, SIGTERM) }
         }
-        for attempt in 1...25 {
+        for round in 1...25 {
             let daemon: Subprocess
             do {
                 daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", stack.speechdAddress])
@@ -153,7 +153,7 @@ final class ResilienceTests: XCTestCase {
             target.withLock { $0 = daemon.pid }
             let status = await daemon.wait(timeout: .seconds(5))
             target.withLock { $0 = 0 }  // never a later process that got the pid
-            XCTAssertEqual(status, 0, "attempt \(attempt): voiceboxd did not exit cleanly on TERM")
+            XCTAssertEqual(status, 0, "round \(round): voiceboxd did not exit cleanly on TERM")
             if status != 0 { daemon.signal(SIGKILL); break }
         }
         await watcher.close()
@@ -164,14 +164,14 @@ final class ResilienceTests: XCTestCase {
     /// exit, not death by the default action.
     func testSIGTERMDuringStartUpExitsCleanly() async throws {
         let stack = try Stack.require()
-        for attempt in 1...5 {
+        for round in 1...5 {
             let daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", stack.speechdAddress])
             try await waitUntil("voiceboxd to start a thread", timeout: .seconds(5)) {
                 threadCount(daemon.pid) > 1 || daemon.poll() != nil
             }
             daemon.signal(SIGTERM)
             let status = await daemon.wait(timeout: .seconds(5))
-            XCTAssertEqual(status, 0, "attempt \(attempt)")
+            XCTAssertEqual(status, 0, "round \(round)")
             if status != 0 { daemon.signal(SIGKILL); break }
         }
     }

@@ -51,9 +51,9 @@ final class ContractTests: XCTestCase {
     func testRunningServiceServesTheContract() async throws {
         let stack = try Stack.require()
         let service = try await ServiceHarness(stack: stack)
+        addTeardownBlock { await service.stop() }
         let xml = try await service.client.call(destination: ServiceHarness.name, path: ServiceHarness.path,
                                                 interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
-        await service.stop()
         let served = try InterfaceOutline.parse(Data((xml.first?.string ?? "").utf8))
         let contract = try InterfaceOutline.parse(Data(contentsOf: Self.contractURL))
         XCTAssertEqual(served["org.voicebox.Speech1"], contract["org.voicebox.Speech1"])

@@ -32,6 +32,7 @@ public enum Bound: String, CaseIterable, Sendable {
     case helperStartFailed = "helper-start-failed"
     case helperRestartFirst = "helper-restart-first"
     case helperRestartLimit = "helper-restart-limit"
+    case helperRestartReset = "helper-restart-reset"
     // The audio session (AudioSession, MPRIS players)
     case memoryCheckFirst = "memory-check-first"
     case playerAnswer = "player-answer"
@@ -49,6 +50,13 @@ public enum Bound: String, CaseIterable, Sendable {
     case moduleReply = "module-reply"
     case moduleSilence = "module-silence"
     case moduleReader = "module-reader"
+    case moduleExit = "module-exit"
+    case moduleSpareIdle = "module-spare-idle"
+    case moduleProbeAgain = "module-probe-again"
+    // voiceboxd's own (Daemon)
+    case busCall = "bus-call"
+    case providerVoices = "provider-voices"
+    case memoryTrim = "memory-trim"
     // Callers' streams (RecognitionRun)
     case streamPark = "stream-park"
     case streamRelease = "stream-release"
@@ -87,6 +95,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .helperStartFailed: .seconds(1)
         case .helperRestartFirst: .milliseconds(100)
         case .helperRestartLimit: .seconds(5)
+        case .helperRestartReset: .seconds(10)
         case .memoryCheckFirst: .seconds(1)
         case .playerAnswer: .milliseconds(500)
         case .workerStart: .seconds(5)
@@ -101,6 +110,12 @@ public enum Bound: String, CaseIterable, Sendable {
         case .moduleReply: .seconds(5)
         case .moduleSilence: .seconds(10)
         case .moduleReader: .seconds(60)
+        case .moduleExit: .milliseconds(500)
+        case .moduleSpareIdle: .seconds(300)
+        case .moduleProbeAgain: .seconds(60)
+        case .busCall: .seconds(2)
+        case .providerVoices: .seconds(15)
+        case .memoryTrim: .milliseconds(500)
         case .streamPark: .milliseconds(250)
         case .streamRelease: .seconds(2)
         case .streamHold: .seconds(1)
@@ -139,6 +154,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .helperStartFailed: "a call's wait for voicebox-audio while the last one could not be started at all"
         case .helperRestartFirst: "the first pause before starting a replacement voicebox-audio (it doubles while they keep failing)"
         case .helperRestartLimit: "the longest pause between replacements of voicebox-audio"
+        case .helperRestartReset: "how long a voicebox-audio must run for the next replacement to wait only helper-restart-first"
         case .memoryCheckFirst: "the first look again at a memory put-back the server had not listed (then 2, 4 … 60 times this)"
         case .playerAnswer: "an MPRIS player's answer to Pause, Play or a status read"
         case .workerStart: "a recognition worker to start and confine itself"
@@ -146,13 +162,19 @@ public enum Bound: String, CaseIterable, Sendable {
         case .workerAnswer: "a decoder worker's answer, plus 10 times the audio it was sent"
         case .fileWorkerHeader: "a file worker to read a file's header"
         case .fileWorkerAnswer: "each later message of a file worker"
-        case .workerReap: "a recognition worker the service is done with to end before it is killed"
+        case .workerReap: "a worker, voicebox-audio or an output module the service is done with to end before it is killed"
         case .workerEnd: "a recognition worker that broke off to end, so that the error names how it ended"
         case .workerCancel: "a cancelled recognition's decoder worker to answer before it is killed"
         case .moduleStart: "an output module to start and answer INIT (sd_espeak-ng: 20-50 ms)"
         case .moduleReply: "an output module's answer to SET, SPEAK, AUDIO"
         case .moduleSilence: "an output module rendering to send more, while its reader waits for it"
         case .moduleReader: "a reader that takes nothing while its rendering, read ahead as far as it may, holds an output module"
+        case .moduleExit: "an output module that closed its output to end, so that the error names how it ended"
+        case .moduleSpareIdle: "a spare output module nobody took is let go after this (an idle service holds none)"
+        case .moduleProbeAgain: "an output module whose probe failed is probed again when asked after this"
+        case .busCall: "the bus daemon's answer about a caller's process, and the notification daemon's (--notify-microphone)"
+        case .providerVoices: "the Spiel provider's name waits this long for a first voice list"
+        case .memoryTrim: "quiet on the bus before what the calls freed is given back to the system (a delay, not a wait)"
         case .streamPark: "a stream's read waiting for its writer before it gives its turn back"
         case .streamRelease: "a stream's read waiting for its writer before it gives its decoder back"
         case .streamHold: "a stream's hold on a decoder before it yields it at a pause to another caller's stream"

@@ -160,13 +160,13 @@ final class ModuleProcess: Sendable {
 
     /// The module's end, named: how it ended, as far as can be told within a short wait.
     func ended(_ when: String) -> ModuleFailure {
-        let termination = child.wait(timeout: .milliseconds(500))
+        let termination = child.wait(timeout: bounds[.moduleExit])
         let how = termination.map { "\($0)" } ?? "closed its output"
         return ModuleFailure(description: "\(module.name) \(how) \(when)")
     }
 
     /// Done with it: its pipes closed (it exits at the end of its input), killed if it had not
-    /// finished, reaped within `reapBound`. Blocks that long at most.
+    /// finished, reaped within the bound worker-reap. Blocks that long at most.
     func dismiss(ended cleanly: Bool) {
         let first = dismissed.withLock { done in
             defer { done = true }
@@ -176,7 +176,7 @@ final class ModuleProcess: Sendable {
         close(input)
         close(output)
         if !cleanly { child.signal(SIGKILL) }
-        _ = child.end(within: WorkerProtocol.reapBound)
+        _ = child.end(within: bounds[.workerReap])
     }
 
     deinit { dismiss(ended: false) }

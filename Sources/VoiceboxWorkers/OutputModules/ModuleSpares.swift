@@ -7,10 +7,9 @@ import VoiceboxWorkerProtocol
 /// report marks), and two spares started ahead per engine in use, so that a rendering takes a
 /// module that is loaded already and the next ones load meanwhile. Two: utterances come in bursts
 /// (libspiel queues several at once; one after another, the next came before its spare had loaded
-/// on a loaded machine, 120 ms late). Spares nobody takes for `spareIdle` are let go: an idle
-/// service holds none.
+/// on a loaded machine, 120 ms late). Spares nobody takes for the bound module-spare-idle are let
+/// go: an idle service holds none.
 actor ModuleSpares {
-    static let spareIdle: Duration = .seconds(300)
     static let sparesPerEngine = 2
 
     private let workerPath: String
@@ -35,7 +34,8 @@ actor ModuleSpares {
     }
 
     /// The engine `module` is, probed once; nil if it cannot render into memory. A probe that failed
-    /// is tried again when asked after `probeAgain` (a module that timed out on a loaded machine).
+    /// is tried again when asked after the bound module-probe-again (a module that timed out on a
+    /// loaded machine).
     func engine(_ module: ModuleCatalog.Module) async -> RenderEngine? {
         if let probe = probes[module.name] { return await probe.value }
         let probe = Task { await self.probe(module) }
@@ -43,14 +43,12 @@ actor ModuleSpares {
         let found = await probe.value
         if found == nil {
             Task {
-                try? await Task.sleep(for: Self.probeAgain)
+                try? await Task.sleep(for: self.bounds[.moduleProbeAgain])
                 self.forgetProbe(module.name)
             }
         }
         return found
     }
-
-    static let probeAgain: Duration = .seconds(60)
 
     private func forgetProbe(_ name: String) { probes[name] = nil }
 
@@ -79,7 +77,7 @@ actor ModuleSpares {
         }
         expiries[name]?.cancel()
         expiries[name] = Task {
-            try? await Task.sleep(for: Self.spareIdle)
+            try? await Task.sleep(for: self.bounds[.moduleSpareIdle])
             guard !Task.isCancelled else { return }
             await self.expire(name)
         }

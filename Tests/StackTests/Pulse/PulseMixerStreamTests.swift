@@ -101,9 +101,9 @@ final class PulseMixerStreamTests: XCTestCase {
     func testUnknownStreamIsNoSuchStreamAndAWrongChannelCountFails() async throws {
         let server = try MixerTestServer()
         let (mixer, recorder) = try await readyMixer(server)
-        for attempt in [{ try await mixer.setMute(99_999, true) }, { try await mixer.setVolume(99_999, [1000, 1000]) }] {
+        for call in [{ try await mixer.setMute(99_999, true) }, { try await mixer.setVolume(99_999, [1000, 1000]) }] {
             do {
-                try await attempt()
+                try await call()
                 XCTFail("changed a stream that does not exist")
             } catch let error as MixerError {
                 XCTAssertEqual(error, .noSuchStream(99_999))

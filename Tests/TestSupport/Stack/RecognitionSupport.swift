@@ -26,23 +26,6 @@ extension Recordings {
     }
 }
 
-/// This machine's decoding speed now. The machine is shared, and the same decode takes 0.27-0.65 of
-/// the audio's time from one hour to the next: a bound that rests on decoding measures it in the
-/// same run. (Four real-time streams need four times that of the two cores, so past about 0.3 they
-/// leave a third caller's stream less than a fixed bound assumes.)
-struct DecodingSpeed {
-    /// How long a Recognize of goforward took, its model loaded and a worker warm.
-    let seconds: Double
-    /// That over the audio's length.
-    let realTimeFactor: Double
-
-    /// `base` seconds where decoding takes 0.3 of real time (the README's figure), longer in
-    /// proportion as it takes more. Under a sanitizer the decode measured is itself slowed, so the
-    /// larger of that and faultBound's stretch, not both.
-    func bound(_ base: Double) -> Double { max(faultBound(base), base * max(1, realTimeFactor / 0.3)) }
-    var text: String { String(format: "%.2f of real time", realTimeFactor) }
-}
-
 /// What Recognize answered.
 struct Recognized {
     let text: String
@@ -72,16 +55,6 @@ extension ServiceHarness {
 
     /// goforward streamed as 32-bit floats at 48 kHz in stereo (made with sox in `directory`), so
     /// that the service unpacks and resamples it.
-    /// Decodes goforward twice, the first to load the model and warm a worker, and times the second.
-    func decodingSpeed() async throws -> DecodingSpeed {
-        let file: [String: DBusValue] = ["file": .string(Recordings.path("goforward.raw"))]
-        _ = try await recognize(file)
-        let started = ContinuousClock.now
-        let heard = try await recognize(file)
-        let took = seconds(ContinuousClock.now - started)
-        return DecodingSpeed(seconds: took, realTimeFactor: took / heard.duration)
-    }
-
     func recognizeGoForwardAt48kHzInStereo(in directory: URL) async throws -> Recognized {
         let path = directory.appendingPathComponent("stereo.f32").path
         try Recordings.sox(raw: Recordings.path("goforward.raw"), to: path,
