@@ -79,7 +79,7 @@ let package = Package(
         // TestSupport holds the set-up they share (the stack, a voiceboxd, private servers, clean-ups).
         .target(name: "TestSupport", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon",
                                                     "VoiceboxCore", "VoiceboxPulse", "VoiceboxLock", "VoiceboxPocketsphinx",
-                                                    "VoiceboxModels"],
+                                                    "VoiceboxModels", "VoiceboxSpeechd"],
                 path: "Tests/TestSupport"),
         .testTarget(name: "UnitTests", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn", "VoiceboxDictation",
                                                       "voicebox", "VoiceboxInsertion", "VoiceboxBus", "VoiceboxSpeechd",
@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "SoundServerTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd",
                                                              "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock",
                                                              "TestSupport"]),
-        .testTarget(name: "SpeedTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxPocketsphinx",
+        .testTarget(name: "SpeedTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxPocketsphinx", "VoiceboxSpeechd",
                                                        "VoiceboxModels", "VoiceboxSndfile", "VoiceboxCore", "VoiceboxSpawn",
                                                        "VoiceboxLock", "TestSupport"]),
     ],

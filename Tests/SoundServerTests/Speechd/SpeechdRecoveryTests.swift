@@ -11,7 +11,7 @@ import XCTest
 /// it passes, and in which order; how soon with the standard bounds is SpeechdContractTests' (SpeedTests).
 // @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
 final class SpeechdRecoveryTests: SynthesizerTestCase {
-    private var log = LogLines()
+    private var log = SynthesizerLog()
     /// A new utterance must begin within 0.3 s. An honest start takes up to 0.33 s (measured), so one
     /// may meet the watchdog too: the probe then finds the server busy and waits on, as for a slow one.
     /// Each probe's voice list keeps speech-dispatcher from answering anyone else for about a second
@@ -22,7 +22,7 @@ final class SpeechdRecoveryTests: SynthesizerTestCase {
 
     override func tearDown() {
         super.tearDown()
-        log = LogLines()
+        log = SynthesizerLog()
     }
 
     private func started() async throws -> PrivateSpeechd { try await startedServer() }

@@ -1,5 +1,4 @@
 import Foundation
-@testable import TestSupport
 import VoiceboxCore
 import VoiceboxLock
 import XCTest
@@ -90,7 +89,7 @@ final class EventRecorder: Sendable {
 
 /// What a synthesizer said in its log (`Configuration.log`), printed and kept for the test to read:
 /// how recovery went, and which bound it met.
-final class LogLines: Sendable {
+final class SynthesizerLog: Sendable {
     private let lines = Locked<[String]>([])
 
     func add(_ line: String) {
@@ -142,7 +141,7 @@ class SynthesizerTestCase: XCTestCase {
 
     /// A synthesizer on `address` (never autospawning unless told), its events recorded, its log to `log`.
     func make(_ address: String, bounds: Bounds = Bounds(), recovery: SpeechDispatcherSynthesizer.Recovery = .restart,
-              autospawn: Bool = false, probeTimeout: Double? = nil, log: LogLines? = nil) -> (SpeechDispatcherSynthesizer, EventRecorder) {
+              autospawn: Bool = false, probeTimeout: Double? = nil, log: SynthesizerLog? = nil) -> (SpeechDispatcherSynthesizer, EventRecorder) {
         var configuration = SpeechDispatcherSynthesizer.Configuration(address: address, autospawn: autospawn, clientName: "voicebox-tests",
                                                                       bounds: bounds, recovery: recovery)
         configuration.probeTimeout = probeTimeout
@@ -155,7 +154,7 @@ class SynthesizerTestCase: XCTestCase {
     /// `make`, once it has connected.
     func connected(_ address: String, bounds: Bounds = Bounds(), recovery: SpeechDispatcherSynthesizer.Recovery = .restart,
                    autospawn: Bool = false, probeTimeout: Double? = nil,
-                   log: LogLines? = nil) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
+                   log: SynthesizerLog? = nil) async throws -> (SpeechDispatcherSynthesizer, EventRecorder) {
         let (synthesizer, recorder) = make(address, bounds: bounds, recovery: recovery, autospawn: autospawn,
                                            probeTimeout: probeTimeout, log: log)
         guard await recorder.wait(for: .available, timeout: 20) else {
