@@ -54,15 +54,16 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await waitUntil("two words in a partial result") {
             self.service.recognitionSignals(of: id).contains { ($0.arguments.last?.string ?? "").split(separator: " ").count >= 2 }
         }
+        let heardBefore = service.recognitionSignals(of: id).last { $0.member == "RecognitionPartial" }?.arguments.last?.string ?? ""
         try await service.proxy.call(Speech1.stopRecognition)
         let recognized = try await answer
         XCTAssertEqual(recognized.reason, "stopped")
-        XCTAssertFalse(recognized.text.isEmpty)
-        XCTAssertLessThan(recognized.duration, 4.0 + 1.5, "answered before the recording was over")
-        // numbers.raw says "thirty three four or six ninety two" (so the bare tool hears it): the
-        // answer has its first words, not all of them.
+        // numbers.raw says "thirty three four or six ninety two" (so the bare tool hears it). The
+        // answer keeps every word heard before the stop, and what the microphone had recorded by
+        // then but not yet decoded (on a loaded machine the decoder runs behind the recording), so
+        // how many of the later words it has depends on that lag: at least the partial's.
         XCTAssertEqual(recognized.words.first?.word, "thirty", recognized.text)
-        XCTAssertLessThan(recognized.words.count, 7, recognized.text)
+        XCTAssertGreaterThanOrEqual(recognized.words.count, heardBefore.split(separator: " ").count, "\(heardBefore) / \(recognized.text)")
         XCTAssertEqual(service.recognitionSignals(of: id).last?.arguments.last?.string, recognized.text)
         try await service.waitForListening(false)
     }

@@ -64,7 +64,7 @@ extension RecognitionRun {
         if let fault { throw fault }
         switch control.request {
         case .cancel: throw RecognitionFault.cancelled
-        case .stop: end = end ?? .stopped
+        case .stop: end = .stopped  // also when the audio taken before the stop ended its utterance
         case .interrupt: end = end ?? .interrupted
         case nil: break
         }
