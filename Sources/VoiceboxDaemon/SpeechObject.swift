@@ -17,9 +17,9 @@ public final class SpeechObject: Sendable {
     /// (bus-call).
     public init(connection: BusConnection, notifyMicrophone: Bool = false, bounds: Bounds = Bounds()) throws(DBusError) {
         self.connection = connection
-        let callers = CallerSandbox(connection: connection, answer: bounds[.busCall])
-        let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone,
-                                          answer: bounds[.busCall])
+        let answer = bounds[.busCall]
+        let callers = CallerSandbox(connection: connection, answer: answer)
+        let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone, answer: answer)
         object = try connection.export(path: Speech1.objectPath, interface: Speech1.interface,
                                        handlers: SpeechHandlers.all(services, callers: callers, microphone: microphone))
     }

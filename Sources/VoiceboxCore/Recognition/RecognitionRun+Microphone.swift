@@ -31,19 +31,13 @@ extension RecognitionRun {
         var live = LiveAudio(decoder: decoder, options: options)
         var end: RecognitionEnd?
         var fault: VoiceboxError?
-        var stopping = false
         listening: for await chunk in microphone.chunks {
-            // A stop keeps what was said before it: the microphone is closed, which ends the
-            // stream after the chunks it already holds, and those are still decoded (on a loaded
-            // machine the decoder can be a second or more behind the recording, and the last
-            // words would be lost). A cancel, or a call taking the audio, ends it at once.
-            if let request = control.request {
-                guard request == .stop else { break }
-                if !stopping {
-                    stopping = true
-                    await microphone.close()
-                }
-            }
+            // A stop keeps what was said before it: the service closes the microphone it was
+            // handed with the stop (RecognitionControl.request), which ends the stream after the
+            // chunks it already holds, and those are still decoded (on a loaded machine the
+            // decoder can be a second or more behind the recording, and the last words would be
+            // lost). A cancel, or a call taking the audio, ends it at once.
+            if let request = control.request, request != .stop { break }
             do throws(VoiceboxError) {
                 end = try take(chunk, into: decoder, &live)
             } catch {
