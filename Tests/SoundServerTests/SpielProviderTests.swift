@@ -10,6 +10,7 @@ import XCTest
 /// real stack: what lands in the pipes is taken apart as libspeechprovider's reader does and held
 /// against espeak-ng's own rendering of the same text.
 final class SpielProviderTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
     static let voice = SpielClient.voice
     var spiel: SpielClient { SpielClient(connection: service.client) }
 

@@ -7,6 +7,7 @@ import VoiceboxLock
 import XCTest
 
 final class StreamSessionTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
     override class var usesRecordings: Bool { true }
     private let expected = "go forward ten meters"
 

@@ -8,6 +8,7 @@ import XCTest
 /// Recognize through a real voiceboxd, PulseAudio and the real en-US model. The fake microphone
 /// (the stack's default source) hears whatever is played into VOICEBOX_TEST_MIC_SINK.
 final class RecognitionTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
     override class var usesRecordings: Bool { true }
 
     // MARK: Files

@@ -9,6 +9,7 @@ import XCTest
 /// of being played, with the signals of played speech, against the real stack; what lands in the
 /// file is held against espeak-ng's own rendering, and the sink is listened to.
 final class SpeakOutputTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
     static let voice = SpielClient.voice
     static let marked = "<speak>Written <mark name=\"a\"/>into a file. <mark name=\"b\"/>Nobody hears it.</speak>"
 
