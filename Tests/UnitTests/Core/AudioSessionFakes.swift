@@ -85,6 +85,8 @@ final class ScriptedMixer: AudioMixer, @unchecked Sendable {
 
     /// Every event sent so far has reached the session's input (its reader asked for the next one).
     var allTaken: Bool { state.withLock { $0.taken > $0.sent } }
+    /// How many events were sent so far.
+    var sentCount: Int { state.withLock { $0.sent } }
 
     private func send(_ event: MixerEvent) {
         state.withLock { $0.sent += 1 }
