@@ -358,6 +358,8 @@ final class RecognitionServiceTests: XCTestCase {
         let service = makeService()
         let pending = try await service.start(options(), caller: ":1.1")
         _ = try await microphone()
+        // Listening is set once the open microphone is attached to the run, a moment after it opens.
+        try await waitFor("Listening") { self.bus.properties.contains(.listening(true)) }
         XCTAssertEqual(bus.properties, [.listeningID(pending.id), .listening(true)])
         await service.endRecognition(pending.id, cancel: true)
         let kind = await errorKind { _ = try await pending.outcome() }
