@@ -13,6 +13,8 @@ final class ServiceHarness: Sendable {
 
     let stack: Stack
     let daemon: Subprocess
+    /// The speech-dispatcher it speaks to (nil: found from the environment).
+    let speechdAddress: String?
     let client: BusConnection
     /// The service through its declarations.
     var proxy: BusProxy { Speech1.proxy(client) }
@@ -29,7 +31,8 @@ final class ServiceHarness: Sendable {
          waitForName: Bool = true) async throws {
         self.stack = stack
         let inherited = FileManager.default.fileExists(atPath: Self.journalPath)
-        let address = addressFromEnvironment ? [] : ["--speechd-address", speechdAddress ?? stack.speechdAddress]
+        self.speechdAddress = addressFromEnvironment ? nil : speechdAddress ?? stack.speechdAddress
+        let address = self.speechdAddress.map { ["--speechd-address", $0] } ?? []
         // The stack's keep-alive streams and the players that feed its fake microphone have role
         // "test": an audio interruption must leave them alone, or listening would silence the microphone.
         daemon = try Subprocess(stack.daemonPath, (autospawn ? [] : ["--no-autospawn"]) + ["--spare-role", "test"] + address + extraArguments,
@@ -76,13 +79,21 @@ final class ServiceHarness: Sendable {
     /// Stops voiceboxd with SIGTERM. Returns the interruption journal it left behind if it was
     /// running until then: a trace (what it changed of others' audio, or of what the server
     /// remembers, not yet undone) that only the next voiceboxd would clear.
+    /// A voiceboxd that had died already (a test killed it) could not stop what it had handed
+    /// speech-dispatcher, which speaks a dead client's text to its end: that speech is cancelled
+    /// here, or the next test's speech would queue behind it (seconds of a long text).
     @discardableResult
     func stop() async -> String? {
         let wasRunning = daemon.poll() == nil
         daemon.signal(SIGTERM)
         await daemon.wait()
         await client.close()
-        guard wasRunning else { return nil }
+        guard wasRunning else {
+            if let speechdAddress, let cleaner = try? RawSSIPClient(address: speechdAddress, name: "cleaner") {
+                _ = try? cleaner.command("CANCEL all")
+            }
+            return nil
+        }
         return try? String(contentsOfFile: Self.journalPath, encoding: .utf8)
     }
 
