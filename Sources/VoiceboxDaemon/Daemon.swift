@@ -94,7 +94,8 @@ public enum Daemon {
             case .taken:
                 let owner = (try? await connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                         interface: "org.freedesktop.DBus", member: "GetNameOwner",
-                                                        arguments: [.string(Speech1.busName)]))?.first?.string ?? "another process"
+                                                        arguments: [.string(Speech1.busName)], timeout: options.bounds[.busCall]))?
+                    .first?.string ?? "another process"
                 log("\(Speech1.busName) is already owned by \(owner): is another voiceboxd running?")
                 return 2
             }

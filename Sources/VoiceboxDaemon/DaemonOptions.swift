@@ -115,6 +115,11 @@ public struct DaemonOptions: Sendable, Equatable {
             default: throw OptionError("unknown argument '\(argument)'")
             }
         }
+        // These four are bounds too: `--bound grace=0.5` is `--grace 0.5`.
+        if let grace = bounds.chosen(.grace) { audio.grace = grace }
+        if let limit = bounds.chosen(.callLimit) { audio.listeningInterruptionLimit = limit }
+        if let wait = bounds.chosen(.voicesWait) { voicesWait = wait.inSeconds }
+        if let idle = bounds.chosen(.modelIdle) { modelIdleSeconds = idle.inSeconds }
     }
 }
 

@@ -1,4 +1,5 @@
 @testable import TestSupport
+import VoiceboxCore
 import VoiceboxDaemon
 import XCTest
 
@@ -14,6 +15,22 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(options.voicesWait, 2.5)
         XCTAssertFalse(options.debug)
         XCTAssertTrue(try DaemonOptions(arguments: ["--debug"]).debug)
+    }
+
+    /// The waits and delays that have an option of their own are bounds too, set either way.
+    func testTheAudioAndModelDelaysAreBounds() throws {
+        let options = try DaemonOptions(arguments: ["--bound", "grace=0.5", "--bound", "call-limit=2", "--bound", "voices-wait=30",
+                                                    "--bound", "model-idle=1"])
+        XCTAssertEqual(options.audio.grace, .milliseconds(500))
+        XCTAssertEqual(options.audio.listeningInterruptionLimit, .seconds(2))
+        XCTAssertEqual(options.voicesWait, 30)
+        XCTAssertEqual(options.modelIdleSeconds, 1)
+        let flags = try DaemonOptions(arguments: ["--grace", "0.5", "--call-limit", "2", "--voices-wait", "30", "--model-idle", "1"])
+        XCTAssertEqual(flags.audio, options.audio)
+        XCTAssertEqual(flags.voicesWait, options.voicesWait)
+        XCTAssertEqual(flags.modelIdleSeconds, options.modelIdleSeconds)
+        XCTAssertEqual(DaemonOptions().audio.grace, Bound.grace.standard)
+        XCTAssertEqual(DaemonOptions().audio.listeningInterruptionLimit, Bound.callLimit.standard)
     }
 
     func testBadArgumentsAreRefused() {

@@ -32,8 +32,8 @@ extension AudioSession {
             let records = wanted.sorted { $0.key < $1.key }.map { key, stream in
                 // WirePlumber applies its memory a moment after a stream appears: until then a young
                 // stream's own level may not be it (see changedByOthers).
-                if let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow {
-                    provisional[key] = seen + Self.serverRestoreWindow
+                if let seen = firstSeen[stream.id], clock.now - seen < serverRestoreWindow {
+                    provisional[key] = seen + serverRestoreWindow
                     young.insert(key)
                 }
                 return MemoryRecord(name: key, before: RememberedSetting(name: key, muted: stream.muted, volume: stream.volume,
@@ -86,7 +86,8 @@ extension AudioSession {
 
     /// After a change to a stream we changed, where the server does not say when it saved it
     /// (pipewire-pulse): the memory is written back again a moment later.
-    func scheduleMemoryRewrite(after delay: Duration = memorySettleDelay) {
+    func scheduleMemoryRewrite(after delay: Duration? = nil) {
+        let delay = delay ?? memorySettleDelay
         guard server?.memory == .writeOnly, others?.memory.isEmpty == false else { return }
         memoryGeneration += 1
         memoryTimer?.cancel()

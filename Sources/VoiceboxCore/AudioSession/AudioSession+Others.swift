@@ -171,7 +171,7 @@ extension AudioSession {
                 current = others ?? current
             }
         }
-        guard let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow else { return }
+        guard let seen = firstSeen[stream.id], clock.now - seen < serverRestoreWindow else { return }
         if current.isMuted(stream.id), !stream.muted {
             await attempt("mute", stream) { try await mixer.setMute(stream.id, true) }
         } else if let entry = ducked, stream.volume != entry.ourVolume {

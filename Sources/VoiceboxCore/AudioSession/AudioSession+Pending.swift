@@ -72,7 +72,7 @@ extension AudioSession {
         guard server?.memory == .writeOnly, stream.muted != previous.muted || stream.volume != previous.volume,
               let index = pendingMemory.firstIndex(where: { $0.name == stream.memoryKey }),
               others?.isChanged(stream.id) != true,
-              let seen = firstSeen[stream.id], clock.now - seen >= Self.serverRestoreWindow else { return }
+              let seen = firstSeen[stream.id], clock.now - seen >= serverRestoreWindow else { return }
         let record = pendingMemory[index]
         if record.isInherited(mute: stream) || record.isInherited(volume: stream) { return }
         if let kept = record.before, stream.muted == kept.muted, kept.volume.map({ MemoryRecord.isAlike($0, stream.volume) }) ?? true {

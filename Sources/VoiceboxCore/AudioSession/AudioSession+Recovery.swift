@@ -93,7 +93,7 @@ extension AudioSession {
     private func startRepair(_ records: [MemoryRecord]) {
         guard !records.isEmpty else { return }
         repairing = records
-        repairUntil = clock.now + Self.serverRestoreWindow
+        repairUntil = clock.now + serverRestoreWindow
     }
 
     /// A stream, seen within the repair window or while its entry waits to be put back, that shows
@@ -130,7 +130,7 @@ extension AudioSession {
     /// first, it would burst out over the speech).
     private func inheritable(_ stream: PlaybackStream) -> MemoryRecord? {
         if let record = repairing.first(where: { $0.name == stream.memoryKey }) { return record }
-        guard let seen = firstSeen[stream.id], clock.now - seen < Self.serverRestoreWindow,
+        guard let seen = firstSeen[stream.id], clock.now - seen < serverRestoreWindow,
               others.map({ $0.policy == .mix }) ?? true else { return nil }
         return pendingMemory.first { $0.name == stream.memoryKey }
     }

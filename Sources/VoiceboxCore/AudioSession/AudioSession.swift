@@ -94,13 +94,15 @@ public actor AudioSession {
     var pendingChecks = 0
 
     /// How soon after a stream starts a change to it is the server applying its memory (WirePlumber
-    /// does it a moment after the stream appears), not the user.
-    static let serverRestoreWindow: Duration = .seconds(2)
+    /// does it a moment after the stream appears), not the user (`server-restore-window`).
+    let serverRestoreWindow: Duration
     /// How long after the last change to a stream we changed the memory is written again where no
-    /// event says it was saved (pipewire-pulse: WirePlumber saves a stream's volume on its own time).
-    static let memorySettleDelay: Duration = .milliseconds(300)
+    /// event says it was saved (pipewire-pulse: WirePlumber saves a stream's volume on its own time;
+    /// `memory-settle`).
+    let memorySettleDelay: Duration
 
-    /// `bounds`: voiceboxd's (memory-check-first is read; the players bound their own calls).
+    /// `bounds`: voiceboxd's (memory-check-first, server-restore-window and memory-settle are read;
+    /// the players bound their own calls; grace and call-limit come in `settings`).
     public init(mixer: any AudioMixer, players: any MediaPlayers, journal: any JournalStore, bus: any ServiceBus,
                 settings: AudioSessionSettings = .init(), bounds: Bounds = Bounds(), ownProcessID: Int32,
                 clock: any SessionClock = SystemSessionClock(), log: (@Sendable (String) -> Void)? = nil) {
@@ -112,6 +114,8 @@ public actor AudioSession {
         self.kinds = StreamKinds(settings: settings, ownProcessID: ownProcessID)
         self.clock = clock
         pendingCheckDelays = Self.pendingCheckMultiples.map { bounds[.memoryCheckFirst] * $0 }
+        serverRestoreWindow = bounds[.serverRestoreWindow]
+        memorySettleDelay = bounds[.memorySettle]
         self.log = log
         self.journal = JournalKeeper(store: journal, log: log)
         (inputs, inputSink) = AsyncStream.makeStream(of: Input.self)

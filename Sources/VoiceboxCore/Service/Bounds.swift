@@ -36,6 +36,13 @@ public enum Bound: String, CaseIterable, Sendable {
     // The audio session (AudioSession, MPRIS players)
     case memoryCheckFirst = "memory-check-first"
     case playerAnswer = "player-answer"
+    case grace = "grace"
+    case callLimit = "call-limit"
+    case serverRestoreWindow = "server-restore-window"
+    case memorySettle = "memory-settle"
+    // The voice list and the recognition models (Daemon)
+    case voicesWait = "voices-wait"
+    case modelIdle = "model-idle"
     // Recognition workers (voicebox-worker)
     case workerStart = "worker-start"
     case workerModelLoad = "worker-model-load"
@@ -98,6 +105,12 @@ public enum Bound: String, CaseIterable, Sendable {
         case .helperRestartReset: .seconds(10)
         case .memoryCheckFirst: .seconds(1)
         case .playerAnswer: .milliseconds(500)
+        case .grace: .milliseconds(300)
+        case .callLimit: .seconds(10)
+        case .serverRestoreWindow: .seconds(2)
+        case .memorySettle: .milliseconds(300)
+        case .voicesWait: .seconds(10)
+        case .modelIdle: .seconds(300)
         case .workerStart: .seconds(5)
         case .workerModelLoad: .seconds(15)
         case .workerAnswer: .seconds(10)
@@ -157,6 +170,12 @@ public enum Bound: String, CaseIterable, Sendable {
         case .helperRestartReset: "how long a voicebox-audio must run for the next replacement to wait only helper-restart-first"
         case .memoryCheckFirst: "the first look again at a memory put-back the server had not listed (then 2, 4 … 60 times this)"
         case .playerAnswer: "an MPRIS player's answer to Pause, Play or a status read"
+        case .grace: "others stay interrupted this long after the last utterance or recognition (a delay; also --grace)"
+        case .callLimit: "a microphone recognition held by a call this long ends, reason interrupted (also --call-limit)"
+        case .serverRestoreWindow: "a change to a stream this young is the sound server applying its memory, not the user"
+        case .memorySettle: "quiet after our last change to a stream before its memory entry is written again (pipewire-pulse)"
+        case .voicesWait: "ListVoices's wait for a first voice list before EngineUnavailable (also --voices-wait)"
+        case .modelIdle: "a recognition model unused this long is freed (a delay; also --model-idle)"
         case .workerStart: "a recognition worker to start and confine itself"
         case .workerModelLoad: "a decoder worker to load its model"
         case .workerAnswer: "a decoder worker's answer, plus 10 times the audio it was sent"
@@ -201,6 +220,10 @@ public struct Bounds: Sendable, Equatable {
 
     /// The bounds a test names, the rest standard: `Bounds([.speechdBegin: .milliseconds(300)])`.
     public init(_ values: [Bound: Duration]) { chosen = values }
+
+    /// The value set on the command line, nil when standard: for the bounds that an option of
+    /// their own sets too (`--grace` is `--bound grace=`).
+    public func chosen(_ bound: Bound) -> Duration? { chosen[bound] }
 
     /// Sets one from `NAME=SECONDS` (the value of `--bound`), or says what is wrong with it.
     public mutating func set(_ text: String) throws(BoundError) {
