@@ -11,6 +11,10 @@ import XCTest
 // @SoundServer: every test pauses, ducks, corks or mutes other audio and checks what the server shows
 final class AudioSessionTests: ServiceTestCase {
     override class var mustLeaveNoJournal: Bool { true }
+    override class var argumentsByTest: [String: [String]] {
+        ["testACallCorksTheMicrophoneAndEndsARecognitionHeldTooLong": ["--bound", "call-limit=3"],
+         "testAHungPlayerHoldsUpNoOtherPlayer": ["--bound", "player-answer=120"]]
+    }
 
     /// Module-role-cork corks music and video streams where the stack's PulseAudio has it.
     static var serverCorks: Bool { ProcessInfo.processInfo.environment["VOICEBOX_SOUND_SERVER"] == "pulse-stock" }
@@ -30,13 +34,13 @@ final class AudioSessionTests: ServiceTestCase {
 
     func player() async throws -> MPVPlayer {
         let mpv = try await MPVPlayer(sink: stack.sink, bus: service.client)
-        cleanUps.append { await mpv.stop() }
+        addTeardownBlock { await mpv.stop() }
         return mpv
     }
 
     func stream(role: String?) async throws -> PlayingStream {
         let stream = try PlayingStream(sink: stack.sink, role: role)
-        cleanUps.append { await stream.stop() }
+        addTeardownBlock { await stream.stop() }
         _ = try await stream.waitUntilListed()
         return stream
     }
@@ -144,7 +148,7 @@ final class AudioSessionTests: ServiceTestCase {
         let id = try await service.speak(Texts.long, ["others": .string("mix")])
         try await waitUntil("speech to be heard") { ears.firstLoud() != nil }
         let call = try PlayingStream(callOn: stack.sink)
-        cleanUps.append { await call.stop() }
+        addTeardownBlock { await call.stop() }
         let began = try await waitForInterruption("began")
         XCTAssertEqual(began["reason"], .string("external"))
         XCTAssertEqual(began["id"], .uint64(0))
@@ -153,8 +157,9 @@ final class AudioSessionTests: ServiceTestCase {
         let interrupted = try await service.proxy.get(Speech1.interrupted)
         XCTAssertTrue(interrupted)
         let heldAt = ears.latestPosition
-        try await waitUntil("a second of the call recorded") { ears.seconds >= heldAt + 1.5 }
-        XCTAssertLessThan(ears.rms(from: heldAt + 0.5, to: heldAt + 1.5), 50, "speech is held during the call")
+        // The contract (docs/audio-sessions.md): silent within 0.5 s of the call's `began`; 3 times slack.
+        try await waitUntil("2.5 s of the call recorded") { ears.seconds >= heldAt + 2.5 }
+        XCTAssertLessThan(ears.rms(from: heldAt + 1.5, to: heldAt + 2.5), 50, "speech is held during the call")
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
         await call.stop()
         let ended = try await waitForInterruption("ended")
@@ -170,8 +175,6 @@ final class AudioSessionTests: ServiceTestCase {
     /// A call corks the microphone while it lasts and uncorks it after; one that lasts past the
     /// limit ends the recognition with what it heard (reason interrupted).
     func testACallCorksTheMicrophoneAndEndsARecognitionHeldTooLong() async throws {
-        await service.stop()
-        service = try await ServiceHarness(stack: stack, extraArguments: ["--call-limit", "3"])
         let recognition = Task { [service] in
             try await service!.proxy.call(Speech1.recognize, VarDict(["others": .string("mix"), "max_seconds": .double(30)]),
                                           timeout: .seconds(40))
@@ -183,7 +186,7 @@ final class AudioSessionTests: ServiceTestCase {
         try await waitUntil("our recording to be listed") { (try? ServerStream.recording(of: pid)) != nil }
         XCTAssertEqual(try ServerStream.recording(of: pid)?.corked, false)
         let shortCall = try PlayingStream(callOn: stack.sink)
-        cleanUps.append { await shortCall.stop() }
+        addTeardownBlock { await shortCall.stop() }
         _ = try await waitForInterruption("began")
         try await waitUntil("the microphone to be corked") { (try? ServerStream.recording(of: pid))?.corked == true }
         await shortCall.stop()
@@ -191,7 +194,7 @@ final class AudioSessionTests: ServiceTestCase {
         try await waitUntil("the microphone to record again") { (try? ServerStream.recording(of: pid))?.corked == false }
 
         let call = try PlayingStream(callOn: stack.sink)
-        cleanUps.append { await call.stop() }
+        addTeardownBlock { await call.stop() }
         _ = try await waitForInterruption("began", count: 2)
         try await waitUntil("the microphone to be corked") { (try? ServerStream.recording(of: pid))?.corked == true }
         let reply = try await recognition.value
@@ -203,7 +206,7 @@ final class AudioSessionTests: ServiceTestCase {
     /// is kept unanswered until `hung` closes.
     func hungPlayer() async throws -> BusConnection {
         let hung = try BusConnection(address: stack.busAddress)
-        cleanUps.append { await hung.close() }
+        addTeardownBlock { await hung.close() }
         let never = BusMethod("Pause", "Never answers.")
         let status = BusProperty("PlaybackStatus", "Always Playing.", String.self)
         let interface = InterfaceDescription(name: "org.mpris.MediaPlayer2.Player", methods: [never.description],
@@ -223,8 +226,6 @@ final class AudioSessionTests: ServiceTestCase {
     /// mpv is paused while the hung player's Pause is still unanswered (no `began` yet); once the
     /// hung player leaves the bus its call fails, and `began` names mpv alone.
     func testAHungPlayerHoldsUpNoOtherPlayer() async throws {
-        await service.stop()
-        service = try await ServiceHarness(stack: stack, extraArguments: ["--bound", "player-answer=120"])
         let mpv = try await player()
         let hung = try await hungPlayer()
         let speaking = Task { [service] in try await service!.speak(Texts.long, ["others": .string("pause")]) }
@@ -256,7 +257,7 @@ final class AudioSessionTests: ServiceTestCase {
     func testVoiceboxsOwnCuesAreNotSilenced() async throws {
         let cue = try PlayingStream(sink: stack.sink, role: "event", application: "Voicebox")
         let other = try PlayingStream(sink: stack.sink, role: "event")
-        cleanUps.append { await cue.stop(); await other.stop() }
+        addTeardownBlock { await cue.stop(); await other.stop() }
         _ = try await cue.waitUntilListed()
         _ = try await other.waitUntilListed()
         let id = try await service.speak(Texts.long, ["others": .string("pause")])

@@ -15,10 +15,14 @@ import XCTest
 // @SoundServer: every test checks what the sound server heard or remembers
 final class AudioTraceTests: ServiceTestCase {
     override class var mustLeaveNoJournal: Bool { true }
+    override class var argumentsByTest: [String: [String]] {
+        ["testAPutBackWirePlumberTakesUpLateIsLetGoInTheSameRun": ["--bound", "memory-check-first=0.25"],
+         "testACallHoldsOthersPausedPastTheCallLimit": ["--bound", "call-limit=2"]]
+    }
 
     func stream(_ application: String, role: String? = nil, sink: String? = nil) throws -> PlayingStream {
         let stream = try PlayingStream(sink: sink ?? stack.sink, role: role, application: application)
-        cleanUps.append { await stream.stop() }
+        addTeardownBlock { await stream.stop() }
         return stream
     }
 
@@ -166,10 +170,8 @@ final class AudioTraceTests: ServiceTestCase {
     /// cover 30 s (WirePlumber, just woken, may take more than 7 s to catch up).
     func testAPutBackWirePlumberTakesUpLateIsLetGoInTheSameRun() async throws {
         guard ServerMemoryProbe.kind == .wirePlumber else { throw XCTSkip("WirePlumber only: PulseAudio holds a write when it answers") }
-        await service.stop()
-        service = try await ServiceHarness(stack: stack, extraArguments: ["--bound", "memory-check-first=0.25"])
         let wirePlumber = try XCTUnwrap(stack.pid(of: "wireplumber"))
-        cleanUps.append { _ = Glibc.kill(wirePlumber, SIGCONT) }
+        addTeardownBlock { _ = Glibc.kill(wirePlumber, SIGCONT) }
         let (name, key) = application("late-put-back")
         let level = try await setUserLevel(name, 30000)
         let remembered = try await ServerMemoryProbe.entries([key])
@@ -206,7 +208,7 @@ final class AudioTraceTests: ServiceTestCase {
             try await waitUntil("ext-stream-restore to answer") { (try? await mixer.forgetRemembered([key])) != nil }
         }
         let mpv = try await MPVPlayer(sink: stack.sink, bus: service.client)
-        cleanUps.append { await mpv.stop() }
+        addTeardownBlock { await mpv.stop() }
         let level = try await waitForLevel(of: mpv.process.pid)
         let remembered = try await ServerMemoryProbe.entries([key])
         _ = try await service.speak("a duck", ["wait": .boolean(true)])
@@ -249,7 +251,7 @@ final class AudioTraceTests: ServiceTestCase {
     func testAVoiceboxdKilledDuringADuckLeavesNoTrace() async throws {
         let key = "sink-input-by-application-name:mpv Media Player"
         var mpv = try await MPVPlayer(sink: stack.sink, bus: service.client)
-        cleanUps.append { [mpv] in await mpv.stop() }
+        addTeardownBlock { [mpv] in await mpv.stop() }
         let level = try await waitForLevel(of: mpv.process.pid)
         let remembered = try await ServerMemoryProbe.entries([key])
         let id = try await service.speak(Texts.long)
@@ -268,7 +270,7 @@ final class AudioTraceTests: ServiceTestCase {
         try await restartAndSeeTheEnd(of: id)
 
         mpv = try await MPVPlayer(sink: stack.sink, bus: service.client)
-        cleanUps.append { [mpv] in await mpv.stop() }
+        addTeardownBlock { [mpv] in await mpv.stop() }
         let again = try await waitForLevel(of: mpv.process.pid)
         XCTAssertEqual(decibels(again), decibels(level), accuracy: 0.1, "the player plays at the user's level again")
         await mpv.stop()
@@ -309,7 +311,7 @@ final class AudioTraceTests: ServiceTestCase {
     /// before a voiceboxd runs. The next one leaves it paused (found by the red team: it played it).
     func testAPlayerTheUserPlayedWhileNoVoiceboxdRanStaysPaused() async throws {
         let mpv = try await MPVPlayer(sink: stack.sink, bus: service.client)
-        cleanUps.append { [mpv] in await mpv.stop() }
+        addTeardownBlock { [mpv] in await mpv.stop() }
         try await waitUntil("mpv to play") { await mpv.status(on: self.service.client) == "Playing" }
         let id = try await service.speak(Texts.long, ["others": .string("pause")])
         _ = try await waitForInterruption("began")
@@ -340,7 +342,7 @@ final class AudioTraceTests: ServiceTestCase {
     private func kill() async {
         service.daemon.signal(SIGKILL)
         _ = await service.daemon.wait()
-        _ = try? ServerStream.run("/usr/bin/spd-say", ["-C"])  // the killed voiceboxd's speech
+        service.cancelSpeechLeftBehind()
     }
 
     /// A new voiceboxd, watched by a bus monitor: it announces the end of the one the old one began.
@@ -375,13 +377,12 @@ final class AudioTraceTests: ServiceTestCase {
         service.daemon.signal(SIGTERM)
         let status = await service.daemon.wait(timeout: .seconds(10))
         XCTAssertEqual(status, 0)
-        let ended = try await monitor.waitFor("ended", timeout: .seconds(2))
+        let ended = try await monitor.waitFor("ended", timeout: .seconds(10))
         XCTAssertEqual(ended.info["should_resume"], "boolean true")
         XCTAssertEqual(ended.info["id"], "uint64 \(id)")
         assertLevel(playing.state, level, "the stream after SIGTERM")
         let now = try await ServerMemoryProbe.entries([key])
         XCTAssertEqual(now, remembered, "what the server remembers of \(name)")
-        _ = try ServerStream.run("/usr/bin/spd-say", ["-C"])
     }
 
     // MARK: Calls
@@ -390,10 +391,8 @@ final class AudioTraceTests: ServiceTestCase {
     /// while the call goes on gives nothing back (the player stays paused, the stream muted) until
     /// the call ends.
     func testACallHoldsOthersPausedPastTheCallLimit() async throws {
-        await service.stop()
-        service = try await ServiceHarness(stack: stack, extraArguments: ["--call-limit", "2"])
         let mpv = try await MPVPlayer(sink: stack.sink, bus: service.client)
-        cleanUps.append { await mpv.stop() }
+        addTeardownBlock { await mpv.stop() }
         let other = try stream("beside-a-call")
         _ = try await other.settledState()
         let recognition = Task { [service] in
@@ -406,7 +405,7 @@ final class AudioTraceTests: ServiceTestCase {
         XCTAssertEqual(paused, "Paused")
 
         let call = try PlayingStream(callOn: stack.sink)
-        cleanUps.append { await call.stop() }
+        addTeardownBlock { await call.stop() }
         let external = try await waitForInterruption("began", count: 2)
         XCTAssertEqual(external["reason"], .string("external"))
         let reply = try await recognition.value

@@ -5,22 +5,29 @@ import VoiceboxBus
 import VoiceboxInterface
 import XCTest
 
+/// `voicebox ARGUMENTS` on the stack, run to its end: its exit status and what it wrote.
+private func voicebox(_ stack: Stack, _ arguments: [String], terminal: Bool = false) async throws -> (Int32?, ClientRun) {
+    let client = try ClientRun(stack, arguments, terminal: terminal)
+    return (await client.finish(), client)
+}
+
 /// The `voicebox` command against a real voiceboxd: listen, monitor, status, dictate's
-/// cross-process control, and its exit statuses.
-final class DictationTests: XCTestCase {
-    private func run(_ stack: Stack, _ arguments: [String], terminal: Bool = false) async throws -> (Int32?, ClientRun) {
-        let client = try ClientRun(stack, arguments, terminal: terminal)
-        return (await client.finish(), client)
-    }
+/// cross-process control, and its exit statuses. Each test ends what it started (its speech
+/// stopped, its dictation or listen ended): one voiceboxd serves them all.
+final class DictationTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
+
+    /// The stack and the class's voiceboxd.
+    private func classService() -> (Stack, ServiceHarness) { (stack, service) }
 
     func testListenToAFile() async throws {
         try Recordings.require()
-        let (stack, _) = try await startService()
-        let (status, client) = try await run(stack, ["listen", "--file", Recordings.path("goforward.raw")])
+        let (stack, _) = classService()
+        let (status, client) = try await voicebox(stack, ["listen", "--file", Recordings.path("goforward.raw")])
         XCTAssertEqual(status, 0, client.stderr)
         XCTAssertEqual(client.stdout, "go forward ten meters\n", "only the result when stdout is no terminal")
 
-        let (jsonStatus, json) = try await run(stack, ["listen", "--json", "--file", Recordings.path("goforward.raw")])
+        let (jsonStatus, json) = try await voicebox(stack, ["listen", "--json", "--file", Recordings.path("goforward.raw")])
         XCTAssertEqual(jsonStatus, 0, json.stderr)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         XCTAssertEqual(object["text"] as? String, "go forward ten meters")
@@ -30,7 +37,7 @@ final class DictationTests: XCTestCase {
 
     func testListenOpensTheFileItselfSoAnyNameWorks() async throws {
         try Recordings.require()
-        let (stack, _) = try await startService()
+        let (stack, _) = classService()
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("goforward.raw", in: directory)
         // A name that is not UTF-8 (the service never sees it: it gets the file open, as fd).
@@ -46,14 +53,14 @@ final class DictationTests: XCTestCase {
         let relativeStatus = await relative.finish()
         XCTAssertEqual(relativeStatus, 0, relative.stderr)
         XCTAssertEqual(relative.stdout, "go forward ten meters\n")
-        let (missingStatus, missing) = try await run(stack, ["listen", "--file", directory.path + "/none.wav"])
+        let (missingStatus, missing) = try await voicebox(stack, ["listen", "--file", directory.path + "/none.wav"])
         XCTAssertEqual(missingStatus, 1)
         XCTAssertEqual(missing.stderr, "voicebox: cannot open \(directory.path)/none.wav: No such file or directory\n")
     }
 
     // @SoundServer: speech
     func testSayReadsStandardInputAndSpeaksLongTextInParts() async throws {
-        let (stack, service) = try await startService()
+        let (stack, service) = classService()
         let said = try ClientRun(stack, ["say", "--json", "-"], input: Array("Read from standard input.".utf8))
         let saidStatus = await said.finish()
         XCTAssertEqual(saidStatus, 0, said.stderr)
@@ -77,8 +84,8 @@ final class DictationTests: XCTestCase {
 
     func testListenToAFileOnATerminalShowsAProgressBar() async throws {
         try Recordings.require()
-        let (stack, _) = try await startService()
-        let (status, client) = try await run(stack, ["listen", "--file", Recordings.path("goforward.raw")], terminal: true)
+        let (stack, _) = classService()
+        let (status, client) = try await voicebox(stack, ["listen", "--file", Recordings.path("goforward.raw")], terminal: true)
         XCTAssertEqual(status, 0, client.stderr)
         let output = client.stdout
         XCTAssertTrue(output.contains("decoding ["), output.debugDescription)
@@ -90,7 +97,7 @@ final class DictationTests: XCTestCase {
     // @SoundServer: the microphone
     func testListenOnATerminalShowsALevelMeterAndThePartialText() async throws {
         try Recordings.require()
-        let (stack, service) = try await startService()
+        let (stack, service) = classService()
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
         let client = try ClientRun(stack, ["listen", "--partial"], terminal: true)
         _ = try await service.waitForNewRecognition(besides: [])
@@ -114,10 +121,10 @@ final class DictationTests: XCTestCase {
 
     // @SoundServer: speech
     func testMonitorPrintsTheSignalsOfASay() async throws {
-        let (stack, _) = try await startService()
+        let (stack, _) = classService()
         let monitor = try ClientRun(stack, ["monitor"])
         try await waitUntil("monitor to subscribe") { monitor.stderr.contains("watching") }
-        let (sayStatus, say) = try await run(stack, ["say", "--json", "Hello from the monitor test"])
+        let (sayStatus, say) = try await voicebox(stack, ["say", "--json", "Hello from the monitor test"])
         XCTAssertEqual(sayStatus, 0, say.stderr)
         let said = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(say.stdout.utf8)) as? [String: Any])
         let id = try XCTUnwrap(said["id"] as? Int)
@@ -135,8 +142,8 @@ final class DictationTests: XCTestCase {
     }
 
     func testStatusJSON() async throws {
-        let (stack, _) = try await startService()
-        let (status, client) = try await run(stack, ["status", "--json"])
+        let (stack, _) = classService()
+        let (status, client) = try await voicebox(stack, ["status", "--json"])
         XCTAssertEqual(status, 0, client.stderr)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(client.stdout.utf8)) as? [String: Any], client.stdout)
         XCTAssertEqual(object["running"] as? Bool, true)
@@ -145,45 +152,15 @@ final class DictationTests: XCTestCase {
         XCTAssertEqual(object["listening"] as? Bool, false)
         XCTAssertEqual(object["paused"] as? Bool, false)
         XCTAssertNotNil(object["recognition_languages"] as? [String])
-        let (plainStatus, plain) = try await run(stack, ["status"])
+        let (plainStatus, plain) = try await voicebox(stack, ["status"])
         XCTAssertEqual(plainStatus, 0)
         XCTAssertTrue(plain.stdout.contains("is running"), plain.stdout)
     }
 
-    func testBadUsageAndNoService() async throws {
-        let stack = try Stack.require()
-        let (usage, bad) = try await run(stack, ["listen", "--max-seconds", "soon"])
-        XCTAssertEqual(usage, 64)
-        XCTAssertTrue(bad.stderr.contains("--max-seconds takes a number, not 'soon'"), bad.stderr)
-        XCTAssertEqual(bad.stdout, "")
-
-        // No voiceboxd on the test bus (no harness started; the bus activates nothing).
-        let (status, missing) = try await run(stack, ["status", "--json"])
-        XCTAssertEqual(status, 69, missing.stderr)
-        XCTAssertEqual(missing.stdout, "{\"running\":false}\n")
-        XCTAssertEqual(missing.stderr, "", "said once, on standard output")
-        let (plainStatus, plain) = try await run(stack, ["status"])
-        XCTAssertEqual(plainStatus, 69)
-        XCTAssertEqual(plain.stdout, "voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
-        XCTAssertEqual(plain.stderr, "")
-        let (unreachableStatus, unreachable) = try await run(stack, ["--address", "unix:path=/nonexistent/bus", "status"])
-        XCTAssertEqual(unreachableStatus, 69)
-        XCTAssertTrue(unreachable.stdout.hasPrefix("voiceboxd is not running: the session bus cannot be reached"), unreachable.stdout)
-        XCTAssertEqual(unreachable.stderr, "")
-        let (versionStatus, version) = try await run(stack, ["--version"])
-        XCTAssertEqual(versionStatus, 0)
-        XCTAssertTrue(version.stdout.hasPrefix("voicebox "), version.stdout)
-        let (sayStatus, say) = try await run(stack, ["say", "hello"])
-        XCTAssertEqual(sayStatus, 69)
-        XCTAssertEqual(say.stderr, "voicebox: voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
-        let (noBus, _) = try await run(stack, ["--address", "unix:path=/nonexistent/bus", "voices"])
-        XCTAssertEqual(noBus, 69)
-    }
-
     // @SoundServer: the microphone
     func testAServiceErrorIsOneSentence() async throws {
-        let (stack, _) = try await startService()
-        let (status, client) = try await run(stack, ["say", "--language", "xx", "hello"])
+        let (stack, _) = classService()
+        let (status, client) = try await voicebox(stack, ["say", "--language", "xx", "hello"])
         XCTAssertEqual(status, 1)
         XCTAssertEqual(client.stderr, "voicebox: no voice speaks 'xx'\n", "the service's sentence, no D-Bus error name")
     }
@@ -194,7 +171,7 @@ final class DictationTests: XCTestCase {
     /// and waits until it has been played (and decoded).
     private func dictateWhilePlaying(_ first: [String]) async throws -> (Stack, ServiceHarness, ClientRun) {
         try Recordings.require()
-        let (stack, service) = try await startService()
+        let (stack, service) = classService()
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("goforward.raw", in: directory)
         let dictation = try ClientRun(stack, first)
@@ -212,7 +189,7 @@ final class DictationTests: XCTestCase {
     // @SoundServer: the microphone
     func testDictateToggleTwiceAcrossTwoProcesses() async throws {
         let (stack, service, first) = try await dictateWhilePlaying(["dictate", "--toggle"])
-        let (secondStatus, second) = try await run(stack, ["dictate", "--toggle"])
+        let (secondStatus, second) = try await voicebox(stack, ["dictate", "--toggle"])
         XCTAssertEqual(secondStatus, 0, second.stderr)
         XCTAssertEqual(second.stdout, "", "the second press only ends the first")
         let status = await first.finish()
@@ -224,7 +201,7 @@ final class DictationTests: XCTestCase {
     // @SoundServer: the microphone
     func testDictatePushToTalk() async throws {
         let (stack, _, first) = try await dictateWhilePlaying(["dictate", "--start", "--literal"])
-        let (releaseStatus, release) = try await run(stack, ["dictate", "--stop"])
+        let (releaseStatus, release) = try await voicebox(stack, ["dictate", "--stop"])
         XCTAssertEqual(releaseStatus, 0, release.stderr)
         let status = await first.finish()
         XCTAssertEqual(status, 0, first.stderr)
@@ -233,7 +210,7 @@ final class DictationTests: XCTestCase {
 
     // @SoundServer: the microphone
     func testShortcutsLeaveAnotherProgramsRecognitionAlone() async throws {
-        let (stack, service) = try await startService()
+        let (stack, service) = classService()
         // Another program (not voicebox dictate) holds the microphone.
         let other = try ClientRun(stack, ["listen", "--max-seconds", "60"])
         let id = try await service.waitForNewRecognition(besides: [])
@@ -241,7 +218,7 @@ final class DictationTests: XCTestCase {
         let noDictation = try await service.proxy.get(Speech1.dictationID)
         XCTAssertEqual(noDictation, 0, "a listen is no dictation")
         for mode in ["--toggle", "--stop", "--cancel"] {
-            let (status, shortcut) = try await run(stack, ["dictate", mode])
+            let (status, shortcut) = try await voicebox(stack, ["dictate", mode])
             XCTAssertEqual(status, 5, "\(mode): \(shortcut.stderr)")
             XCTAssertEqual(shortcut.stderr,
                            "voicebox: the microphone is held by another program's recognition (\(id)), not a dictation: left alone\n")
@@ -256,7 +233,7 @@ final class DictationTests: XCTestCase {
         let dictation = try ClientRun(stack, ["dictate", "--toggle", "--output", "stdout", "--no-cue"])
         let dictationID = try await service.waitForNewRecognition(besides: [id])
         try await waitUntil("DictationID") { (try? await service.property("DictationID"))?.uint64 == dictationID }
-        let (cancelStatus, cancel) = try await run(stack, ["dictate", "--cancel"])
+        let (cancelStatus, cancel) = try await voicebox(stack, ["dictate", "--cancel"])
         XCTAssertEqual(cancelStatus, 0, cancel.stderr)
         let dictationStatus = await dictation.finish()
         XCTAssertEqual(dictationStatus, 130)
@@ -265,14 +242,47 @@ final class DictationTests: XCTestCase {
 
     // @SoundServer: the microphone
     func testDictateCancelEndsTheFirstWithNoOutput() async throws {
-        let (stack, service) = try await startService()
+        let (stack, service) = classService()
         let first = try ClientRun(stack, ["dictate", "--toggle"])
         _ = try await service.waitForNewRecognition(besides: [])
-        let (cancelStatus, cancel) = try await run(stack, ["dictate", "--cancel"])
+        let (cancelStatus, cancel) = try await voicebox(stack, ["dictate", "--cancel"])
         XCTAssertEqual(cancelStatus, 0, cancel.stderr)
         let status = await first.finish()
         XCTAssertEqual(status, 130)
         XCTAssertEqual(first.stdout, "")
         XCTAssertEqual(first.stderr, "")
+    }
+}
+
+/// `voicebox` where no voiceboxd runs: usage errors and the service's absence, told once.
+final class DictationWithoutServiceTests: XCTestCase {
+    func testBadUsageAndNoService() async throws {
+        let stack = try Stack.require()
+        let (usage, bad) = try await voicebox(stack, ["listen", "--max-seconds", "soon"])
+        XCTAssertEqual(usage, 64)
+        XCTAssertTrue(bad.stderr.contains("--max-seconds takes a number, not 'soon'"), bad.stderr)
+        XCTAssertEqual(bad.stdout, "")
+
+        // No voiceboxd on the test bus (no harness started; the bus activates nothing).
+        let (status, missing) = try await voicebox(stack, ["status", "--json"])
+        XCTAssertEqual(status, 69, missing.stderr)
+        XCTAssertEqual(missing.stdout, "{\"running\":false}\n")
+        XCTAssertEqual(missing.stderr, "", "said once, on standard output")
+        let (plainStatus, plain) = try await voicebox(stack, ["status"])
+        XCTAssertEqual(plainStatus, 69)
+        XCTAssertEqual(plain.stdout, "voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
+        XCTAssertEqual(plain.stderr, "")
+        let (unreachableStatus, unreachable) = try await voicebox(stack, ["--address", "unix:path=/nonexistent/bus", "status"])
+        XCTAssertEqual(unreachableStatus, 69)
+        XCTAssertTrue(unreachable.stdout.hasPrefix("voiceboxd is not running: the session bus cannot be reached"), unreachable.stdout)
+        XCTAssertEqual(unreachable.stderr, "")
+        let (versionStatus, version) = try await voicebox(stack, ["--version"])
+        XCTAssertEqual(versionStatus, 0)
+        XCTAssertTrue(version.stdout.hasPrefix("voicebox "), version.stdout)
+        let (sayStatus, say) = try await voicebox(stack, ["say", "hello"])
+        XCTAssertEqual(sayStatus, 69)
+        XCTAssertEqual(say.stderr, "voicebox: voiceboxd is not running (nothing owns org.voicebox.Speech1 on this bus)\n")
+        let (noBus, _) = try await voicebox(stack, ["--address", "unix:path=/nonexistent/bus", "voices"])
+        XCTAssertEqual(noBus, 69)
     }
 }

@@ -5,7 +5,10 @@ import VoiceboxBus
 import VoiceboxInterface
 import XCTest
 
+/// Each test ends what it started (its recognition ended, its player stopped): one voiceboxd
+/// serves them all.
 final class MicrophoneRecognitionTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
     /// Its tests play recordings into the fake microphone, made into WAV files in `directory`.
     override class var usesRecordings: Bool { true }
 
@@ -50,7 +53,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
         let player = try Player(wav, sink: stack.micSink)
-        defer { player.stop() }
+        addTeardownBlock { player.stop() }
         try await waitUntil("two words in a partial result") {
             self.service.recognitionSignals(of: id).contains { ($0.arguments.last?.string ?? "").split(separator: " ").count >= 2 }
         }
@@ -124,46 +127,6 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await service.waitForListening(false)
         _ = await pending.value
     }
-
-    /// Speech from the service, recognized by the service: speak into voicebox_out and listen to
-    /// its monitor. espeak-ng's voice needs a grammar (see audio-stack.md); even with one, its
-    /// "ten" is heard as "two" every time, so the sentence avoids numbers.
-    ///
-    /// Through a speech-dispatcher of its own: the shared one, after some other tests' cancelled
-    /// utterances, spoke a new client's first utterance so that this heard "the gotta get" (a
-    /// restart of speech-dispatcher cured it), which is not what this test is about.
-    // @SoundServer: speech into the sink, heard from its monitor
-    func testRoundTripSpeakThenRecognize() async throws {
-        let stack = self.stack!
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        await self.service.stop()
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
-        self.service = service  // stopped by tearDown
-        // Spoken once first: the new speech-dispatcher's first utterance starts its module.
-        _ = try await service.waitForFinish(try await service.speak("ready"))
-        let grammar = """
-            #JSGF V1.0;
-            grammar doors;
-            public <command> = (open | close | lock) the (door | window | garage) [please];
-            """
-        async let answer = service.recognize(["source": .string(stack.sink + ".monitor"), "grammar": .string(grammar),
-                                              "max_seconds": .double(20)])
-        let id = try await service.waitForNewRecognition(besides: [])
-        // As the contract tells apps: speak after the detector's 1.5 s warm-up. Spoken at once, the
-        // sentence straddles it, and once on a busy CI machine its first word came out as "lock"
-        // (0 in 15 runs here on a quiet one). At most 20 AudioLevel a second, one per 50 ms of
-        // audio heard: 32 of them, 1.6 s of audio heard at least.
-        try await waitUntil("1.6 s of audio heard", timeout: .seconds(30)) {
-            service.recognitionSignals(of: id).filter { $0.member == "AudioLevel" }.count >= 32
-        }
-        _ = try await service.speak("close the garage")
-        let recognized = try await answer
-        XCTAssertEqual(recognized.text, "close the garage")
-        XCTAssertEqual(recognized.reason, "endpoint")
-    }
-
     // @SoundServer: the microphone
     func testBadInputsEachGetTheirErrorAndTheServiceKeepsServing() async throws {
         let (service, directory) = (self.service!, self.directory!)
@@ -226,16 +189,58 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         let languages = try await service.property("RecognitionLanguages")
         XCTAssertEqual(languages, .stringArray(["en-US"]))
     }
+}
+
+/// The microphone with a server of the test's own (a speech-dispatcher, a PulseAudio): each
+/// starts its own voiceboxd on it.
+final class MicrophoneOwnServerTests: XCTestCase {
+    /// Speech from the service, recognized by the service: speak into voicebox_out and listen to
+    /// its monitor. espeak-ng's voice needs a grammar (see audio-stack.md); even with one, its
+    /// "ten" is heard as "two" every time, so the sentence avoids numbers.
+    ///
+    /// Through a speech-dispatcher of its own: the shared one, after some other tests' cancelled
+    /// utterances, spoke a new client's first utterance so that this heard "the gotta get" (a
+    /// restart of speech-dispatcher cured it), which is not what this test is about.
+    // @SoundServer: speech into the sink, heard from its monitor
+    func testRoundTripSpeakThenRecognize() async throws {
+        let stack = try Stack.require()
+        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
+        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
+        try await speechd.start()
+        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        // Spoken once first: the new speech-dispatcher's first utterance starts its module.
+        _ = try await service.waitForFinish(try await service.speak("ready"))
+        let grammar = """
+            #JSGF V1.0;
+            grammar doors;
+            public <command> = [please] (open | close | lock) the (door | window | garage) [please];
+            """
+        async let answer = service.recognize(["source": .string(stack.sink + ".monitor"), "grammar": .string(grammar),
+                                              "max_seconds": .double(20)])
+        let id = try await service.waitForNewRecognition(besides: [])
+        // As the contract tells apps: speak after the detector's 1.5 s warm-up. Spoken at once, the
+        // sentence straddles it, and once on a busy CI machine its first word came out as "lock"
+        // (0 in 15 runs here on a quiet one). At most 20 AudioLevel a second, one per 50 ms of
+        // audio heard: 32 of them, 1.6 s of audio heard at least.
+        try await waitUntil("1.6 s of audio heard", timeout: .seconds(30)) {
+            service.recognitionSignals(of: id).filter { $0.member == "AudioLevel" }.count >= 32
+        }
+        // "please" first: on a loaded machine the start of what is played can break up (speech-dispatcher's
+        // module under-running: a listener hears it too), and CI once heard "close" so as "lock".
+        _ = try await service.speak("please close the garage")
+        let recognized = try await answer
+        XCTAssertTrue(recognized.text.hasSuffix("close the garage"), recognized.text)
+        XCTAssertEqual(recognized.reason, "endpoint")
+    }
 
     /// A sound server that dies and comes back: NoMicrophone meanwhile, found again after.
     // @SoundServer: a sound server that dies and comes back
     func testPulseAudioRestartedThenTheNextRecognizeWorks() async throws {
-        await self.service.stop()
+        let stack = try Stack.require()
         let server = try PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_sine rate=16000 frequency=440",
                                                           "set-default-source voicebox_sine"])
         try server.start()
-        let service = try await ServiceHarness(stack: stack, environment: ["PULSE_SERVER": server.address])
-        self.service = service  // stopped by tearDown
+        let service = try await startService(on: stack, environment: ["PULSE_SERVER": server.address])
         let before = try await service.recognize(["max_seconds": .double(0.5)])
         XCTAssertEqual(before.reason, "max_duration")
 

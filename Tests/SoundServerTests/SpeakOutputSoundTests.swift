@@ -8,6 +8,8 @@ import XCTest
 /// Speak with `output` where the sound server has its say: nothing is played on the sink while a
 /// file is written, and no other stream is ducked for it (where the same text played ducks it).
 final class SpeakOutputSoundTests: ServiceTestCase {
+    /// Each test ends what it started (its speech finished, its stream stopped): one voiceboxd serves both.
+    override class var sharesService: Bool { true }
     static let voice = SpielClient.voice
     static let marked = "<speak>Written <mark name=\"a\"/>into a file. <mark name=\"b\"/>Nobody hears it.</speak>"
 
@@ -15,7 +17,7 @@ final class SpeakOutputSoundTests: ServiceTestCase {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-output-\(UUID().uuidString).wav").path
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        cleanUps.append { close(fd); unlink(path) }
+        addTeardownBlock { close(fd); unlink(path) }
         return (path, fd)
     }
 
@@ -51,7 +53,7 @@ final class SpeakOutputSoundTests: ServiceTestCase {
     // @SoundServer: the stream's volume and mute are what the sound server shows
     func testNoOtherAudioIsDuckedOrPausedForAFile() async throws {
         let stream = try PlayingStream(sink: stack.sink, role: nil)
-        cleanUps.append { await stream.stop() }
+        addTeardownBlock { await stream.stop() }
         let settled = try await stream.settledState()
         let (_, fd) = try temporaryFile()
         let text = Texts.long + " " + Texts.long

@@ -48,7 +48,7 @@ final class StreamSessionTests: ServiceTestCase {
     func testOthersAppliesWhenGiven() async throws {
         let (service, stack) = (self.service!, self.stack!)
         let music = try PlayingStream(sink: stack.sink, role: "music")
-        defer { Task { await music.stop() } }
+        addTeardownBlock { await music.stop() }
         _ = try await music.waitUntilListed()
         let writer = try PipeWriter(try Recordings.bytes(), piece: 640, pause: .milliseconds(20))
         let heard = try await service.recognize(["stream": .unixFD(writer.readEnd), "others": .string("duck")])

@@ -123,18 +123,8 @@ extension SynthesisRequest {
 }
 
 /// What the synthesizer test classes share: the synthesizers and private servers a test made are
-/// shut down and killed after it.
+/// shut down and killed after it (tear-down blocks registered as each is made).
 class SynthesizerTestCase: XCTestCase {
-    private var synthesizers: [SpeechDispatcherSynthesizer] = []
-    private var servers: [PrivateSpeechd] = []
-
-    override func tearDown() {
-        for synthesizer in synthesizers { synthesizer.shutdown() }
-        synthesizers.removeAll()
-        servers.removeAll() // kills them
-        super.tearDown()
-    }
-
     /// Connection attempts 0.05 s apart, doubling to 0.2 s (not 0.25 s to 10 s): a server that comes
     /// (back) is found at once, and a synthesizer without one tries many times while a test runs.
     static let quickReconnect = Bounds([.speechdReconnectFirst: .milliseconds(50), .speechdReconnectLimit: .milliseconds(200)])
@@ -147,7 +137,7 @@ class SynthesizerTestCase: XCTestCase {
         configuration.probeTimeout = probeTimeout
         if let log { configuration.log = { log.add($0) } }
         let synthesizer = SpeechDispatcherSynthesizer(configuration: configuration)
-        synthesizers.append(synthesizer)
+        addTeardownBlock { synthesizer.shutdown() }
         return (synthesizer, EventRecorder(synthesizer))
     }
 
@@ -166,7 +156,7 @@ class SynthesizerTestCase: XCTestCase {
 
     func privateServer() throws -> PrivateSpeechd {
         let server = try PrivateSpeechd(config: try TestStack.configDirectory())
-        servers.append(server)
+        addTeardownBlock { server.stopEverything() }
         return server
     }
 

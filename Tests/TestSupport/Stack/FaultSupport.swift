@@ -6,15 +6,9 @@ import XCTest
 /// What the fault tests share: figures in the suite's METRIC format, and the caller's view of
 /// audio interruptions.
 
-/// A fault's time bound in seconds, stretched 3 times when the binaries run under a sanitizer
-/// (scripts/test --sanitize sets VOICEBOX_SANITIZER; TSan slows code 5-15 times).
-/// Whether the service runs under a sanitizer (scripts/test --sanitize): memory figures then
-/// measure the sanitizer's shadow memory, not Voicebox.
+/// Whether the service runs under a sanitizer (scripts/test --sanitize sets VOICEBOX_SANITIZER):
+/// memory figures then measure the sanitizer's shadow memory, not Voicebox.
 var underSanitizer: Bool { ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"].map { !$0.isEmpty } ?? false }
-
-func faultBound(_ seconds: Double) -> Double {
-    ProcessInfo.processInfo.environment["VOICEBOX_SANITIZER"].map { $0.isEmpty ? seconds : seconds * 3 } ?? seconds
-}
 
 /// Prints how long something took, as `METRIC fault <what>: <seconds> s` (bench/faults measures the same).
 func faultMetric(_ what: String, since start: ContinuousClock.Instant) -> Double {

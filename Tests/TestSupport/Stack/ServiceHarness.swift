@@ -19,6 +19,8 @@ final class ServiceHarness: Sendable {
     /// The service through its declarations.
     var proxy: BusProxy { Speech1.proxy(client) }
     private let received = Shared<[Signal]>([])
+    /// Set by the first `stop`: a later one (an explicit stop, then the test's tear-down) does nothing.
+    private let stopped = Atomic<Bool>(false)
 
     /// Starts voiceboxd (never autospawning speech-dispatcher) and waits for its name.
     /// `environment`: variables to set or replace in the daemon's (e.g. PULSE_SERVER).
@@ -79,22 +81,28 @@ final class ServiceHarness: Sendable {
     /// Stops voiceboxd with SIGTERM. Returns the interruption journal it left behind if it was
     /// running until then: a trace (what it changed of others' audio, or of what the server
     /// remembers, not yet undone) that only the next voiceboxd would clear.
-    /// A voiceboxd that had died already (a test killed it) could not stop what it had handed
-    /// speech-dispatcher, which speaks a dead client's text to its end: that speech is cancelled
-    /// here, or the next test's speech would queue behind it (seconds of a long text).
+    /// A voiceboxd that had died already (a test killed it): see `cancelSpeechLeftBehind`.
     @discardableResult
     func stop() async -> String? {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return nil }
         let wasRunning = daemon.poll() == nil
         daemon.signal(SIGTERM)
         await daemon.wait()
         await client.close()
         guard wasRunning else {
-            if let speechdAddress, let cleaner = try? RawSSIPClient(address: speechdAddress, name: "cleaner") {
-                _ = try? cleaner.command("CANCEL all")
-            }
+            cancelSpeechLeftBehind()
             return nil
         }
         return try? String(contentsOfFile: Self.journalPath, encoding: .utf8)
+    }
+
+    /// A voiceboxd that died (a test killed it) could not stop what it had handed speech-dispatcher,
+    /// which speaks a dead client's text to its end: that speech is cancelled, or the next test's
+    /// speech would queue behind it (seconds of a long text). `stop` does it for a dead voiceboxd.
+    func cancelSpeechLeftBehind() {
+        if let speechdAddress, let cleaner = try? RawSSIPClient(address: speechdAddress, name: "cleaner") {
+            _ = try? cleaner.command("CANCEL all")
+        }
     }
 
     /// `stop`, failing the test if voiceboxd left an interruption journal behind.

@@ -2,35 +2,12 @@ import Foundation
 import VoiceboxLock
 import XCTest
 
-/// Clean-ups a test adds as it goes, run after it, the last added first: for tests that start their
-/// own voiceboxd, which stops after what was added later (a helper stopped with SIGSTOP let go).
-class CleanUpTestCase: XCTestCase {
-    var cleanUps: [() async -> Void] = []
-
-    /// A voiceboxd of the test's own on `stack` (the arguments are ServiceHarness's), stopped among the
-    /// clean-ups.
-    func startService(on stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false,
-                      autospawn: Bool = false, environment: [String: String] = [:], extraArguments: [String] = [],
-                      stderrFD: Int32? = nil) async throws -> ServiceHarness {
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechdAddress, addressFromEnvironment: addressFromEnvironment,
-                                               autospawn: autospawn, extraArguments: extraArguments, environment: environment,
-                                               stderrFD: stderrFD)
-        cleanUps.append { await service.stop() }
-        return service
-    }
-
-    override func tearDown() async throws {
-        for cleanUp in cleanUps.reversed() { await cleanUp() }
-        cleanUps = []
-    }
-}
-
-/// The set-up most end-to-end classes share: the test stack, a voiceboxd on it, clean-ups run
-/// before that voiceboxd stops, and for classes that decode recordings a scratch directory.
+/// The set-up most end-to-end classes share: the test stack, a voiceboxd on it, stopped after the
+/// test's tear-down blocks, and for classes that decode recordings a scratch directory.
 /// A class whose tests leave nothing behind for the next one (no pause held, no interruption
 /// open, nothing killed) shares one voiceboxd among its tests (`sharesService`): it starts with
 /// the first test and stops after the last, and each test sees only its own signals.
-class ServiceTestCase: CleanUpTestCase {
+class ServiceTestCase: XCTestCase {
     var stack: Stack!
     var service: ServiceHarness!
     /// A scratch directory, removed after the test: only where `usesRecordings` (the recordings'
@@ -48,6 +25,13 @@ class ServiceTestCase: CleanUpTestCase {
     /// What the class's voiceboxd is started with besides the harness's own arguments, e.g. the
     /// bounds its tests are about, made small: `["--bound", "stream-release=0.5"]`.
     class var serviceArguments: [String] { [] }
+    /// What one test's voiceboxd is started with besides `serviceArguments`, by the test's method
+    /// name (a bound that test is about): the voiceboxd set up for a test is the one it needs.
+    /// Not for a class that shares its voiceboxd.
+    class var argumentsByTest: [String: [String]] { [:] }
+
+    /// The running test's method name ("testX" of XCTest's "Class.testX").
+    private var testMethodName: String { String(name.split(separator: ".").last ?? "") }
 
     /// The voiceboxd each sharing class runs, by class.
     private static let shared = Locked<[ObjectIdentifier: ServiceHarness]>([:])
@@ -61,9 +45,11 @@ class ServiceTestCase: CleanUpTestCase {
             directory = try makeTemporaryDirectory(self)
         }
         guard sharing else {
-            service = try await ServiceHarness(stack: stack, extraArguments: Self.serviceArguments)
+            let own = Self.argumentsByTest[testMethodName] ?? []
+            service = try await ServiceHarness(stack: stack, extraArguments: Self.serviceArguments + own)
             return
         }
+        precondition(Self.argumentsByTest.isEmpty, "a class that shares its voiceboxd has no per-test arguments")
         let key = ObjectIdentifier(Self.self)
         if let running = Self.shared.withLock({ $0[key] }), running.daemon.poll() == nil {
             running.forgetSignals()
@@ -76,7 +62,6 @@ class ServiceTestCase: CleanUpTestCase {
     }
 
     override func tearDown() async throws {
-        try await super.tearDown()
         if sharing {
             service = nil
         } else if Self.mustLeaveNoJournal {
@@ -101,13 +86,28 @@ class ServiceTestCase: CleanUpTestCase {
     }
 }
 
+/// What a test starts is stopped in one way: a tear-down block (XCTest's `addTeardownBlock`),
+/// registered where the thing is started. XCTest runs them after the test, whether it passed or
+/// threw, the last registered first, and before the class's `tearDown`, which stops a
+/// ServiceTestCase's own voiceboxd. So something registered before a voiceboxd outlives it (a
+/// speech-dispatcher of the test's own), and something registered after it goes first (a stopped
+/// helper let go, a player stopped).
 extension XCTestCase {
-    /// The test stack and a voiceboxd on it that stops when the test ends: for tests that start
-    /// their own.
+    /// A voiceboxd of the test's own on `stack` (the arguments are ServiceHarness's), stopped when
+    /// the test ends.
+    func startService(on stack: Stack, speechdAddress: String? = nil, addressFromEnvironment: Bool = false,
+                      autospawn: Bool = false, environment: [String: String] = [:], extraArguments: [String] = [],
+                      stderrFD: Int32? = nil) async throws -> ServiceHarness {
+        let service = try await ServiceHarness(stack: stack, speechdAddress: speechdAddress, addressFromEnvironment: addressFromEnvironment,
+                                               autospawn: autospawn, extraArguments: extraArguments, environment: environment,
+                                               stderrFD: stderrFD)
+        addTeardownBlock { await service.stop() }
+        return service
+    }
+
+    /// The test stack and a voiceboxd on it that stops when the test ends.
     func startService() async throws -> (Stack, ServiceHarness) {
         let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
-        return (stack, service)
+        return (stack, try await startService(on: stack))
     }
 }
