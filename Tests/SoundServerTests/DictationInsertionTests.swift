@@ -8,8 +8,7 @@ final class DictationInsertionTests: XCTestCase {
     func testDictateTypesWhatWasHeard() async throws {
         try Recordings.require()
         let (stack, x) = try await xSession()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: stack)
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
         let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: x.environment)
         _ = try await service.waitForNewRecognition(besides: [])

@@ -12,7 +12,7 @@ import XCTest
 /// Other tests cover parts: ResilienceTests (speech-dispatcher killed, late), CallerIndependenceTests
 /// (frozen), RecognitionTests (a caller leaving, PulseAudio restarted), AudioSessionTests
 /// (voiceboxd killed mid-interruption).
-final class FaultTests: CleanUpTestCase {
+final class FaultTests: XCTestCase {
     /// Speaks `text` until it works (the engine reconnecting); its id.
     func speakWhenBack(_ service: ServiceHarness, _ text: String = "back again", options: [String: DBusValue] = [:],
                        timeout: Duration = .seconds(20)) async throws -> UInt64 {
@@ -67,7 +67,7 @@ final class FaultTests: CleanUpTestCase {
         let service = try await startService(on: stack, speechdAddress: speechd.address,
                                              extraArguments: ["--bound", "speechd-heartbeat=0.3", "--bound", "speechd-begin=60"],
                                              stderrFD: log.descriptor)
-        cleanUps.append { speechd.thaw() }
+        addTeardownBlock { speechd.thaw() }
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long + Texts.long, ["others": .string("pause")])
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
@@ -91,7 +91,7 @@ final class FaultTests: CleanUpTestCase {
         try await speechd.start()
         let service = try await startService(on: stack, speechdAddress: speechd.address,
                                              extraArguments: ["--bound", "speechd-begin=0.3"])
-        cleanUps.append { speechd.thaw() }
+        addTeardownBlock { speechd.thaw() }
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long)
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
@@ -116,7 +116,7 @@ final class FaultTests: CleanUpTestCase {
     func testSoundServerRestartedMidRecognition() async throws {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
-        cleanUps.append { await own.down() }
+        addTeardownBlock { await own.down() }
         let service = try await startService(on: own.stack, speechdAddress: own.stack.speechdAddress, environment: own.environment)
         let before = try await service.recognize(["max_seconds": .double(0.5)])
         XCTAssertEqual(before.reason, "max_duration")
@@ -148,7 +148,7 @@ final class FaultTests: CleanUpTestCase {
     func testSoundServerRestartedMidInterruption() async throws {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
-        cleanUps.append { await own.down() }
+        addTeardownBlock { await own.down() }
         // The socket libspeechd autospawns at, with the stack's configuration (scripts/stack links it).
         var environment = own.environment
         environment["SPEECHD_ADDRESS"] = "unix_socket:\(own.runtimeDirectory)/speech-dispatcher/speechd.sock"
@@ -266,7 +266,7 @@ final class FaultTests: CleanUpTestCase {
         let other = try OtherAudio(sink: stack.sink)
         try await other.waitUntilListed()
         let pauser = try Subprocess(stack.clientPath, ["pause"])
-        cleanUps.append { pauser.signal(SIGKILL) }
+        addTeardownBlock { pauser.signal(SIGKILL) }
         try await waitUntil("speech to be paused") { (try? await service.proxy.get(Speech1.paused)) == true }
         let id = try await service.speak("spoken once the pause is gone", ["others": .string("pause")])
         try await Task.sleep(for: .milliseconds(500))  // it would have started by now, were it not held
@@ -314,7 +314,7 @@ final class FaultTests: CleanUpTestCase {
         let data = try makeTemporaryDirectory(self)
         let model = try Self.userModel("en-US", in: data, copyingAcoustic: true)
         // Models unloaded 0.3 s after use: each damaged file below is loaded afresh, not found warm.
-        let service = try await startService(on: stack, environment: ["XDG_DATA_HOME": data.path], extraArguments: ["--model-idle", "0.3"])
+        let service = try await startService(on: stack, environment: ["XDG_DATA_HOME": data.path], extraArguments: ["--bound", "model-idle=0.3"])
         let goforward: [String: DBusValue] = ["file": .string(Recordings.path("goforward.raw"))]
 
         for (file, says) in [("mdef", "crashed"), ("transition_matrices", "transition matrix")] {
@@ -386,14 +386,14 @@ final class FaultTests: CleanUpTestCase {
                           speechdConfig: shared.speechdConfig, binDirectory: shared.binDirectory)
         let service = try await ServiceHarness(stack: stack, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
                                                stderrFD: log.descriptor)
-        cleanUps.append { service.daemon.signal(SIGKILL) }
+        addTeardownBlock { service.daemon.signal(SIGKILL) }
         let other = try OtherAudio(sink: shared.sink)
         try await other.waitUntilListed()
         _ = try await service.speak(Texts.long, ["others": .string("pause")])
         _ = try await service.waitForInterruption("began")
         try await waitUntil("the other stream to be muted") { other.silenced == true }
         let listening = Task { try? await service.recognize(["max_seconds": .double(20), "others": .string("mix")]) }
-        cleanUps.append { listening.cancel() }
+        addTeardownBlock { listening.cancel() }
         let pid = service.daemon.pid
         try await waitUntil("voiceboxd's recording stream", timeout: .seconds(30)) { (try? ServerStream.recording(of: pid)) != nil }
 
@@ -423,7 +423,7 @@ final class FaultTests: CleanUpTestCase {
             try? FileManager.default.removeItem(atPath: runtime)
             throw XCTSkip("cannot mount a small tmpfs here (needs root): mount ended with \(mounted.map(String.init) ?? "a timeout")")
         }
-        cleanUps.append {
+        addTeardownBlock {
             _ = try? await runQuietly("/usr/bin/umount", [runtime])
             try? FileManager.default.removeItem(atPath: runtime)
         }

@@ -27,8 +27,7 @@ final class GnomeDictationTests: XCTestCase {
     // @SoundServer: the microphone
     func testDictateTypesWhatWasHeardAndStatusNamesIBus() async throws {
         let (stack, gnome) = try await session()
-        let service = try await ServiceHarness(stack: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
         let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
         _ = try await service.waitForNewRecognition(besides: [])
@@ -58,8 +57,7 @@ final class GnomeDictationTests: XCTestCase {
     // @SoundServer: the microphone
     func testADeadKeyTypedWhileDictatingIsLeftAsTheUserLeftIt() async throws {
         let (stack, gnome) = try await session()
-        let service = try await ServiceHarness(stack: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
         // A layout with dead keys (US international), for this test only.
         try gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us+intl')]"])
         addTeardownBlock { _ = try? gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us')]"]) }

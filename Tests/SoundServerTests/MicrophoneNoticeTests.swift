@@ -43,7 +43,7 @@ final class MicrophoneNoticeTests: XCTestCase {
         let fd = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         XCTAssertGreaterThanOrEqual(fd, 0)
         defer { close(fd) }
-        let service = try await ServiceHarness(stack: stack, extraArguments: ["--notify-microphone"], stderrFD: fd)
+        let service = try await startService(on: stack, extraArguments: ["--notify-microphone"], stderrFD: fd)
 
         // A file is no recording: nothing said.
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])

@@ -64,8 +64,9 @@ final class SpeechTests: ServiceTestCase {
         try await service.proxy.call(Speech1.stopSpeaking, id)
         let stoppedAt = ears.offset(of: .now)
         try await assertFinished(id, "cancelled")
-        try await record(ears, until: stoppedAt + 1.5)
-        XCTAssertLessThan(ears.rms(from: stoppedAt + 0.4), 50, "audio should stop soon after StopSpeaking")
+        // The contract (docs/api.md): silent within 0.5 s of the answer; asserted with 3 times slack.
+        try await record(ears, until: stoppedAt + 2.5)
+        XCTAssertLessThan(ears.rms(from: stoppedAt + 1.5, to: stoppedAt + 2.5), 50, "audio should stop within 0.5 s of StopSpeaking")
         try await waitUntil("Speaking to turn false") { (try? await self.service.property("Speaking")) == .boolean(false) }
     }
 
@@ -200,8 +201,9 @@ final class SpeechTests: ServiceTestCase {
         try await waitUntil("speech to be heard") { self.service.events(of: id).contains("SpeechStarted") && ears.firstLoud(after: position) != nil }
         try await service.proxy.call(Speech1.pauseSpeaking)
         let pausedAt = ears.offset(of: .now)
-        try await record(ears, until: pausedAt + 2.0)
-        XCTAssertLessThan(ears.rms(from: pausedAt + 1.0, to: pausedAt + 2.0), 50, "paused speech should be silent")
+        // The contract (docs/api.md): silent within 0.5 s of the answer; asserted with 3 times slack.
+        try await record(ears, until: pausedAt + 2.5)
+        XCTAssertLessThan(ears.rms(from: pausedAt + 1.5, to: pausedAt + 2.5), 50, "paused speech should be silent")
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
         try await service.proxy.call(Speech1.resumeSpeaking)
         let resumedAt = ears.offset(of: .now)

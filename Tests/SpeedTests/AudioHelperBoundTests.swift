@@ -9,7 +9,7 @@ import XCTest
 /// heartbeat, a ping every helper-ping answered within helper-ping (2 s and 2 s), so the Recognize
 /// fails within 4 s instead of listening on. Asserted with 3 times that documented value (12 s).
 /// SoundServerTests' AudioHelperTests shows what follows, with the bounds made small.
-final class AudioHelperBoundTests: CleanUpTestCase {
+final class AudioHelperBoundTests: XCTestCase {
     func testAStoppedHelperFailsItsRecognitionWithinTwoPings() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack)

@@ -11,8 +11,7 @@ import XCTest
 /// (or, for "at once", a bound well under the 2 s a held-up call would take); what happens, and in
 /// which order, is asserted with small bounds elsewhere (SpeechSafetyTests, CallerIndependenceTests,
 /// SpeechdRecoveryTests). Each test has a speech-dispatcher of its own, frozen with SIGSTOP.
-// @SoundServer: speech plays into the sound server
-final class SpeechdContractTests: CleanUpTestCase {
+final class SpeechdContractTests: XCTestCase {
     /// `Speak` waits for speech-dispatcher to take the text for at most this (the accept bound).
     static let accept = Duration.milliseconds(250)
     /// A wedge is noticed within this: 3 s without progress, then the output module's 2 s.
@@ -25,10 +24,10 @@ final class SpeechdContractTests: CleanUpTestCase {
 
     private func frozenServerAndService(_ stack: Stack, _ arguments: [String]) async throws -> (PrivateSpeechd, ServiceHarness) {
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        cleanUps.append { speechd.stopEverything() }  // added first: runs after the service stops
+        addTeardownBlock { speechd.stopEverything() }  // added first: runs after the service stops
         try await speechd.start()
         let service = try await startService(on: stack, speechdAddress: speechd.address, extraArguments: arguments)
-        cleanUps.append { speechd.thaw() }
+        addTeardownBlock { speechd.thaw() }
         var ready: UInt64 = 0
         try await waitUntil("speaking to work", timeout: .seconds(30)) {
             ready = (try? await service.speak("ready")) ?? 0
@@ -47,7 +46,7 @@ final class SpeechdContractTests: CleanUpTestCase {
         let (speechd, service) = try await frozenServerAndService(stack, ["--speechd-recovery", "reconnect"])
         _ = try await service.proxy.call(Speech1.listVoices, "en")  // warm the cache
         let other = try BusConnection(address: stack.busAddress)
-        cleanUps.append { await other.close() }
+        addTeardownBlock { await other.close() }
         let otherProxy = Speech1.proxy(other)
         let queued = try await otherProxy.call(Speech1.speak, Texts.long, VarDict())
 
@@ -98,7 +97,7 @@ final class SpeechdContractTests: CleanUpTestCase {
         let stack = try Stack.require()
         let (speechd, service) = try await frozenServerAndService(stack, [])
         let waiter = try BusConnection(address: stack.busAddress)
-        cleanUps.append { await waiter.close() }
+        addTeardownBlock { await waiter.close() }
         let waiting = Task { () -> (String?, ContinuousClock.Instant) in
             do {
                 _ = try await Speech1.proxy(waiter).call(Speech1.speak, Texts.long, VarDict(["wait": .boolean(true)]))

@@ -10,7 +10,7 @@ import XCTest
 /// that bound, as the stuck ones hold the decoding turns (one per core) until it is over: asserted
 /// under 3 × 10 s. (Found by a red-team pass: their blocking waits ran on Swift's cooperative
 /// pool, and two of them stalled the whole service for 10 s.)
-final class StuckWorkerSpeedTests: CleanUpTestCase {
+final class StuckWorkerSpeedTests: XCTestCase {
     func testStoppedDecoderWorkersHoldUpNoOneElse() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -26,7 +26,7 @@ final class StuckWorkerSpeedTests: CleanUpTestCase {
         }
         XCTAssertEqual(dictation.count, 2)
         for worker in dictation { kill(worker, SIGSTOP) }
-        cleanUps.append { for worker in dictation { kill(worker, SIGCONT) } }
+        addTeardownBlock { for worker in dictation { kill(worker, SIGCONT) } }
         let known = service.startedRecognitions
         let stuck = (0..<2).map { _ in Task { await service.recognitionError(["file": .string(goforward)]) } }
         _ = try await service.waitForNewRecognition(besides: known)

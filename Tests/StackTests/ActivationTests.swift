@@ -10,7 +10,7 @@ final class ActivationTests: XCTestCase {
     func testFirstCallStartsTheService() async throws {
         let stack = try Stack.require()
         let bus = try await ActivationBus(stack: stack, activating: ["org.voicebox.Speech1.service"])
-        defer { bus.stop() }
+        addTeardownBlock { bus.stop() }
         let client = try BusConnection(address: bus.address)
         let version = try await client.call(destination: "org.voicebox.Speech1", path: "/org/voicebox/Speech1",
                                             interface: "org.freedesktop.DBus.Properties", member: "Get",

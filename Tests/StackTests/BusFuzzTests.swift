@@ -81,7 +81,6 @@ final class BusFuzzTests: XCTestCase {
     /// Speak is heard on the sink, and the speech-dispatcher that spoke it is the one the run began
     /// with. (A wedge is found by the watchdog and ended by restarting speech-dispatcher, after which
     /// speech is heard again: only the restart shows that one happened.)
-    // @SoundServer: speech heard on the sink
     func testAnotherCallerIsHeardAfterEveryBatch() async throws {
         let run = try await Self.sharedRun()
         XCTAssertFalse(run.speechHeard.isEmpty)
@@ -192,7 +191,7 @@ final class BusFuzzTests: XCTestCase {
         print("BusFuzzTests: seed \(seedText)")
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let service = try await ServiceHarness(stack: stack, extraArguments: ["--model-idle", "1"])
+        let service = try await ServiceHarness(stack: stack, extraArguments: ["--bound", "model-idle=1"])  // stopped below: one run serves every test
         var connections = [service.client]
         do {
             for _ in 1..<connectionCount { connections.append(try BusConnection(address: stack.busAddress)) }

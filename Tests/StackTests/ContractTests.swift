@@ -50,8 +50,7 @@ final class ContractTests: XCTestCase {
     /// The same over a live bus: what a client introspecting the running service gets.
     func testRunningServiceServesTheContract() async throws {
         let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: stack)
         let xml = try await service.client.call(destination: ServiceHarness.name, path: ServiceHarness.path,
                                                 interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
         let served = try InterfaceOutline.parse(Data((xml.first?.string ?? "").utf8))

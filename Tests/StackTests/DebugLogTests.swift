@@ -15,7 +15,7 @@ final class DebugLogTests: XCTestCase {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             XCTAssertGreaterThanOrEqual(fd, 0)
             defer { close(fd) }
-            let service = try await ServiceHarness(stack: stack, extraArguments: arguments, stderrFD: fd)
+            let service = try await startService(on: stack, extraArguments: arguments, stderrFD: fd)
             let recognized = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
             XCTAssertEqual(recognized.text, "go forward ten meters")
             await service.stop()

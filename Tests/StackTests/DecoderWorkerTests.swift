@@ -9,7 +9,7 @@ import XCTest
 /// WorkerProtocol). A decoder worker that dies mid-microphone or mid-file fails that recognition
 /// alone, with EngineUnavailable naming the signal; the next call is answered at once; no worker,
 /// busy or warm, outlives the service.
-final class DecoderWorkerTests: CleanUpTestCase {
+final class DecoderWorkerTests: XCTestCase {
 
     /// The same mid-file: EngineUnavailable naming the signal; the next file at once.
     func testADecoderWorkerThatDiesMidFileFailsOnlyThatFile() async throws {

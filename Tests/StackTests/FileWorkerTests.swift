@@ -8,7 +8,7 @@ import XCTest
 /// A caller's file is decoded by a confined `voicebox-worker` (see WorkerProtocol), never by
 /// voiceboxd: a worker that dies mid-file fails that recognition alone, with UnreadableFile naming
 /// the signal; the service answers the next call at once; no worker outlives its file or the service.
-final class FileWorkerTests: CleanUpTestCase {
+final class FileWorkerTests: XCTestCase {
     /// About 49 s of real speech (librivox twice): long enough that its worker is still reading
     /// while the service decodes, short of the length that is read whole for parts.
     private func longFile() throws -> String {

@@ -14,10 +14,9 @@ final class ResilienceTests: XCTestCase {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address,
-                                               extraArguments: ["--voices-wait", "30", "--bound", "voices-retry-first=60",
-                                                                "--bound", "speechd-reconnect-limit=0.2"])
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: stack, speechdAddress: speechd.address,
+                                             extraArguments: ["--bound", "voices-wait=30", "--bound", "voices-retry-first=60",
+                                                              "--bound", "speechd-reconnect-limit=0.2"])
 
         let early = await service.errorName("Speak", [.string("nobody hears this"), .vardict([:])])
         XCTAssertEqual(early, "org.voicebox.Error.EngineUnavailable")
@@ -33,14 +32,12 @@ final class ResilienceTests: XCTestCase {
         }
     }
 
-    // @SoundServer: speech
     func testSpeechDispatcherDyingAndComingBack() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address)
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: stack, speechdAddress: speechd.address)
         try await waitUntil("speaking to work", timeout: .seconds(20)) {
             (try? await service.speak("ready")) != nil
         }
@@ -77,16 +74,14 @@ final class ResilienceTests: XCTestCase {
 
     /// speech-dispatcher listening on a socket its configuration moved: voiceboxd finds it through
     /// $SPEECHD_ADDRESS, as every speech-dispatcher client does, and speaks there.
-    // @SoundServer: speech
     func testSpeechDispatcherOnAConfiguredSocketIsFoundThroughSPEECHD_ADDRESS() async throws {
         let stack = try Stack.require()
         let speechd = try PrivateSpeechd(config: stack.speechdConfig)
         addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
         try await speechd.start()
         XCTAssertNotEqual(speechd.address, stack.speechdAddress)
-        let service = try await ServiceHarness(stack: stack, addressFromEnvironment: true,
-                                               environment: ["SPEECHD_ADDRESS": speechd.address])
-        addTeardownBlock { await service.stop() }
+        let service = try await startService(on: stack, addressFromEnvironment: true,
+                                             environment: ["SPEECHD_ADDRESS": speechd.address])
         var id: UInt64 = 0
         try await waitUntil("speaking to work", timeout: .seconds(20)) {
             id = (try? await service.speak("found it")) ?? 0
@@ -103,7 +98,7 @@ final class ResilienceTests: XCTestCase {
 
     func testSecondInstanceExitsWithAClearMessageAndTheFirstKeepsServing() async throws {
         let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
+        let service = try await startService(on: stack)
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)
         let second = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", stack.speechdAddress], stdoutFD: fds[1])
@@ -119,7 +114,7 @@ final class ResilienceTests: XCTestCase {
 
     func testSIGTERMExitsCleanlyAndReleasesTheName() async throws {
         let stack = try Stack.require()
-        let service = try await ServiceHarness(stack: stack)
+        let service = try await startService(on: stack)
         service.daemon.signal(SIGTERM)
         let status = await service.daemon.wait(timeout: .seconds(5))
         XCTAssertEqual(status, 0)
@@ -176,7 +171,6 @@ final class ResilienceTests: XCTestCase {
         }
     }
 
-    // @SoundServer: an idle connection to the sound server must cost nothing
     func testIdleServiceUsesNoCPU() async throws {
         let (_, service) = try await startService()
         // Let start-up finish first: the voice listing, the provider's probes and spare modules

@@ -17,7 +17,7 @@ final class SpeakOutputTests: ServiceTestCase {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("voicebox-output-\(UUID().uuidString).wav").path
         let fd = open(path, flags | O_CLOEXEC, 0o600)
         XCTAssertGreaterThanOrEqual(fd, 0)
-        cleanUps.append { close(fd); unlink(path) }
+        addTeardownBlock { close(fd); unlink(path) }
         return (path, fd)
     }
 

@@ -11,7 +11,6 @@ import XCTest
 /// monitor as our ears and other programs as other callers. The recovery tests run voiceboxd with
 /// the watchdog's bound small (`speechd-begin` 0.3 s, not 3 s) and assert what is heard and in which
 /// order; how soon with the standard bounds is SpeechdContractTests' (SpeedTests).
-// @SoundServer: every test listens for speech on the sink
 final class SpeechSafetyTests: XCTestCase {
     /// Every give-up of the recovery tests: a failure to happen at all, not a measure of speed.
     static let patience: Duration = .seconds(30)

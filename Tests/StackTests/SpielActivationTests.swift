@@ -20,7 +20,7 @@ final class SpielActivationTests: XCTestCase {
     func testASpielClientFindsTheProviderActivatesItAndIsServed() async throws {
         let stack = try Stack.require()
         let bus = try await ActivationBus(stack: stack, activating: ["org.voicebox.Speech1.service", "org.voicebox.Speech.Provider.service"])
-        defer { bus.stop() }
+        addTeardownBlock { bus.stop() }
         let client = try BusConnection(address: bus.address)
         let spiel = SpielClient(connection: client)
         let announced = Shared<[[ProviderVoice]]>([])
@@ -39,7 +39,7 @@ final class SpielActivationTests: XCTestCase {
                                           interface: "org.freedesktop.DBus", member: "GetConnectionUnixProcessID",
                                           arguments: [.string(SpeechProvider.busName)])
         let pid = pid_t(try XCTUnwrap(owner.first?.uint32))
-        defer { kill(pid, SIGTERM) }
+        addTeardownBlock { kill(pid, SIGTERM) }
         XCTAssertEqual(name, "Voicebox")
         XCTAssertGreaterThan(voices.count, 100, "the first GetAll found no voices")
         XCTAssertTrue(voices.contains { $0.id == SpielClient.voice })

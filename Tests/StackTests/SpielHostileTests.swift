@@ -8,7 +8,7 @@ import XCTest
 
 /// The Spiel provider under callers that misbehave: wrong descriptors and arguments, readers that
 /// close or never read. Each is refused before anything is written, or costs only the caller.
-final class SpielHostileTests: CleanUpTestCase {
+final class SpielHostileTests: XCTestCase {
     static let voice = SpielClient.voice
     static let long = String(repeating: Texts.long + " ", count: 6)
     static let spares = ServiceProcesses.spareModules

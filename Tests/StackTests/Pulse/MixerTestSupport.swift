@@ -78,7 +78,7 @@ actor MixerEventRecorder {
 
     /// The first event from `start` on that matches, waiting up to `timeout`; on a timeout it
     /// prints the events it has (XCTest's messages cannot await them).
-    func first(after start: Int = 0, within timeout: Duration = .seconds(3),
+    func first(after start: Int = 0, within timeout: Duration = .seconds(10),
                where matches: (MixerEvent) -> Bool) async -> Arrival? {
         let deadline = ContinuousClock.now + timeout
         while true {

@@ -8,7 +8,6 @@ import XCTest
 /// streams are not linked anywhere, but they are listed): it must be recognized as such.
 final class PulseMixerPipeWireTests: XCTestCase {
     private var directory = ""
-    private var processes: [Subprocess] = []
 
     override func setUpWithError() throws {
         _ = try sharedServerEnvironment()
@@ -21,12 +20,15 @@ final class PulseMixerPipeWireTests: XCTestCase {
     }
 
     override func tearDown() async throws {
-        for process in processes.reversed() {
-            process.signal(SIGTERM)
-            await process.wait(timeout: .seconds(2))
-        }
-        processes = []
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// SIGTERM once the test ends, then its exit awaited (bounded).
+    private func stopAfterTheTest(_ process: Subprocess) {
+        addTeardownBlock {
+            process.signal(SIGTERM)
+            await process.wait(timeout: .seconds(10))
+        }
     }
 
     /// Starts both and returns pipewire-pulse's address once its socket accepts `pactl`.
@@ -37,11 +39,11 @@ final class PulseMixerPipeWireTests: XCTestCase {
         environment["PIPEWIRE_RUNTIME_DIR"] = directory
         let log = open("\(directory)/pipewire.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
         defer { close(log) }
-        processes.append(try Subprocess("/usr/bin/pipewire", [], environment: environment, stdoutFD: log, stderrFD: log))
+        stopAfterTheTest(try Subprocess("/usr/bin/pipewire", [], environment: environment, stdoutFD: log, stderrFD: log))
         let core = await waitUntil(.seconds(5)) { FileManager.default.fileExists(atPath: "\(self.directory)/pipewire-0") }
         // Not a skip: the pipewire pass of CI depends on it starting, so a broken start fails.
         guard core else { throw ProgramError(description: "pipewire did not start; see \(directory)/pipewire.log") }
-        processes.append(try Subprocess("/usr/bin/pipewire-pulse", [], environment: environment, stdoutFD: log, stderrFD: log))
+        stopAfterTheTest(try Subprocess("/usr/bin/pipewire-pulse", [], environment: environment, stdoutFD: log, stderrFD: log))
         let address = "unix:\(directory)/pulse/native"
         let up = try await waitUntil(.seconds(5)) { try runCommand(["pactl", "-s", address, "info"], seconds: 2).status == 0 }
         guard up else { throw ProgramError(description: "pipewire-pulse did not start; see \(directory)/pipewire.log") }
@@ -65,7 +67,7 @@ final class PulseMixerPipeWireTests: XCTestCase {
         }
 
         let player = try Subprocess("/usr/bin/pacat", ["-p", "-s", address, "--property=media.role=music", "/dev/zero"])
-        defer { player.signal(SIGKILL) }
+        addTeardownBlock { player.signal(SIGKILL) }
         let added = await recorder.first { $0.playback?.processID == player.pid }
         XCTAssertEqual(added?.event.playback?.role, "music")
         let listed = try await mixer.playbackStreams()

@@ -14,12 +14,12 @@ final class PulseMixerRoleCorkTests: XCTestCase {
         XCTAssertFalse(before.hasRoleCork)
         // A module event must make the mixer read the modules again (its info is cached).
         try server.pactl("load-module", "module-role-cork", "trigger_roles=a11y,phone", "global=true")
-        let seen = await waitUntil(.seconds(2)) { (try? await mixer.serverInfo().roleCorkTriggers) == ["a11y", "phone"] }
+        let seen = await waitUntil(.seconds(10)) { (try? await mixer.serverInfo().roleCorkTriggers) == ["a11y", "phone"] }
         let loaded = try await mixer.serverInfo()
         XCTAssertTrue(seen, "serverInfo: \(loaded)")
         XCTAssertEqual(loaded.roleCorkTargets, ["music", "video"])
         try server.pactl("unload-module", "module-role-cork")
-        let gone = await waitUntil(.seconds(2)) { (try? await mixer.serverInfo().hasRoleCork) == false }
+        let gone = await waitUntil(.seconds(10)) { (try? await mixer.serverInfo().hasRoleCork) == false }
         XCTAssertTrue(gone)
     }
 
@@ -34,7 +34,7 @@ final class PulseMixerRoleCorkTests: XCTestCase {
         let player = try server.play(role: "music")
         let added = await recorder.first { $0.playback?.processID == player.pid }
         let music = try XCTUnwrap(added?.event.playback?.id)
-        let playing = await waitUntil(.seconds(2)) { (try? server.sinkInput(music).contains("Corked: no")) == true }
+        let playing = await waitUntil(.seconds(10)) { (try? server.sinkInput(music).contains("Corked: no")) == true }
         XCTAssertTrue(playing, "the music stream is not playing")
 
         var mark = await recorder.count

@@ -55,7 +55,7 @@ final class PulseMixerServerTests: XCTestCase {
         XCTAssertEqual(lostEvents.count, 1, "one serverLost per outage, not one per retry")
 
         let player = try server.play(role: "music")
-        let listed = await waitUntil(.seconds(3)) { (try? await mixer.playbackStreams().contains { $0.processID == player.pid }) == true }
+        let listed = await waitUntil(.seconds(10)) { (try? await mixer.playbackStreams().contains { $0.processID == player.pid }) == true }
         XCTAssertTrue(listed, "the restarted server's stream is not listed")
         let event = await recorder.first(after: mark) { $0.playback?.processID == player.pid }
         XCTAssertNotNil(event, "no events after the restart")
@@ -80,7 +80,7 @@ final class PulseMixerServerTests: XCTestCase {
         let events = await recorder.events
         XCTAssertEqual(events.count, 1, "\(events)")
         mixer.shutdown()
-        let finished = await waitUntil(.seconds(2)) { await recorder.finished }
+        let finished = await waitUntil(.seconds(10)) { await recorder.finished }
         XCTAssertTrue(finished, "events did not finish at shutdown")
     }
 
@@ -128,9 +128,9 @@ final class PulseMixerServerTests: XCTestCase {
         XCTAssertLessThan(used.process, 20, "something spins while idle")  // a busy thread would use ~200
 
         mixer.shutdown()
-        let gone = await waitUntil(.seconds(2)) { threads(named: "voicebox-mixer").isEmpty }
+        let gone = await waitUntil(.seconds(10)) { threads(named: "voicebox-mixer").isEmpty }
         XCTAssertTrue(gone, "the mixer thread outlived shutdown")
-        let finished = await waitUntil(.seconds(1)) { await recorder.finished }
+        let finished = await waitUntil(.seconds(10)) { await recorder.finished }
         XCTAssertTrue(finished, "events did not finish at shutdown")
         do {
             _ = try await mixer.playbackStreams()
@@ -144,7 +144,7 @@ final class PulseMixerServerTests: XCTestCase {
         _ = try await mixer?.serverInfo()
         XCTAssertEqual(threads(named: "voicebox-mixer").count, 1)
         mixer = nil
-        let gone = await waitUntil(.seconds(2)) { threads(named: "voicebox-mixer").isEmpty }
+        let gone = await waitUntil(.seconds(10)) { threads(named: "voicebox-mixer").isEmpty }
         XCTAssertTrue(gone, "the mixer thread outlived the mixer")
     }
 }

@@ -20,14 +20,14 @@ final class ServerLifecycleTests: XCTestCase {
 
         let first = try await capture.open(source: nil)
         let recorder = await ChunkRecorder.start(first.chunks)
-        let heard = await waitUntil(.seconds(3)) { await recorder.count >= 5 }
+        let heard = await waitUntil(.seconds(10)) { await recorder.count >= 5 }
         XCTAssertTrue(heard, "no audio from the sine source")
         let firstLevel = rms(await recorder.samples)
         XCTAssertGreaterThan(firstLevel, 1000)
 
         let killed = ContinuousClock.now
         server.kill()
-        let ended = await waitUntil(.seconds(2)) { await recorder.finished }
+        let ended = await waitUntil(.seconds(10)) { await recorder.finished }
         print("METRIC chunks finished \(ContinuousClock.now - killed) after SIGKILL of the server")
         XCTAssertTrue(ended, "the chunk stream did not finish when the server died")
         let failure = await first.failure
@@ -45,7 +45,7 @@ final class ServerLifecycleTests: XCTestCase {
         try server.start()
         let second = try await capture.open(source: nil)
         let again = await ChunkRecorder.start(second.chunks)
-        let heardAgain = await waitUntil(.seconds(3)) { await again.count >= 5 }
+        let heardAgain = await waitUntil(.seconds(10)) { await again.count >= 5 }
         await second.close()
         XCTAssertTrue(heardAgain, "no audio after the server restarted")
         let secondLevel = rms(await again.samples)
@@ -71,11 +71,11 @@ final class ServerLifecycleTests: XCTestCase {
         try server.start()
         let capture = try await PulseCapture(server: server.address).open(source: "voicebox_usb")
         let recorder = await ChunkRecorder.start(capture.chunks)
-        _ = await waitUntil(.seconds(3)) { await recorder.count > 0 }
+        _ = await waitUntil(.seconds(10)) { await recorder.count > 0 }
         // Unplugging: a stream on a named source is not moved elsewhere but ended.
         let unload = try runCommand(["pactl", "-s", server.address, "unload-module", "module-sine-source"], seconds: 5)
         XCTAssertEqual(unload.status, 0)
-        let ended = await waitUntil(.seconds(2)) { await recorder.finished }
+        let ended = await waitUntil(.seconds(10)) { await recorder.finished }
         XCTAssertTrue(ended, "the chunk stream did not finish when its source went away")
         let failure = await capture.failure
         guard case .noMicrophone(let reason) = failure else { return XCTFail("failure is \(String(describing: failure))") }

@@ -6,7 +6,6 @@ import XCTest
 
 /// Against a real speech-dispatcher (`SPEECHD_ADDRESS`): voices, speaking, stopping, priorities,
 /// pause. Every wait is bounded; the tests assert what happens and in which order.
-// @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
 final class SpeechDispatcherSynthesizerTests: SynthesizerTestCase {
     // MARK: Voices
 

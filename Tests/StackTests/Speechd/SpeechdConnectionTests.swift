@@ -8,7 +8,6 @@ import XCTest
 /// The synthesizer's connection to a real speech-dispatcher, mostly one of the test's own: the
 /// server dying, starting late, freezing; no thread or CPU of its own while idle. Where a bound must
 /// pass it is made small, or, to show that nothing waits for it, huge (the configuration's `bounds`).
-// @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
 final class SpeechdConnectionTests: SynthesizerTestCase {
     func testServerDeathEndsUtterancesWithErrorAndRestartReconnects() async throws {
         _ = try TestStack.address()
@@ -128,7 +127,7 @@ final class SpeechdConnectionTests: SynthesizerTestCase {
         XCTAssertTrue(began)
         let pid = try XCTUnwrap(server.pid)
         XCTAssertEqual(kill(pid, SIGSTOP), 0)
-        defer { kill(pid, SIGCONT) }
+        addTeardownBlock { kill(pid, SIGCONT) }
 
         try await bounded(20, "stop() with a frozen server") { await synthesizer.stop([1]) }
         let stopped = await recorder.end(of: 1, timeout: 20)  // yielded before stop() returned; read by another task
@@ -166,7 +165,7 @@ final class SpeechdConnectionTests: SynthesizerTestCase {
         XCTAssertTrue(began)
         let pid = try XCTUnwrap(server.pid)
         XCTAssertEqual(kill(pid, SIGSTOP), 0)
-        defer { kill(pid, SIGCONT) }
+        addTeardownBlock { kill(pid, SIGCONT) }
 
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "Into the void."))
         let ended = await recorder.end(of: 2, timeout: 20)

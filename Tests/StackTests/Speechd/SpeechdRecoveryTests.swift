@@ -9,7 +9,6 @@ import XCTest
 /// server of its own (PrivateSpeechd), frozen as another program could freeze it, and a synthesizer
 /// whose watchdog bound is small (`speechd-begin` 0.3 s, not 3 s): the tests assert what happens once
 /// it passes, and in which order; how soon with the standard bounds is SpeechdContractTests' (SpeedTests).
-// @SoundServer: speech-dispatcher plays into the sound server; its events follow the playback
 final class SpeechdRecoveryTests: SynthesizerTestCase {
     private var log = SynthesizerLog()
     /// A new utterance must begin within 0.3 s. An honest start takes up to 0.33 s (measured), so one
@@ -82,7 +81,7 @@ final class SpeechdRecoveryTests: SynthesizerTestCase {
         XCTAssertTrue(speaking)
         let module = try XCTUnwrap(SpeechdServerProcess.find(listeningOn: server.socket)?.modules.first)
         XCTAssertEqual(kill(module, SIGSTOP), 0)
-        defer { kill(module, SIGKILL) }
+        addTeardownBlock { kill(module, SIGKILL) }
 
         try await synthesizer.speak(SynthesisRequest(id: 2, text: "After the freeze."))
         // The one being spoken when speech stopped ends with the reason; then the next is spoken.
@@ -251,7 +250,7 @@ final class SpeechdRecoveryTests: SynthesizerTestCase {
     func testTheWholeCorpusLeavesSpeechDispatcherSpeakingForOthers() async throws {
         // By hand only (2–3 minutes). Before the SSML bounds on attributes and bare breaks, one run
         // in four ended with speech-dispatcher answering every command and speaking nothing, its
-        // module alive, which recovery does not notice (see the README); five of five pass since.
+        // module alive, which recovery does not notice (docs/speech.md); five of five pass since.
         try XCTSkipIf(ProcessInfo.processInfo.environment["VOICEBOX_CORPUS_SIZE"] == nil,
                       "set VOICEBOX_CORPUS_SIZE (20000) to send the corpus through speech-dispatcher")
         let server = try await started()

@@ -436,7 +436,7 @@ func outcome(of pending: PendingRecognition, within timeout: Duration = .seconds
     return try answer.withLock { $0 }!.get()
 }
 
-func waitFor(_ what: String, timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws {
+func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else {

@@ -49,13 +49,13 @@ final class ScriptedRenderer: SpeechRenderer {
     }
 }
 
-/// Waits (bounded) until `condition` holds.
+/// Waits until `condition` holds; a give-up after 30 s, not a speed.
 func settle(_ what: String = "the condition", _ condition: @escaping @Sendable () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(2)
+    let deadline = ContinuousClock.now + .seconds(30)
     while !(await condition()) {
         guard ContinuousClock.now < deadline else {
             struct Timeout: Error, CustomStringConvertible { let description: String }
-            throw Timeout(description: "\(what) did not happen within 2 s")
+            throw Timeout(description: "\(what) did not happen within 30 s")
         }
         try await Task.sleep(for: .milliseconds(2))
     }

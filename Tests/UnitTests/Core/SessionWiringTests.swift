@@ -23,7 +23,10 @@ final class SessionWiringTests: XCTestCase {
         let session = session!
         tasks.append(Task { await session.run() })
         mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
-        try await Task.sleep(for: .milliseconds(30))
+        // The session knows stream 2 once it has taken the event and handled what it took.
+        let scripted = mixer!
+        try await waitUntil("the session to take stream 2", timeout: .seconds(30)) { scripted.allTaken }
+        await session.drain()
     }
 
     override func tearDown() async throws {
@@ -31,9 +34,9 @@ final class SessionWiringTests: XCTestCase {
     }
 
     private func eventually(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(3)
+        let deadline = ContinuousClock.now + .seconds(30)  // a give-up, not a speed
         while !condition() {
-            guard ContinuousClock.now < deadline else { return XCTFail("\(what): not within 3 s") }
+            guard ContinuousClock.now < deadline else { return XCTFail("\(what): not within 30 s") }
             try await Task.sleep(for: .milliseconds(5))
         }
     }

@@ -38,7 +38,7 @@ final class AudioHelperBoundsTests: XCTestCase {
     func testAHelperThatDoesNotAnswerIsKilledAtItsBoundAndReplaced() async throws {
         let (path, started) = try standIn("exec cat <&3 >/dev/null")  // reads requests, answers none
         let helper = AudioHelper(helperPath: path, bounds: Bounds([.helperAnswer: .milliseconds(300)]))
-        defer { helper.shutdown() }
+        addTeardownBlock { helper.shutdown() }
         try await waitUntil("the helper to start") { self.pids(started).count == 1 }
         let first = pids(started)[0]
         let reply = await helper.ask(.ping)
@@ -56,7 +56,7 @@ final class AudioHelperBoundsTests: XCTestCase {
         let answer = Self.octal(AudioHelperProtocol.frame(.answer, json: AudioHelperProtocol.Answer(id: 1, outcome: .done)))
         let (path, started) = try standIn("head -c 5 <&3 >/dev/null\nprintf '\(answer)' >&3\nexec cat <&3 >/dev/null")
         let helper = AudioHelper(helperPath: path, bounds: Bounds([.helperPing: .milliseconds(200)]))
-        defer { helper.shutdown() }
+        addTeardownBlock { helper.shutdown() }
         try await waitUntil("the helper to start") { self.pids(started).count == 1 }
         let recording = try await helper.open(source: nil)
         try await waitUntil("the recording to fail", timeout: .seconds(30)) { await recording.failure != nil }
@@ -70,7 +70,7 @@ final class AudioHelperBoundsTests: XCTestCase {
     /// at most helper-start-failed.
     func testAHelperThatCannotStartFailsCallsAsUnavailable() async throws {
         let helper = AudioHelper(helperPath: "/nonexistent/voicebox-audio", bounds: Bounds([.helperStartFailed: .milliseconds(100)]))
-        defer { helper.shutdown() }
+        addTeardownBlock { helper.shutdown() }
         do {
             _ = try await helper.serverInfo()
             XCTFail("server info from a helper that cannot start")

@@ -241,7 +241,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         let stopped = Self.decoderWorkers()
         XCTAssertEqual(stopped.count, 2)
         for pid in stopped { kill(pid, SIGSTOP) }
-        defer { for pid in stopped { kill(pid, SIGKILL) } }
+        addTeardownBlock { for pid in stopped { kill(pid, SIGKILL) } }
         // A stop takes effect when the worker is next scheduled, not when kill returns: on busy
         // cores (the thread sanitizer's) a worker asked for at once could still be running.
         try await waitUntil("the workers stopped", timeout: .seconds(10)) { stopped.allSatisfy(ForeignProcess.isStopped) }
