@@ -45,7 +45,7 @@ public actor SpeechService {
     /// reach it in the order the holders changed, one at a time.
     private var enginePaused = false
     private var applyingPause = false
-    private var engineProblem: String?
+    private(set) var engineProblem: String?
     private var speaking = false
 
     public init(synthesizer: any Synthesizer, bus: any ServiceBus, session: AudioSession? = nil,
