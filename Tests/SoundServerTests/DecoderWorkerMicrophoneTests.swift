@@ -139,7 +139,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
             for worker in workers { kill(worker, SIGCONT) }
             // The stuck worker that had the recognition was stopped; warm ones (stopped too, now
             // running again) may stay.
-            try await waitUntil("the interrupted worker to be gone", timeout: .seconds(5)) {
+            try await waitUntil("the interrupted worker to be gone", timeout: .seconds(10)) {
                 workers.contains { !ServiceProcesses.running($0) }
             }
             let next = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])

@@ -175,7 +175,7 @@ final class SpeechTests: ServiceTestCase {
         try await Task.sleep(for: .milliseconds(300))  // a window in which a wrong stop would show
         XCTAssertFalse(service.events(of: id).contains { $0.hasPrefix("SpeechFinished") })
         try await service.proxy.call(Speech1.stopSpeaking, id)
-        try await assertFinished(id, "cancelled", timeout: .seconds(5))
+        try await assertFinished(id, "cancelled", timeout: .seconds(10))
     }
 
     func testACallerWaitingForItsSpeechThatLeavesTheBusCancelsIt() async throws {
@@ -190,7 +190,7 @@ final class SpeechTests: ServiceTestCase {
         }
         let id = try XCTUnwrap(service.signals.first { $0.member == "SpeechStarted" }?.arguments.first?.uint64)
         await other.close()
-        try await assertFinished(id, "cancelled", timeout: .seconds(5))
+        try await assertFinished(id, "cancelled", timeout: .seconds(10))
         await waiting.value
     }
 

@@ -34,7 +34,7 @@ final class IBusTypingUnderLoadTests: XCTestCase {
                 let status = await client.finish(timeout: .seconds(60))
                 rounds += 1
                 // Confirmed means the entry reported the text back; its file is written before that.
-                try? await waitUntil("the entry to hold the text", timeout: .seconds(5)) { gnome.window.received == text }
+                try? await waitUntil("the entry to hold the text", timeout: .seconds(10)) { gnome.window.received == text }
                 if status == 0, gnome.window.received == text {
                     exact += 1
                 } else {
@@ -64,7 +64,7 @@ final class IBusTypingUnderLoadTests: XCTestCase {
                 let client = try ClientRun(stack, ["insert", text], environment: x.environment)
                 let status = await client.finish(timeout: .seconds(60))
                 rounds += 1
-                try? await waitUntil("the entry to hold the text", timeout: .seconds(5)) { x.window.received == text }
+                try? await waitUntil("the entry to hold the text", timeout: .seconds(10)) { x.window.received == text }
                 if status == 0, x.window.received == text {
                     exact += 1
                 } else {

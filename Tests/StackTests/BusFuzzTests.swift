@@ -46,7 +46,7 @@ final class BusFuzzTests: XCTestCase {
     /// VmRSS is also read after every so many units of the measured calls (VOICEBOX_FUZZ_SAMPLE_EVERY;
     /// by default only at the end).
     static let sampleEvery = max(1, Int(ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_SAMPLE_EVERY"] ?? "") ?? measuredCalls)
-    /// Memory is read at rest: models unloaded (`--model-idle 1`: a decoder is 30-95 MB, and which
+    /// Memory is read at rest: models unloaded (`model-idle=1`: a decoder is 30-95 MB, and which
     /// instances are loaded and how much of their tables decoding has touched would swamp the
     /// measure), and freed memory given back (voiceboxd does it 0.5 s after the last call).
     static let quiet: Duration = .seconds(4)
@@ -213,7 +213,7 @@ final class BusFuzzTests: XCTestCase {
             // Warm-up: what is loaded once and kept (the recognition code's tables, a capture stream,
             // the speech connection's buffers, the voice-answer cache) is not growth. Both kinds of
             // decoder are loaded here: with a language model (dictation) and without (grammars,
-            // keyphrases); with `--model-idle 1` they are unloaded again before memory is read.
+            // keyphrases); with `model-idle=1` they are unloaded again before memory is read.
             var warmUp = Run()
             run.rssStart = residentBytes(run.pid) ?? 0
             let speechd = stack.pid(of: "speechd")

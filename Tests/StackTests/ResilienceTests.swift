@@ -8,7 +8,7 @@ import XCTest
 final class ResilienceTests: XCTestCase {
     /// A ListVoices made before speech-dispatcher runs is answered once it appears: its arrival starts
     /// a listing at once. The voice list's own retries are a minute apart here (`voices-retry-first`),
-    /// longer than the call may wait (`--voices-wait 30`), so only that can answer it; voiceboxd
+    /// longer than the call may wait (`voices-wait=30`), so only that can answer it; voiceboxd
     /// looks for the server every 0.2 s (`speechd-reconnect-limit`).
     func testListVoicesAnswersOnceSpeechDispatcherAppears() async throws {
         let stack = try Stack.require()
@@ -116,7 +116,7 @@ final class ResilienceTests: XCTestCase {
         let stack = try Stack.require()
         let service = try await startService(on: stack)
         service.daemon.signal(SIGTERM)
-        let status = await service.daemon.wait(timeout: .seconds(5))
+        let status = await service.daemon.wait(timeout: .seconds(10))
         XCTAssertEqual(status, 0)
         let owned = try await service.client.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                                   interface: "org.freedesktop.DBus", member: "NameHasOwner",
@@ -146,7 +146,7 @@ final class ResilienceTests: XCTestCase {
                 throw error
             }
             target.withLock { $0 = daemon.pid }
-            let status = await daemon.wait(timeout: .seconds(5))
+            let status = await daemon.wait(timeout: .seconds(10))
             target.withLock { $0 = 0 }  // never a later process that got the pid
             XCTAssertEqual(status, 0, "round \(round): voiceboxd did not exit cleanly on TERM")
             if status != 0 { daemon.signal(SIGKILL); break }
@@ -161,11 +161,11 @@ final class ResilienceTests: XCTestCase {
         let stack = try Stack.require()
         for round in 1...5 {
             let daemon = try Subprocess(stack.daemonPath, ["--no-autospawn", "--speechd-address", stack.speechdAddress])
-            try await waitUntil("voiceboxd to start a thread", timeout: .seconds(5)) {
+            try await waitUntil("voiceboxd to start a thread", timeout: .seconds(10)) {
                 threadCount(daemon.pid) > 1 || daemon.poll() != nil
             }
             daemon.signal(SIGTERM)
-            let status = await daemon.wait(timeout: .seconds(5))
+            let status = await daemon.wait(timeout: .seconds(10))
             XCTAssertEqual(status, 0, "round \(round)")
             if status != 0 { daemon.signal(SIGKILL); break }
         }

@@ -40,12 +40,12 @@ final class PulseMixerPipeWireTests: XCTestCase {
         let log = open("\(directory)/pipewire.log", O_WRONLY | O_CREAT | O_APPEND, 0o600)
         defer { close(log) }
         stopAfterTheTest(try Subprocess("/usr/bin/pipewire", [], environment: environment, stdoutFD: log, stderrFD: log))
-        let core = await waitUntil(.seconds(5)) { FileManager.default.fileExists(atPath: "\(self.directory)/pipewire-0") }
+        let core = await waitUntil(.seconds(10)) { FileManager.default.fileExists(atPath: "\(self.directory)/pipewire-0") }
         // Not a skip: the pipewire pass of CI depends on it starting, so a broken start fails.
         guard core else { throw ProgramError(description: "pipewire did not start; see \(directory)/pipewire.log") }
         stopAfterTheTest(try Subprocess("/usr/bin/pipewire-pulse", [], environment: environment, stdoutFD: log, stderrFD: log))
         let address = "unix:\(directory)/pulse/native"
-        let up = try await waitUntil(.seconds(5)) { try runCommand(["pactl", "-s", address, "info"], seconds: 2).status == 0 }
+        let up = try await waitUntil(.seconds(10)) { try runCommand(["pactl", "-s", address, "info"], seconds: 2).status == 0 }
         guard up else { throw ProgramError(description: "pipewire-pulse did not start; see \(directory)/pipewire.log") }
         return address
     }

@@ -97,3 +97,9 @@ final class ClientRun: Sendable {
         thread.start()
     }
 }
+
+/// `voicebox ARGUMENTS` on the stack, run to its end: its exit status and what it wrote.
+func voicebox(_ stack: Stack, _ arguments: [String], terminal: Bool = false) async throws -> (Int32?, ClientRun) {
+    let client = try ClientRun(stack, arguments, terminal: terminal)
+    return (await client.finish(), client)
+}

@@ -19,7 +19,7 @@ func residentBytes(_ pid: pid_t) -> Int? {
 
 /// A count of descriptors once it has settled: transient ones (a reply being sent, a file being
 /// closed by another thread) get `settle` to go away; returns the lowest count seen.
-func settledDescriptorCount(_ pid: pid_t, atMost limit: Int, settle: Duration = .seconds(3)) async -> Int? {
+func settledDescriptorCount(_ pid: pid_t, atMost limit: Int, settle: Duration = .seconds(10)) async -> Int? {
     let deadline = ContinuousClock.now + settle
     var lowest = openDescriptorCount(pid)
     while let current = lowest, current > limit, ContinuousClock.now < deadline {

@@ -25,7 +25,7 @@ final class SynthesisServiceTests: XCTestCase {
                                    bus: bus)
         let published = published
         await service.start { offered in published.withLock { $0.append(offered.list) } }
-        await service.waitForVoices(atMost: .seconds(2))
+        await service.waitForVoices(atMost: .seconds(10))
     }
 
     func testEveryVoiceWhoseEngineRendersIsOfferedWithItsFormat() throws {
