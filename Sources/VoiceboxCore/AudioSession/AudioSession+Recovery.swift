@@ -99,6 +99,10 @@ extension AudioSession {
     /// A stream, seen within the repair window or while its entry waits to be put back, that shows
     /// a change of ours it got from the server's memory (muted, or at a level we set) is set back
     /// to the user's level, once. Returns it as it now is; nil if there was nothing to do.
+    /// PulseAudio applies its memory as it makes a stream, so a stream it first shows with nothing
+    /// of ours started from the user's setting: what it shows later is the user's doing, and it is
+    /// not looked at again. (WirePlumber applies memory a moment after a stream appears: there the
+    /// window decides.)
     func repairInherited(_ stream: PlaybackStream) async -> PlaybackStream? {
         if let until = repairUntil, clock.now >= until {
             repairing = []
@@ -106,6 +110,10 @@ extension AudioSession {
         }
         guard let record = inheritable(stream), kinds.isOthers(stream),
               !repaired.contains(stream.id), others?.isChanged(stream.id) != true else { return nil }
+        guard record.isInherited(mute: stream) || record.isInherited(volume: stream) else {
+            if server?.memory == .readWrite { repaired.insert(stream.id) }
+            return nil
+        }
         var fixed = stream
         if record.isInherited(mute: stream),
            await attempt("unmute", stream, { try await mixer.setMute(stream.id, false) }) {

@@ -64,7 +64,8 @@ public actor AudioSession {
     /// could not be written).
     var pendingMemory: [MemoryRecord] = []
     /// Entries just put back after a crash or the server's return, until when a stream that
-    /// starts from a change of ours they held is set back, and the streams already set back.
+    /// starts from a change of ours they held is set back, and the streams already set back (or,
+    /// on PulseAudio, first seen with nothing of ours: decided).
     var repairing: [MemoryRecord] = []
     var repairUntil: Duration?
     var repaired: Set<UInt32> = []

@@ -386,7 +386,8 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         await settled()
         let before = mixer.memory
         await session.begin(.speaking, id: 1, policy: .pause)
-        mixer.userSets(2, corked: true)  // saved: muted
+        await settled()  // the entries put back once
+        mixer.userSets(2, corked: true)  // saved: muted, and the server dies before anything puts it back
         mixer.lost()
         await settled()
         await session.end(.speaking, id: 1)
@@ -401,5 +402,32 @@ final class AudioSessionMemoryTests: AudioSessionTestCase {
         await settled()
         XCTAssertEqual(mixer.stream(12)?.muted, true, "the user's mute is the user's")
         XCTAssertNil(journal.current)
+    }
+
+    /// The same, but the entry was put back before the server died: a stream of the application
+    /// starts from the user's own setting when it returns, so nothing is set back, and a mute the
+    /// user gives it at once (within the repair window) is the user's. (PulseAudio applies its
+    /// memory as it makes a stream: what a stream shows first is what it started from.)
+    func testAStreamThatStartsFromTheUsersSettingAfterTheServersReturnIsTheUsers() async throws {
+        await makeSession(info: Self.pulse)
+        mixer.play(PlaybackStream(id: 2, applicationName: "Firefox", processID: 200))
+        await settled()
+        let before = mixer.memory
+        await session.begin(.speaking, id: 1, policy: .pause)
+        await settled()
+        mixer.userSets(2, corked: true)  // saved: muted
+        await settled()  // and put back again
+        XCTAssertEqual(mixer.memory[browser], before[browser])
+        mixer.lost()
+        await settled()
+        await session.end(.speaking, id: 1)
+        await pass(.seconds(1))
+        mixer.ready(with: [PlaybackStream(id: 12, applicationName: "Firefox", processID: 201)])
+        await settled()
+        XCTAssertEqual(mixer.stream(12)?.muted, false, "started from the user's setting")
+        mixer.userSets(12, muted: true)
+        await settled()
+        XCTAssertEqual(mixer.stream(12)?.muted, true, "the user's mute is the user's")
+        XCTAssertFalse(mixer.changes.contains("mute 12 false"), "\(mixer.changes)")
     }
 }
