@@ -48,7 +48,7 @@ public enum Daemon {
             log("cannot export \(Speech1.objectPath): \(error.message)")
             return 1
         }
-        let policy = VoiceCache.Policy(bounds: options.bounds, maximumWait: .milliseconds(Int(options.voicesWait * 1000)))
+        let policy = VoiceCache.Policy(bounds: options.bounds, maximumWait: options.bounds[.voicesWait])
         // The audio session: pauses or ducks other audio while we speak or listen, and holds our
         // own work while a call has the audio. The sound-server connections (the mixer, every
         // microphone recording) live in the voicebox-audio helper: the service links no libpulse.
@@ -67,7 +67,7 @@ public enum Daemon {
         // Decoding, and reading a caller's file, run in confined worker processes: a damaged model
         // or a hostile file crashes one of those, not us.
         let workerPath = WorkerAudioFiles.besideThisExecutable()
-        let engine = WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: .milliseconds(Int(options.modelIdleSeconds * 1000)),
+        let engine = WorkerRecognitionEngine(workerPath: workerPath, idleUnloadAfter: options.bounds[.modelIdle],
                                              bounds: options.bounds, log: sphinxLog)
         let files = WorkerAudioFiles(workerPath: workerPath, bounds: options.bounds)
         let recognition = RecognitionService(engine: engine, capture: audio, files: files,

@@ -11,10 +11,6 @@ public struct DaemonOptions: Sendable, Equatable {
     public var autospawn = true
     /// What is done to a speech-dispatcher that stops speaking or answering.
     public var speechdRecovery: SpeechdRecovery = .restart
-    /// How long ListVoices waits for a first listing before EngineUnavailable.
-    public var voicesWait: Double = 10
-    /// How long a recognition model stays loaded after its last use.
-    public var modelIdleSeconds: Double = 300
     /// Whether pocketsphinx's own messages go to stderr (voiceboxd's log), marked as debug lines.
     public var debug = false
     /// Show a desktop notification while a recognition has the microphone.
@@ -22,7 +18,9 @@ public struct DaemonOptions: Sendable, Equatable {
     /// What Speak and microphone Recognize do to other audio when the caller does not say, how
     /// far `duck` lowers it, and how long after the last utterance others stay interrupted.
     public var audio = AudioSessionSettings()
-    /// How long it waits for other processes, and the delays it keeps (`--bound NAME=SECONDS`).
+    /// How long it waits for other processes, and the delays it keeps (`--bound NAME=SECONDS`; the
+    /// four options that set a bound of their own name, `--voices-wait`, `--model-idle`, `--grace`
+    /// and `--call-limit`, set it here too: the last one given wins).
     public var bounds = Bounds()
     public var showVersion = false
     public var showHelp = false
@@ -74,13 +72,13 @@ public struct DaemonOptions: Sendable, Equatable {
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                     throw OptionError("--voices-wait takes seconds between 0 and 3600, not '\(text)'")
                 }
-                voicesWait = seconds
+                bounds[.voicesWait] = Self.duration(seconds)
             case "--model-idle":
                 let text = try value(argument)
                 guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
                     throw OptionError("--model-idle takes seconds between 0 and 86400, not '\(text)'")
                 }
-                modelIdleSeconds = seconds
+                bounds[.modelIdle] = Self.duration(seconds)
             case "--speaking-others": audio.speakingDefault = try policy(argument, try value(argument))
             case "--listening-others": audio.listeningDefault = try policy(argument, try value(argument))
             case "--duck-db":
@@ -94,13 +92,13 @@ public struct DaemonOptions: Sendable, Equatable {
                 guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
                     throw OptionError("--grace takes seconds between 0 and 60, not '\(text)'")
                 }
-                audio.grace = .milliseconds(Int((seconds * 1000).rounded()))
+                bounds[.grace] = Self.duration(seconds)
             case "--call-limit":
                 let text = try value(argument)
                 guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                     throw OptionError("--call-limit takes seconds between 0 and 3600, not '\(text)'")
                 }
-                audio.listeningInterruptionLimit = .milliseconds(Int((seconds * 1000).rounded()))
+                bounds[.callLimit] = Self.duration(seconds)
             case "--spare-role":
                 let role = try value(argument)
                 guard !role.isEmpty else { throw OptionError("--spare-role needs a role name") }
@@ -115,12 +113,12 @@ public struct DaemonOptions: Sendable, Equatable {
             default: throw OptionError("unknown argument '\(argument)'")
             }
         }
-        // These four are bounds too: `--bound grace=0.5` is `--grace 0.5`.
-        if let grace = bounds.chosen(.grace) { audio.grace = grace }
-        if let limit = bounds.chosen(.callLimit) { audio.listeningInterruptionLimit = limit }
-        if let wait = bounds.chosen(.voicesWait) { voicesWait = wait.inSeconds }
-        if let idle = bounds.chosen(.modelIdle) { modelIdleSeconds = idle.inSeconds }
+        // The audio session takes these two with its settings.
+        audio.grace = bounds[.grace]
+        audio.listeningInterruptionLimit = bounds[.callLimit]
     }
+
+    private static func duration(_ seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 }
 
 private func policy(_ flag: String, _ text: String) throws(OptionError) -> OthersPolicy {

@@ -12,7 +12,7 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(options.busAddress, "unix:path=/tmp/bus")
         XCTAssertEqual(options.speechdAddress, "unix_socket:/tmp/s")
         XCTAssertFalse(options.autospawn)
-        XCTAssertEqual(options.voicesWait, 2.5)
+        XCTAssertEqual(options.bounds[.voicesWait], .milliseconds(2500))
         XCTAssertFalse(options.debug)
         XCTAssertTrue(try DaemonOptions(arguments: ["--debug"]).debug)
     }
@@ -23,12 +23,14 @@ final class DaemonOptionsTests: XCTestCase {
                                                     "--bound", "model-idle=1"])
         XCTAssertEqual(options.audio.grace, .milliseconds(500))
         XCTAssertEqual(options.audio.listeningInterruptionLimit, .seconds(2))
-        XCTAssertEqual(options.voicesWait, 30)
-        XCTAssertEqual(options.modelIdleSeconds, 1)
+        XCTAssertEqual(options.bounds[.voicesWait], .seconds(30))
+        XCTAssertEqual(options.bounds[.modelIdle], .seconds(1))
         let flags = try DaemonOptions(arguments: ["--grace", "0.5", "--call-limit", "2", "--voices-wait", "30", "--model-idle", "1"])
         XCTAssertEqual(flags.audio, options.audio)
-        XCTAssertEqual(flags.voicesWait, options.voicesWait)
-        XCTAssertEqual(flags.modelIdleSeconds, options.modelIdleSeconds)
+        XCTAssertEqual(flags.bounds, options.bounds)
+        // One place holds each: the last given wins, whichever way.
+        XCTAssertEqual(try DaemonOptions(arguments: ["--grace", "0.5", "--bound", "grace=0.7"]).audio.grace, .milliseconds(700))
+        XCTAssertEqual(try DaemonOptions(arguments: ["--bound", "grace=0.7", "--grace", "0.5"]).audio.grace, .milliseconds(500))
         XCTAssertEqual(DaemonOptions().audio.grace, Bound.grace.standard)
         XCTAssertEqual(DaemonOptions().audio.listeningInterruptionLimit, Bound.callLimit.standard)
     }

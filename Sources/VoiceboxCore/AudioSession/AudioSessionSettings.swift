@@ -9,9 +9,9 @@ public struct AudioSessionSettings: Sendable, Equatable {
     public var duckDecibels: Double = -15
     /// How long after the last utterance or recognition others stay interrupted, so that a run of
     /// them is one interruption (AVSpeechUtterance's postUtteranceDelay plays the same part).
-    public var grace: Duration = .milliseconds(300)
+    public var grace: Duration = Bound.grace.standard
     /// A microphone recognition held by a call for longer than this ends (reason `interrupted`).
-    public var listeningInterruptionLimit: Duration = .seconds(10)
+    public var listeningInterruptionLimit: Duration = Bound.callLimit.standard
     /// Roles that mark a call: never touched, and they interrupt Voicebox.
     public var callRoles: Set<String> = ["phone", "communication"]
     /// Roles never touched either (lower case): accessibility output, which a blind user needs

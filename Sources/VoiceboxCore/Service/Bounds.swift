@@ -221,10 +221,6 @@ public struct Bounds: Sendable, Equatable {
     /// The bounds a test names, the rest standard: `Bounds([.speechdBegin: .milliseconds(300)])`.
     public init(_ values: [Bound: Duration]) { chosen = values }
 
-    /// The value set on the command line, nil when standard: for the bounds that an option of
-    /// their own sets too (`--grace` is `--bound grace=`).
-    public func chosen(_ bound: Bound) -> Duration? { chosen[bound] }
-
     /// Sets one from `NAME=SECONDS` (the value of `--bound`), or says what is wrong with it.
     public mutating func set(_ text: String) throws(BoundError) {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
