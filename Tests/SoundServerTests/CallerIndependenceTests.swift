@@ -91,13 +91,9 @@ final class FrozenSpeechDispatcherTests: XCTestCase {
     /// are answered is SpeechdContractTests' (SpeedTests).
     func testAFrozenSpeechDispatcherHoldsUpNoOtherCaller() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
         let patient = ["--speechd-recovery", "reconnect", "--bound", "speechd-reply=60", "--bound", "speechd-begin=60",
                        "--bound", "speechd-heartbeat=60"]
-        let ownService = try await startService(on: stack, speechdAddress: speechd.address, extraArguments: patient)
-        addTeardownBlock { speechd.thaw() }  // before the service stops: it says goodbye to its speech-dispatcher
+        let (speechd, ownService) = try await serviceOnItsOwnSpeechd(stack, patient)
         try await waitUntil("speaking to work", timeout: .seconds(30)) { (try? await ownService.speak("ready")) != nil }
         _ = try await ownService.proxy.call(Speech1.listVoices, "en")  // warm the cache
         let other = try BusConnection(address: stack.busAddress)

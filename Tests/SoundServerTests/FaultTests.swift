@@ -32,10 +32,7 @@ final class FaultTests: XCTestCase {
     // @SoundServer: speech
     func testSpeechDispatcherKilledMidUtterance() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long)
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
@@ -60,14 +57,9 @@ final class FaultTests: XCTestCase {
     // @SoundServer: speech
     func testSpeechDispatcherStoppedMidUtteranceEndsItWithoutAnyCall() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
         let log = LogFile()
-        let service = try await startService(on: stack, speechdAddress: speechd.address,
-                                             extraArguments: ["--bound", "speechd-heartbeat=0.3", "--bound", "speechd-begin=60"],
-                                             stderrFD: log.descriptor)
-        addTeardownBlock { speechd.thaw() }
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, ["--bound", "speechd-heartbeat=0.3", "--bound", "speechd-begin=60"],
+                                                                    stderrFD: log.descriptor)
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long + Texts.long, ["others": .string("pause")])
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
@@ -86,12 +78,7 @@ final class FaultTests: XCTestCase {
     // @SoundServer: speech
     func testSpeechDispatcherStoppedMidUtterance() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address,
-                                             extraArguments: ["--bound", "speechd-begin=0.3"])
-        addTeardownBlock { speechd.thaw() }
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, ["--bound", "speechd-begin=0.3"])
         _ = try await speakWhenBack(service, "ready")
         let id = try await service.speak(Texts.long)
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
@@ -227,10 +214,7 @@ final class FaultTests: XCTestCase {
         // one, the shared speech-dispatcher spoke the next client's first utterance so that
         // RecognitionTests' round trip heard "the gotta get" for "close the garage" (restarting
         // speech-dispatcher cured it). A speech-dispatcher matter, kept out of the other tests.
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        let (_, service) = try await serviceOnItsOwnSpeechd(stack)
         let ready = try await speakWhenBack(service, "ready")
         _ = try await service.waitForFinish(ready)
         _ = try await service.waitForInterruption("ended")

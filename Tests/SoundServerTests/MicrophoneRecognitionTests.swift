@@ -204,10 +204,7 @@ final class MicrophoneOwnServerTests: XCTestCase {
     // @SoundServer: speech into the sink, heard from its monitor
     func testRoundTripSpeakThenRecognize() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        let (_, service) = try await serviceOnItsOwnSpeechd(stack)
         // Spoken once first: the new speech-dispatcher's first utterance starts its module.
         _ = try await service.waitForFinish(try await service.speak("ready"))
         let grammar = """

@@ -23,11 +23,7 @@ final class SpeechdContractTests: XCTestCase {
     static let atOnce = Duration.milliseconds(500)
 
     private func frozenServerAndService(_ stack: Stack, _ arguments: [String]) async throws -> (PrivateSpeechd, ServiceHarness) {
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // added first: runs after the service stops
-        try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address, extraArguments: arguments)
-        addTeardownBlock { speechd.thaw() }
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, arguments)
         var ready: UInt64 = 0
         try await waitUntil("speaking to work", timeout: .seconds(30)) {
             ready = (try? await service.speak("ready")) ?? 0

@@ -12,8 +12,7 @@ final class ResilienceTests: XCTestCase {
     /// looks for the server every 0.2 s (`speechd-reconnect-limit`).
     func testListVoicesAnswersOnceSpeechDispatcherAppears() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
+        let speechd = try await ownSpeechd(stack, start: false)
         let service = try await startService(on: stack, speechdAddress: speechd.address,
                                              extraArguments: ["--bound", "voices-wait=30", "--bound", "voices-retry-first=60",
                                                               "--bound", "speechd-reconnect-limit=0.2"])
@@ -34,10 +33,7 @@ final class ResilienceTests: XCTestCase {
 
     func testSpeechDispatcherDyingAndComingBack() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await startService(on: stack, speechdAddress: speechd.address)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
         try await waitUntil("speaking to work", timeout: .seconds(20)) {
             (try? await service.speak("ready")) != nil
         }
@@ -76,9 +72,7 @@ final class ResilienceTests: XCTestCase {
     /// $SPEECHD_ADDRESS, as every speech-dispatcher client does, and speaks there.
     func testSpeechDispatcherOnAConfiguredSocketIsFoundThroughSPEECHD_ADDRESS() async throws {
         let stack = try Stack.require()
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
+        let speechd = try await ownSpeechd(stack)
         XCTAssertNotEqual(speechd.address, stack.speechdAddress)
         let service = try await startService(on: stack, addressFromEnvironment: true,
                                              environment: ["SPEECHD_ADDRESS": speechd.address])

@@ -133,7 +133,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// only for us.
     func testAServerFrozenByAnotherProgramRecoversAndTheNextSpeakIsHeard() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog, autospawn: true)
         try await waitUntilSpoken(service)
         let ears = try MonitorRecorder(device: stack.sink + ".monitor")
         try await ears.waitUntilRecording()
@@ -163,7 +163,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// after it, and nothing of the stopped server is left running.
     func testAModuleStoppedMidUtteranceRecoversAndTheWaitingCallerIsTold() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog, autospawn: true)
         try await waitUntilSpoken(service)
         let ears = try MonitorRecorder(device: stack.sink + ".monitor")
         try await ears.waitUntilRecording()
@@ -213,7 +213,7 @@ final class SpeechSafetyTests: XCTestCase {
     func testSpeakIsAnsweredWhileSpeechDispatcherIsStoppedAndHeardOnceItContinues() async throws {
         let stack = try Stack.require()
         let patient = ["--bound", "speechd-reply=60", "--bound", "speechd-begin=60", "--bound", "speechd-heartbeat=60"]
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, patient)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, patient, autospawn: true)
         try await waitUntilSpoken(service)
         let pid = try XCTUnwrap(speechd.pid)
         speechd.freeze()
@@ -238,7 +238,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// heard after the recovery (the stopped message, still in the frozen server, does not confuse it).
     func testStopAllSpeakingDuringAWedgeStopsForGoodAndTheNextSpeakIsHeard() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog)
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog, autospawn: true)
         try await waitUntilSpoken(service)
         let oldPid = speechd.pid
         try RawSSIPClient.freezeWithAMark(address: speechd.address)
@@ -264,7 +264,7 @@ final class SpeechSafetyTests: XCTestCase {
     /// Speak is heard, by a new server process, and other programs can speak through it again.
     func testAServerThatDiesIsStartedAgainWithItsOwnCommandLine() async throws {
         let stack = try Stack.require()
-        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, [])
+        let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, [], autospawn: true)
         try await waitUntilSpoken(service)
         let oldPid = try XCTUnwrap(speechd.pid)
         // The stock way does not work here: this is what the known server's command line is for.

@@ -154,18 +154,10 @@ class SynthesizerTestCase: XCTestCase {
         return (synthesizer, recorder)
     }
 
-    func privateServer() throws -> PrivateSpeechd {
-        let server = try PrivateSpeechd(config: try TestStack.configDirectory())
-        addTeardownBlock { server.stopEverything() }
-        return server
-    }
-
-    /// A private server, started.
+    /// A private server, started, that stops when the test ends.
     func startedServer() async throws -> PrivateSpeechd {
         _ = try TestStack.address()
-        let server = try privateServer()
-        try await server.start()
-        return server
+        return try await ownSpeechd(config: try TestStack.configDirectory())
     }
 
     /// listVoices, bounded: fails the test instead of hanging.
@@ -226,16 +218,31 @@ func duplicateOfListeningSocket(_ path: String, heldBy pid: pid_t) -> Int32? {
 
 /// What the tests of voiceboxd on a speech-dispatcher of their own share.
 extension XCTestCase {
-    /// A speech-dispatcher of this test's own, to be frozen the way any other program could freeze
-    /// it, and a voiceboxd on it as on a desktop (autospawn on), with `arguments`; at teardown the
-    /// service stops first, then the server. The server's socket is not libspeechd's autospawn
-    /// socket: one that dies (a wedge may end that way) is started again only with its own command line.
-    func serviceOnItsOwnSpeechd(_ stack: Stack, _ arguments: [String]) async throws -> (PrivateSpeechd, ServiceHarness) {
-        let speechd = try PrivateSpeechd(config: stack.speechdConfig)
-        addTeardownBlock { speechd.stopEverything() }  // registered first: runs after the service stops
-        try await speechd.start()
-        let service = try await ServiceHarness(stack: stack, speechdAddress: speechd.address, autospawn: true, extraArguments: arguments)
-        addTeardownBlock { await service.stop() }
+    /// The one place a test starts a speech-dispatcher of its own (`start: false`: made, not yet
+    /// started). It is stopped, and thawed if frozen, when the test ends; since tear-down blocks run
+    /// last-registered first, a voiceboxd started on it afterwards stops before it does.
+    func ownSpeechd(config: String, start: Bool = true) async throws -> PrivateSpeechd {
+        let speechd = try PrivateSpeechd(config: config)
+        addTeardownBlock { speechd.stopEverything() }
+        if start { try await speechd.start() }
+        return speechd
+    }
+
+    func ownSpeechd(_ stack: Stack, start: Bool = true) async throws -> PrivateSpeechd {
+        try await ownSpeechd(config: stack.speechdConfig, start: start)
+    }
+
+    /// A speech-dispatcher of this test's own, to be frozen or killed the way any other program
+    /// could, and a voiceboxd on it with `arguments`. `autospawn` is on as on a desktop when asked;
+    /// the server's socket is not libspeechd's autospawn socket, so one that dies is started again
+    /// only with its own command line. At teardown the server is thawed first (voiceboxd says
+    /// goodbye to it), then the service stops, then the server.
+    func serviceOnItsOwnSpeechd(_ stack: Stack, _ arguments: [String] = [], autospawn: Bool = false,
+                                stderrFD: Int32? = nil) async throws -> (PrivateSpeechd, ServiceHarness) {
+        let speechd = try await ownSpeechd(stack)
+        let service = try await startService(on: stack, speechdAddress: speechd.address, autospawn: autospawn,
+                                             extraArguments: arguments, stderrFD: stderrFD)
+        addTeardownBlock { speechd.thaw() }
         return (speechd, service)
     }
 

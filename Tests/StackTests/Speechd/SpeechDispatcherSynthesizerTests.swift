@@ -32,7 +32,7 @@ final class SpeechDispatcherSynthesizerTests: SynthesizerTestCase {
 
     func testListVoicesThrowsUnavailableWithoutServer() async throws {
         _ = try TestStack.address()
-        let server = try privateServer() // never started
+        let server = try await ownSpeechd(config: try TestStack.configDirectory(), start: false) // never started
         let (synthesizer, _) = make(server.address)
         do {
             _ = try await listVoices(synthesizer)

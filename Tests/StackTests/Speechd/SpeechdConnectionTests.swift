@@ -11,7 +11,7 @@ import XCTest
 final class SpeechdConnectionTests: SynthesizerTestCase {
     func testServerDeathEndsUtterancesWithErrorAndRestartReconnects() async throws {
         _ = try TestStack.address()
-        let server = try privateServer()
+        let server = try await ownSpeechd(config: try TestStack.configDirectory(), start: false)
         try await server.start()
         let (synthesizer, recorder) = try await connected(server.address, bounds: Self.quickReconnect)
         try await synthesizer.speak(SynthesisRequest(id: 1, text: SynthesisRequest.longText))
@@ -48,7 +48,7 @@ final class SpeechdConnectionTests: SynthesizerTestCase {
     /// An address given explicitly, with a socket path that is not the default one.
     func testExplicitAddressWithANonDefaultSocketPath() async throws {
         _ = try TestStack.address()
-        let server = try privateServer()
+        let server = try await ownSpeechd(config: try TestStack.configDirectory(), start: false)
         try await server.start()
         XCTAssertNotEqual(server.socket, SpeechdAddress.defaultSocketPath())
         let (synthesizer, recorder) = try await connected("unix_socket:\(server.socket)")
@@ -63,7 +63,7 @@ final class SpeechdConnectionTests: SynthesizerTestCase {
     /// starts none itself (autospawn false); the server started later is found.
     func testSynthesizerCreatedBeforeItsServerConnectsOnceItStarts() async throws {
         _ = try TestStack.address()
-        let server = try privateServer()
+        let server = try await ownSpeechd(config: try TestStack.configDirectory(), start: false)
         let (synthesizer, recorder) = make(server.address, bounds: Self.quickReconnect)
         let value34 = await recorder.wait(timeout: 20) { $0.contains(where: Self.isUnavailable) }
         XCTAssertTrue(value34)
@@ -118,7 +118,7 @@ final class SpeechdConnectionTests: SynthesizerTestCase {
     /// one spoken into the freeze waits in the synthesizer and is spoken once the server continues.
     func testStopAndSpeakNeverWaitForAFrozenServer() async throws {
         _ = try TestStack.address()
-        let server = try privateServer()
+        let server = try await ownSpeechd(config: try TestStack.configDirectory(), start: false)
         try await server.start()
         let patient = Bounds([.speechdReply: .seconds(60), .speechdBegin: .seconds(60), .speechdHeartbeat: .seconds(60)])
         let (synthesizer, recorder) = try await connected(server.address, bounds: patient, recovery: .reconnect)
@@ -153,7 +153,7 @@ final class SpeechdConnectionTests: SynthesizerTestCase {
     /// the synthesizer comes back by itself, the server untouched.
     func testAServerThatStopsAnsweringEndsItsUtterancesWithErrorAndComesBack() async throws {
         _ = try TestStack.address()
-        let server = try privateServer()
+        let server = try await ownSpeechd(config: try TestStack.configDirectory(), start: false)
         try await server.start()
         var bounds = Self.quickReconnect
         bounds[.speechdReply] = .milliseconds(300)
