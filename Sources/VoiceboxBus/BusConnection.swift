@@ -52,6 +52,13 @@ public final class BusConnection: Sendable {
 
     deinit { loop.submit { $0.stopped = true } }
 
+    /// How long the questions this connection asks the bus daemon by itself (whether a watched
+    /// caller is still there) may wait for its answer; 25 s, libdbus's default, until set.
+    public func boundBusDaemonCalls(_ timeout: Duration) {
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        loop.submit { $0.busDaemonTimeoutMilliseconds = milliseconds }
+    }
+
     /// Closes the connection after sending what is queued; returns once it is closed.
     public func close() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -114,11 +121,11 @@ public final class BusConnection: Sendable {
 
     public enum NameRequestResult: Sendable { case primaryOwner, alreadyOwner, taken }
 
-    /// Asks for a well-known name without queueing for it.
-    public func requestName(_ name: String) async throws(DBusError) -> NameRequestResult {
+    /// Asks for a well-known name without queueing for it, waiting for the bus daemon at most `timeout`.
+    public func requestName(_ name: String, timeout: Duration) async throws(DBusError) -> NameRequestResult {
         let reply = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                    interface: "org.freedesktop.DBus", member: "RequestName",
-                                   arguments: [.string(name), .uint32(VB_NAME_FLAG_DO_NOT_QUEUE)])
+                                   arguments: [.string(name), .uint32(VB_NAME_FLAG_DO_NOT_QUEUE)], timeout: timeout)
         switch reply.first?.uint32.map(Int32.init) {
         case VB_REQUEST_NAME_REPLY_PRIMARY_OWNER: return .primaryOwner
         case VB_REQUEST_NAME_REPLY_ALREADY_OWNER: return .alreadyOwner

@@ -10,6 +10,8 @@ final class ConnectionState {
     var objects: [String: ExportedObject] = [:]
     var subscriptions: [UInt64: SignalSubscription] = [:]
     var peers = PeerTable()
+    /// How long a question to the bus daemon itself may wait (`BusConnection.boundBusDaemonCalls`).
+    var busDaemonTimeoutMilliseconds: Int32 = 25_000
     var onDisconnect: [@Sendable () -> Void] = []
     /// Run once the connection has been quiet for a while after traffic (`BusConnection.whenQuiet`).
     var quiet: QuietWatch?

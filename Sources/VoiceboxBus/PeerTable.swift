@@ -44,7 +44,7 @@ struct PeerTable {
                                                      interface: "org.freedesktop.DBus", member: "NameHasOwner",
                                                      arguments: [.string(name)]) else { return }
         let loop = state.loopHandle
-        state.call(call, timeoutMilliseconds: 25_000) { result in
+        state.call(call, timeoutMilliseconds: state.busDaemonTimeoutMilliseconds) { result in
             if case .success(let values) = result, values.first?.bool == false {
                 loop?.submit { state in state.peers.vanished(name, state: state) }
             }

@@ -37,6 +37,7 @@ public enum Daemon {
         // Once the calls stop, what they freed goes back to the system instead of staying resident.
         // Soon (memory-trim, 0.5 s), so that it is over before anyone measures an idle daemon's CPU
         // (bench/ and the tests start 1 s or more after their last call).
+        connection.boundBusDaemonCalls(options.bounds[.busCall])
         connection.whenQuiet(after: options.bounds[.memoryTrim]) { MallocArenas.returnFreeMemory() }
         let synthesizer = SpeechDispatcherSynthesizer(configuration: .init(
             address: options.speechdAddress, autospawn: options.autospawn, bounds: options.bounds,
@@ -88,7 +89,7 @@ public enum Daemon {
             return 0
         }
         do {
-            switch try await connection.requestName(Speech1.busName) {
+            switch try await connection.requestName(Speech1.busName, timeout: options.bounds[.busCall]) {
             case .primaryOwner, .alreadyOwner:
                 break
             case .taken:
@@ -105,7 +106,7 @@ public enum Daemon {
         }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
         let providerWait = options.bounds[.providerVoices]
-        let providerName = Task { await claimProviderName(provider, waitingAtMost: providerWait) }
+        let providerName = Task { await claimProviderName(provider, waitingAtMost: providerWait, busCall: options.bounds[.busCall]) }
         // Only now: undoing a crashed interruption announces its `ended`, which a monitor watching
         // the name must see (and a voiceboxd that found the name taken must leave to its owner).
         Task { await session.run() }

@@ -37,7 +37,7 @@ final class AudioHelperTests: XCTestCase {
     /// with NoMicrophone naming the signal, the server no longer records for us, voiceboxd lives on,
     /// a new helper runs, and the next microphone Recognize hears what is played. While it listens,
     /// its recording carries voiceboxd's pid (so that the audio session knows it for its own).
-    // @SoundServer: the microphone, as the server sees it
+    // What the sound server decides here: the microphone, as the server sees it
     func testAHelperThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -80,7 +80,7 @@ final class AudioHelperTests: XCTestCase {
     /// The helper killed while others are silenced for speech: the silenced stream plays again once
     /// the speech ends, as the server shows it, and the interruption ends once; the new helper
     /// serves the next one.
-    // @SoundServer: mutes and corks other audio and checks what the server shows
+    // What the sound server decides here: mutes and corks other audio and checks what the server shows
     func testAHelperKilledMidInterruptionLeavesNoStreamChanged() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack)
@@ -117,7 +117,7 @@ final class AudioHelperTests: XCTestCase {
     /// heartbeat finds it (helper-ping twice, here 0.5 s), the Recognize fails with NoMicrophone
     /// instead of listening until its max_seconds of 20, the stopped helper is killed, the server
     /// stops recording for us, and the next Recognize hears.
-    // @SoundServer: the microphone, as the server sees it
+    // What the sound server decides here: the microphone, as the server sees it
     func testAStoppedHelperEndsItsRecognitionInsteadOfListeningForEver() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -148,7 +148,7 @@ final class AudioHelperTests: XCTestCase {
     /// helper that answers nothing, which is killed after helper-answer (here 2 s), and the restore
     /// is asked again of its replacement. Every stream comes back as the user left it: unmuted
     /// (pause) or at its volume (duck); then the interruption ends.
-    // @SoundServer: mutes and ducks other audio and checks what the server shows
+    // What the sound server decides here: mutes and ducks other audio and checks what the server shows
     func testAStoppedHelperAtTheEndOfAnInterruptionStillGivesEveryStreamBack() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack, extraArguments: Self.answerBound)
@@ -188,7 +188,7 @@ final class AudioHelperTests: XCTestCase {
     /// next one, and every stream plays again. A stream the user turned down while the helper was
     /// stopped at the end of a ducking keeps the user's level, even when the stopped helper's first
     /// replacement dies too.
-    // @SoundServer: mutes and ducks other audio and checks what the server shows
+    // What the sound server decides here: mutes and ducks other audio and checks what the server shows
     func testRepeatedHelperDeathsAndAUsersChangeAreAllHonouredAtTheEnd() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack, extraArguments: Self.answerBound + Self.restartBounds)
@@ -233,7 +233,7 @@ final class AudioHelperTests: XCTestCase {
     }
 
     /// No helper outlives voiceboxd killed with SIGKILL, and the server drops its recording.
-    // @SoundServer: the recording, as the server sees it
+    // What the sound server decides here: the recording, as the server sees it
     func testNoHelperOutlivesTheService() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack)

@@ -8,7 +8,7 @@ import XCTest
 /// Audio sessions against the real sound server of the stack (PulseAudio with or without
 /// module-role-cork, or pipewire-pulse: VOICEBOX_SOUND_SERVER), a real MPRIS player (mpv with
 /// mpv-mpris) and real streams (paplay, pacat): what a user would see in a volume control.
-// @SoundServer: every test pauses, ducks, corks or mutes other audio and checks what the server shows
+// What the sound server decides here: every test pauses, ducks, corks or mutes other audio and checks what the server shows
 final class AudioSessionTests: ServiceTestCase {
     override class var mustLeaveNoJournal: Bool { true }
     override class var argumentsByTest: [String: [String]] {
@@ -143,7 +143,7 @@ final class AudioSessionTests: ServiceTestCase {
 
     /// A call (a phone-role stream) holds the speech, which starts again once it ends.
     func testACallHoldsSpeechUntilItEnds() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let id = try await service.speak(Texts.long, ["others": .string("mix")])
         try await waitUntil("speech to be heard") { ears.firstLoud() != nil }
@@ -217,7 +217,7 @@ final class AudioSessionTests: ServiceTestCase {
                                          Task { try? await Task.sleep(for: .seconds(120)); _ = responder }
                                      }])
         object.set(status, "Playing")
-        let owned = try await hung.requestName("org.mpris.MediaPlayer2.hung")
+        let owned = try await hung.requestName("org.mpris.MediaPlayer2.hung", timeout: .seconds(10))
         XCTAssertEqual(owned, .primaryOwner)
         return hung
     }

@@ -12,7 +12,7 @@ import XCTest
 /// module-stream-restore, WirePlumber's restore-stream: ServerMemoryProbe) and the level its next
 /// stream starts at, after a track change, a voiceboxd killed with -9 or stopped with SIGTERM; the
 /// AudioInterruption signals a bus monitor sees; a call that holds what was taken from others.
-// @SoundServer: every test checks what the sound server heard or remembers
+// What the sound server decides here: every test checks what the sound server heard or remembers
 final class AudioTraceTests: ServiceTestCase {
     override class var mustLeaveNoJournal: Bool { true }
     override class var argumentsByTest: [String: [String]] {
@@ -97,7 +97,7 @@ final class AudioTraceTests: ServiceTestCase {
                 await service.stop()
                 service = try await ServiceHarness(stack: stack, extraArguments: ["--duck-db", String(depth)])
             }
-            let ears = try MonitorRecorder(device: stack.micSink + ".monitor")
+            let ears = try stopsAtEnd(MonitorRecorder(device: stack.micSink + ".monitor"))
             defer { ears.stop() }
             try await ears.waitUntilRecording()
             let tone = try stream("tone", sink: stack.micSink)
@@ -109,11 +109,12 @@ final class AudioTraceTests: ServiceTestCase {
             let id = try await service.speak(Texts.long)
             let began = try await waitForInterruption("began")
             XCTAssertEqual(began["ducked_streams"], .uint32(1), "the tone")
-            // From 0.3 s of recording after `began` (the server's latency), half a second.
-            let during = try await level(on: ears, from: ears.seconds + 0.3)
+            // Half a second, from where the recording shows the change (the server's and parec's
+            // latency are the recording's, not the wall clock's).
+            let during = try await levelOnceChanged(on: ears, from: quiet, before: before, falling: true)
             try await service.proxy.call(Speech1.stopSpeaking, id)
             _ = try await waitForInterruption("ended")
-            let after = try await level(on: ears, from: ears.seconds + 0.3)
+            let after = try await levelOnceChanged(on: ears, from: quiet, before: before, falling: false)
             await tone.stop()
 
             let measured = 20 * log10(during / before)
@@ -128,6 +129,36 @@ final class AudioTraceTests: ServiceTestCase {
     func level(on ears: MonitorRecorder, from start: Double) async throws -> Double {
         try await waitUntil("half a second recorded from \(start) s") { ears.seconds >= start + 0.5 }
         return ears.rms(from: start, to: start + 0.5)
+    }
+
+    /// The level of half a second of the recording from 0.2 s after it fell below (or, not
+    /// `falling`, after such a fall, came back above) 85 % of `before` and stayed there for 0.2 s,
+    /// looking from `start` on: a glitch of the tone is not taken for the change.
+    func levelOnceChanged(on ears: MonitorRecorder, from start: Double, before: Double, falling: Bool) async throws -> Double {
+        var changed: Double?
+        try await waitUntil("the tone's level to \(falling ? "fall" : "come back") on the recording") {
+            var (fell, run, runStart) = (false, 0, start)
+            for step in 0... {
+                let at = start + Double(step) * 0.05
+                guard at + 0.05 <= ears.seconds else { return false }
+                let low = ears.rms(from: at, to: at + 0.05) < before * 0.85
+                let wanted = fell ? !low : low  // the fall first, then (not falling) the return
+                if wanted {
+                    if run == 0 { runStart = at }
+                    run += 1
+                } else {
+                    run = 0
+                }
+                guard run == 4 else { continue }
+                if falling || fell {
+                    changed = runStart
+                    return true
+                }
+                (fell, run) = (true, 0)
+            }
+            return false
+        }
+        return try await level(on: ears, from: changed! + 0.2)
     }
 
     // MARK: The server's memory
@@ -350,7 +381,7 @@ final class AudioTraceTests: ServiceTestCase {
 
     /// A new voiceboxd, watched by a bus monitor: it announces the end of the one the old one began.
     private func restartAndSeeTheEnd(of id: UInt64) async throws {
-        let monitor = try BusMonitor(busAddress: stack.busAddress)
+        let monitor = try stopsAtEnd(BusMonitor(busAddress: stack.busAddress))
         defer { monitor.stop() }
         try await monitor.waitUntilWatching()
         await service.stop()
@@ -370,7 +401,7 @@ final class AudioTraceTests: ServiceTestCase {
         let remembered = try await ServerMemoryProbe.entries([key])
         let playing = try stream(name)
         _ = try await playing.settledState()
-        let monitor = try BusMonitor(busAddress: stack.busAddress)
+        let monitor = try stopsAtEnd(BusMonitor(busAddress: stack.busAddress))
         defer { monitor.stop() }
         try await monitor.waitUntilWatching()
         let id = try await service.speak(Texts.long, ["others": .string("pause")])

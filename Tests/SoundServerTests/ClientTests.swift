@@ -23,7 +23,7 @@ final class ClientTests: XCTestCase {
         return (status, String(decoding: output, as: UTF8.self))
     }
 
-    // @SoundServer: say waits for the end of speech
+    // What the sound server decides here: say waits for the end of speech
     func testSayVoicesAndErrors() async throws {
         let (stack, service) = try await startService()
 

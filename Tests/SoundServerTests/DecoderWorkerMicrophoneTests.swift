@@ -10,7 +10,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
     /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
     /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
     /// glib, which kept it above 20 MiB at rest.
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testTheServiceNeverMapsTheEngine() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -65,7 +65,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
     /// SIGSEGV, abort, SIGKILL (the OOM killer) and SIGSYS (the seccomp filter) in the decoder
     /// worker while the microphone is heard: that Recognize fails with EngineUnavailable naming the
     /// signal, the microphone is released, and the next Recognize is answered.
-    // @SoundServer: the microphone, released as the server sees it
+    // What the sound server decides here: the microphone, released as the server sees it
     func testADecoderWorkerThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
         let stack = try Stack.require()
         try Recordings.require()
@@ -102,7 +102,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
     /// would be): the call fails with Cancelled, the stuck worker is gone, and the next Recognize
     /// is answered. Mid-file and mid-microphone. The worker's answer bound is an hour here
     /// (`worker-answer`): only the cancel's own stop of the worker (`worker-cancel`) can end the call.
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testACancelEndsARecognitionWhoseWorkerDoesNotAnswer() async throws {
         let stack = try Stack.require()
         try Recordings.require()

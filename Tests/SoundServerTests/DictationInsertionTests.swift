@@ -4,7 +4,7 @@ import Glibc
 import XCTest
 
 final class DictationInsertionTests: XCTestCase {
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testDictateTypesWhatWasHeard() async throws {
         try Recordings.require()
         let (stack, x) = try await xSession()

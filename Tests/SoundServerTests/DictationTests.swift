@@ -14,7 +14,7 @@ final class DictationTests: ServiceTestCase {
     /// The stack and the class's voiceboxd.
     private func classService() -> (Stack, ServiceHarness) { (stack, service) }
 
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testSayReadsStandardInputAndSpeaksLongTextInParts() async throws {
         let (stack, service) = classService()
         let said = try ClientRun(stack, ["say", "--json", "-"], input: Array("Read from standard input.".utf8))
@@ -38,7 +38,7 @@ final class DictationTests: ServiceTestCase {
         try await service.proxy.call(Speech1.stopAllSpeaking)
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testListenOnATerminalShowsALevelMeterAndThePartialText() async throws {
         try Recordings.require()
         let (stack, service) = classService()
@@ -63,7 +63,7 @@ final class DictationTests: ServiceTestCase {
         XCTAssertTrue(pieces.last?.hasPrefix("go forward ten") == true, output.debugDescription)
     }
 
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testMonitorPrintsTheSignalsOfASay() async throws {
         let (stack, _) = classService()
         let monitor = try ClientRun(stack, ["monitor"])
@@ -106,7 +106,7 @@ final class DictationTests: ServiceTestCase {
         return (stack, service, dictation)
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testDictateToggleTwiceAcrossTwoProcesses() async throws {
         let (stack, service, first) = try await dictateWhilePlaying(["dictate", "--toggle"])
         let (secondStatus, second) = try await voicebox(stack, ["dictate", "--toggle"])
@@ -118,7 +118,7 @@ final class DictationTests: ServiceTestCase {
         try await waitUntil("ListeningID to be 0") { (try? await service.property("ListeningID"))?.uint64 == 0 }
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testDictatePushToTalk() async throws {
         let (stack, _, first) = try await dictateWhilePlaying(["dictate", "--start", "--literal"])
         let (releaseStatus, release) = try await voicebox(stack, ["dictate", "--stop"])
@@ -128,7 +128,7 @@ final class DictationTests: ServiceTestCase {
         XCTAssertEqual(first.stdout, "go forward ten meters\n")
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testShortcutsLeaveAnotherProgramsRecognitionAlone() async throws {
         let (stack, service) = classService()
         // Another program (not voicebox dictate) holds the microphone.
@@ -160,7 +160,7 @@ final class DictationTests: ServiceTestCase {
         try await waitUntil("DictationID to be 0") { (try? await service.property("DictationID"))?.uint64 == 0 }
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testDictateCancelEndsTheFirstWithNoOutput() async throws {
         let (stack, service) = classService()
         let first = try ClientRun(stack, ["dictate", "--toggle"])

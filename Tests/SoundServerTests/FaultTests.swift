@@ -29,11 +29,11 @@ final class FaultTests: XCTestCase {
 
     /// Killed mid-utterance: the utterance ends with SpeechFinished "error", Speak answers
     /// EngineUnavailable while it is gone, and once it is back the next Speak works.
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testSpeechDispatcherKilledMidUtterance() async throws {
         let stack = try Stack.require()
         let (speechd, service) = try await serviceOnItsOwnSpeechd(stack)
-        _ = try await speakWhenBack(service, "ready")
+        _ = try await service.speak("ready")
         let id = try await service.speak(Texts.long)
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
 
@@ -54,13 +54,13 @@ final class FaultTests: XCTestCase {
     /// utterance ends ("error"), so a `wait` caller and paused others are not held for ever. Here
     /// the heartbeat beats every 0.3 s (`speechd-heartbeat`) and the watchdog is given a minute, so
     /// that it is the heartbeat that finds out, as the log says; its query has the standard 2 s.
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testSpeechDispatcherStoppedMidUtteranceEndsItWithoutAnyCall() async throws {
         let stack = try Stack.require()
         let log = LogFile()
         let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, ["--bound", "speechd-heartbeat=0.3", "--bound", "speechd-begin=60"],
                                                                     stderrFD: log.descriptor)
-        _ = try await speakWhenBack(service, "ready")
+        _ = try await service.speak("ready")
         let id = try await service.speak(Texts.long + Texts.long, ["others": .string("pause")])
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
         speechd.freeze()
@@ -75,11 +75,11 @@ final class FaultTests: XCTestCase {
     /// Frozen (SIGSTOP) mid-utterance: the next Speak is answered (queued), the utterance in flight
     /// ends ("error"), voiceboxd restarts speech-dispatcher and the queued Speak is spoken; nothing
     /// waits for a SIGCONT. The watchdog's bound is small (0.3 s), so it is the first to find out.
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testSpeechDispatcherStoppedMidUtterance() async throws {
         let stack = try Stack.require()
         let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, ["--bound", "speechd-begin=0.3"])
-        _ = try await speakWhenBack(service, "ready")
+        _ = try await service.speak("ready")
         let id = try await service.speak(Texts.long)
         try await waitUntil("the utterance to start", timeout: .seconds(30)) { service.events(of: id).contains("SpeechStarted") }
         let stopped = try XCTUnwrap(speechd.pid)
@@ -99,7 +99,7 @@ final class FaultTests: XCTestCase {
 
     /// Restarted mid-recognition: Recognize fails with NoMicrophone, and once the server is back
     /// the next Recognize works, the same voiceboxd.
-    // @SoundServer: a sound server restarted
+    // What the sound server decides here: a sound server restarted
     func testSoundServerRestartedMidRecognition() async throws {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
@@ -131,7 +131,7 @@ final class FaultTests: XCTestCase {
     /// the utterance ends ("error"), the interruption ends (AudioInterruption ended), nothing is
     /// left silenced on the new server, and voiceboxd starts speech-dispatcher again (as it does on
     /// a desktop) for the next Speak, which interrupts and restores others as before.
-    // @SoundServer: a sound server restarted
+    // What the sound server decides here: a sound server restarted
     func testSoundServerRestartedMidInterruption() async throws {
         let shared = try Stack.require()
         let own = try await PrivateStack(shared: shared)
@@ -141,12 +141,12 @@ final class FaultTests: XCTestCase {
         environment["SPEECHD_ADDRESS"] = "unix_socket:\(own.runtimeDirectory)/speech-dispatcher/speechd.sock"
         let service = try await startService(on: own.stack, addressFromEnvironment: true, autospawn: true, environment: environment)
         // "ready" ducks others (Speak's default): let that interruption end first.
-        let ready = try await speakWhenBack(service, "ready", timeout: .seconds(30))
+        let ready = try await service.speak("ready")
         _ = try await service.waitForFinish(ready)
         try await waitUntil("the first interruption to end") { (try? await service.proxy.get(Speech1.interrupted)) == false }
         func count(_ state: String) -> Int { service.interruptions.filter { $0.state == state }.count }
         let (began, ended) = (count("began"), count("ended"))
-        let music = try OtherAudio(sink: shared.sink, role: "music", environment: own.environment)
+        let music = try stopsAtEnd(OtherAudio(sink: shared.sink, role: "music", environment: own.environment))
         try await music.waitUntilListed()
         let id = try await service.speak(Texts.long, ["others": .string("pause")])
         _ = try await service.waitForInterruption("began", count: began + 1)
@@ -164,7 +164,7 @@ final class FaultTests: XCTestCase {
         let interrupted = try await service.proxy.get(Speech1.interrupted)
         XCTAssertFalse(interrupted)
 
-        let newMusic = try OtherAudio(sink: shared.sink, role: "music", environment: own.environment)
+        let newMusic = try stopsAtEnd(OtherAudio(sink: shared.sink, role: "music", environment: own.environment))
         try await newMusic.waitUntilListed()
         try await Task.sleep(for: .milliseconds(300))  // a mute, if one came, would be seen by now
         XCTAssertEqual(newMusic.silenced, false, "nothing stays silenced after the restart")
@@ -182,7 +182,7 @@ final class FaultTests: XCTestCase {
 
     /// A client process killed (SIGKILL) mid-recognition: the microphone is released and
     /// RecognitionFinished sent at once; the next Recognize works.
-    // @SoundServer: the microphone or other audio
+    // What the sound server decides here: the microphone or other audio
     func testClientKilledMidRecognition() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack)
@@ -207,7 +207,7 @@ final class FaultTests: XCTestCase {
 
     /// A client speaking with others=pause (and wait) killed: its utterance is cancelled, the
     /// interruption ends and the other stream plays again.
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testClientKilledWhileItsSpeechPausesOthers() async throws {
         let stack = try Stack.require()
         // Its own speech-dispatcher: after this cancelled utterance, following ClientTests' en-GB
@@ -215,10 +215,10 @@ final class FaultTests: XCTestCase {
         // RecognitionTests' round trip heard "the gotta get" for "close the garage" (restarting
         // speech-dispatcher cured it). A speech-dispatcher matter, kept out of the other tests.
         let (_, service) = try await serviceOnItsOwnSpeechd(stack)
-        let ready = try await speakWhenBack(service, "ready")
+        let ready = try await service.speak("ready")
         _ = try await service.waitForFinish(ready)
         _ = try await service.waitForInterruption("ended")
-        let other = try OtherAudio(sink: stack.sink)
+        let other = try stopsAtEnd(OtherAudio(sink: stack.sink))
         try await other.waitUntilListed()
         let client = try ServiceHarness.speakingClient(Texts.long, others: "pause")
         _ = try await service.waitForInterruption("began", count: 2)
@@ -243,11 +243,11 @@ final class FaultTests: XCTestCase {
 
     /// A client holding a pause (`voicebox pause`) killed while speech with others=pause waits
     /// behind it: the pause is released, the speech is spoken and others are restored after.
-    // @SoundServer: the microphone or other audio
+    // What the sound server decides here: the microphone or other audio
     func testClientKilledWhileHoldingAPause() async throws {
         let stack = try Stack.require()
         let service = try await startService(on: stack)
-        let other = try OtherAudio(sink: stack.sink)
+        let other = try stopsAtEnd(OtherAudio(sink: stack.sink))
         try await other.waitUntilListed()
         let pauser = try Subprocess(stack.clientPath, ["pause"])
         addTeardownBlock { pauser.signal(SIGKILL) }
@@ -273,10 +273,10 @@ final class FaultTests: XCTestCase {
     /// is open: voiceboxd exits with status 1, says why in its log, closes the
     /// microphone and restores others on the way out. Coming back is D-Bus activation's (or
     /// systemd's) part: the next caller on a new bus starts a new voiceboxd (ActivationTests).
-    // @SoundServer: the microphone or other audio
+    // What the sound server decides here: the microphone or other audio
     func testTheBusGoingAwayEndsTheServiceCleanly() async throws {
         let shared = try Stack.require()
-        let bus = try await KillableBus()
+        let bus = try await stopsAtEnd(KillableBus())
         let log = LogFile()
         let stack = Stack(busAddress: bus.address, speechdAddress: shared.speechdAddress, sink: shared.sink, micSink: shared.micSink,
                           speechdConfig: shared.speechdConfig, binDirectory: shared.binDirectory)
@@ -284,7 +284,7 @@ final class FaultTests: XCTestCase {
                                                stderrFD: log.descriptor)
         // Killed if still there (a failure midway), then stopped as a harness (its speech cancelled).
         addTeardownBlock { service.daemon.signal(SIGKILL); await service.stop() }
-        let other = try OtherAudio(sink: shared.sink)
+        let other = try stopsAtEnd(OtherAudio(sink: shared.sink))
         try await other.waitUntilListed()
         _ = try await service.speak(Texts.long, ["others": .string("pause")])
         _ = try await service.waitForInterruption("began")
@@ -310,7 +310,7 @@ final class FaultTests: XCTestCase {
     /// (a crash would leave it muted for good: see AudioSession); speech is spoken all the same,
     /// the interruption says it silenced nothing, the log says why, and once there is room again
     /// the next Speak pauses others as usual.
-    // @SoundServer: speech
+    // What the sound server decides here: speech
     func testAFullRuntimeDirectorySpeaksAndLeavesOthersAlone() async throws {
         let stack = try Stack.require()
         let runtime = "/tmp/vbfull-\(UUID().uuidString.prefix(8))"
@@ -328,7 +328,7 @@ final class FaultTests: XCTestCase {
         try await runQuietly("/usr/bin/dd", ["if=/dev/zero", "of=" + filler, "bs=4096"])  // ends with ENOSPC
         let log = LogFile()
         let service = try await startService(on: stack, environment: ["XDG_RUNTIME_DIR": runtime], stderrFD: log.descriptor)
-        let other = try OtherAudio(sink: stack.sink)
+        let other = try stopsAtEnd(OtherAudio(sink: stack.sink))
         try await other.waitUntilListed()
 
         let id = try await service.speak("the journal cannot be written", ["others": .string("pause")])

@@ -24,15 +24,15 @@ final class GnomeDictationTests: XCTestCase {
 
     /// `voicebox dictate` in the session (voiceboxd on the session's bus, the stack's fake
     /// microphone): what was heard arrives in the entry; `status` names the way.
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testDictateTypesWhatWasHeardAndStatusNamesIBus() async throws {
         let (stack, gnome) = try await session()
         let service = try await startService(on: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
         let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
-        _ = try await service.waitForNewRecognition(besides: [])
+        let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
-        try await Task.sleep(for: .seconds(1.6))  // the detector's warm-up, as the contract tells apps
+        try await service.waitUntilHeard(id, seconds: 1.6)  // the detector's warm-up, as the contract tells apps
         let player = try Player(wav, sink: stack.micSink)
         let status = await dictation.finish()
         await player.waitUntilDone()
@@ -54,7 +54,7 @@ final class GnomeDictationTests: XCTestCase {
     /// A dead key typed while dictating (IBus's xkb engine shows "´", and drops it on any engine
     /// switch): the composition is seen, and the typing waits for it; the dead key stays as the
     /// user left it, their "e" makes "é", and the dictated text follows.
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testADeadKeyTypedWhileDictatingIsLeftAsTheUserLeftIt() async throws {
         let (stack, gnome) = try await session()
         let service = try await startService(on: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
@@ -63,9 +63,8 @@ final class GnomeDictationTests: XCTestCase {
         addTeardownBlock { _ = try? gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us')]"]) }
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
         let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
-        _ = try await service.waitForNewRecognition(besides: [])
+        let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
-        let listening = ContinuousClock.now
         // dead_acute, until the layout is in place and the entry shows the composition.
         try await waitUntil("the dead key's composition in the entry", timeout: .seconds(20)) {
             if gnome.window.preedit == "´" { return true }
@@ -75,7 +74,7 @@ final class GnomeDictationTests: XCTestCase {
         }
         // As the contract tells apps: speak after the detector's 1.5 s warm-up (the first word was
         // lost once when the dead key came quickly).
-        try await Task.sleep(until: listening + .seconds(1.6))
+        try await service.waitUntilHeard(id, seconds: 1.6)
         let player = try Player(wav, sink: stack.micSink)
         try await waitUntil("voicebox to wait for the composition", timeout: .seconds(30)) {
             dictation.stderr.contains("for your input method's composition “´” to end")

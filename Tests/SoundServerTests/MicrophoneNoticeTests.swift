@@ -9,7 +9,7 @@ import XCTest
 /// Who is told that the microphone is on: the log names the caller (unique name, pid, command)
 /// when its recognition takes the microphone and when it gives it back, and with
 /// --notify-microphone a desktop notification is shown for as long and closed after.
-// @SoundServer: it records from the microphone
+// What the sound server decides here: it records from the microphone
 final class MicrophoneNoticeTests: XCTestCase {
     /// What a fake notification server was asked.
     actor Notifications {
@@ -36,7 +36,7 @@ final class MicrophoneNoticeTests: XCTestCase {
                 return NoReply()
             },
         ])
-        let owned = try await server.requestName(DesktopNotifications.busName)
+        let owned = try await server.requestName(DesktopNotifications.busName, timeout: .seconds(10))
         XCTAssertEqual(owned, .primaryOwner)
 
         let logPath = directory.appendingPathComponent("voiceboxd.log").path

@@ -12,7 +12,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
     /// Its tests play recordings into the fake microphone, made into WAV files in `directory`.
     override class var usesRecordings: Bool { true }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testMicrophoneHearsASentenceAndEndsAtTheSilenceAfterIt() async throws {
         let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
         let wav = try Recordings.wav("goforward.raw", in: directory)
@@ -45,7 +45,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await service.waitForListening(false)
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testStopMidSpeechAnswersWithTheWordsSoFar() async throws {
         let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
         let wav = try Recordings.wav("numbers.raw", in: directory)
@@ -71,7 +71,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await service.waitForListening(false)
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testCancelFailsWithCancelledAndReleasesTheMicrophone() async throws {
         let service = self.service!
         let pending = Task { await service.recognitionError([:]) }
@@ -87,7 +87,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await service.waitForListening(false)
     }
 
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testASecondMicrophoneRecognitionIsBusy() async throws {
         let (service, stack) = (self.service!, self.stack!)
         let first = Task { await service.recognitionError(["max_seconds": .double(20)]) }
@@ -113,7 +113,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
 
     /// A caller that leaves the bus mid-recognition cannot take the answer: the microphone is
     /// released (how soon: SpeedTests' MicrophoneReleaseSpeedTests), and the recognition ends.
-    // @SoundServer: the microphone, as the server sees it
+    // What the sound server decides here: the microphone, as the server sees it
     func testACallerLeavingReleasesTheMicrophone() async throws {
         let (service, stack) = (self.service!, self.stack!)
         XCTAssertEqual(try sourceOutputs(), [], "another recording is running")
@@ -127,7 +127,7 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         try await service.waitForListening(false)
         _ = await pending.value
     }
-    // @SoundServer: the microphone
+    // What the sound server decides here: the microphone
     func testBadInputsEachGetTheirErrorAndTheServiceKeepsServing() async throws {
         let (service, directory) = (self.service!, self.directory!)
         let goforward = Recordings.path("goforward.raw")
@@ -201,7 +201,7 @@ final class MicrophoneOwnServerTests: XCTestCase {
     /// Through a speech-dispatcher of its own: the shared one, after some other tests' cancelled
     /// utterances, spoke a new client's first utterance so that this heard "the gotta get" (a
     /// restart of speech-dispatcher cured it), which is not what this test is about.
-    // @SoundServer: speech into the sink, heard from its monitor
+    // What the sound server decides here: speech into the sink, heard from its monitor
     func testRoundTripSpeakThenRecognize() async throws {
         let stack = try Stack.require()
         let (_, service) = try await serviceOnItsOwnSpeechd(stack)
@@ -219,9 +219,7 @@ final class MicrophoneOwnServerTests: XCTestCase {
         // sentence straddles it, and once on a busy CI machine its first word came out as "lock"
         // (0 in 15 runs here on a quiet one). At most 20 AudioLevel a second, one per 50 ms of
         // audio heard: 32 of them, 1.6 s of audio heard at least.
-        try await waitUntil("1.6 s of audio heard", timeout: .seconds(30)) {
-            service.recognitionSignals(of: id).filter { $0.member == "AudioLevel" }.count >= 32
-        }
+        try await service.waitUntilHeard(id, seconds: 1.6)
         // "please" first: on a loaded machine the start of what is played can break up (speech-dispatcher's
         // module under-running: a listener hears it too), and CI once heard "close" so as "lock".
         _ = try await service.speak("please close the garage")
@@ -231,7 +229,7 @@ final class MicrophoneOwnServerTests: XCTestCase {
     }
 
     /// A sound server that dies and comes back: NoMicrophone meanwhile, found again after.
-    // @SoundServer: a sound server that dies and comes back
+    // What the sound server decides here: a sound server that dies and comes back
     func testPulseAudioRestartedThenTheNextRecognizeWorks() async throws {
         let stack = try Stack.require()
         let server = try PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_sine rate=16000 frequency=440",

@@ -24,9 +24,9 @@ final class SpeakOutputSoundTests: ServiceTestCase {
     /// A file: a WAV whose sizes were written in, of espeak-ng's audio; SpeechStarted, the marks in
     /// order and SpeechFinished as for played speech, `wait` answered after them; and nothing on
     /// the sink meanwhile, Speaking never true.
-    // @SoundServer: it listens to the sink's monitor for anything played
+    // What the sound server decides here: it listens to the sink's monitor for anything played
     func testAFileGetsAWAVOfEspeakNgsAudioTheSignalsAndTheSinkStaysSilent() async throws {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let before = ears.seconds
         let (path, fd) = try temporaryFile()
@@ -50,7 +50,7 @@ final class SpeakOutputSoundTests: ServiceTestCase {
     /// Other audio is left alone: a stream playing on the sink keeps its volume and is never
     /// muted, and no AudioInterruption comes, where played speech (the same text, the same
     /// default policy) ducks it.
-    // @SoundServer: the stream's volume and mute are what the sound server shows
+    // What the sound server decides here: the stream's volume and mute are what the sound server shows
     func testNoOtherAudioIsDuckedOrPausedForAFile() async throws {
         let stream = try PlayingStream(sink: stack.sink, role: nil)
         addTeardownBlock { await stream.stop() }

@@ -7,14 +7,14 @@ import XCTest
 /// Speak, StopSpeaking, ListVoices and friends against the real stack: a real dbus-daemon,
 /// PulseAudio, speech-dispatcher and espeak-ng, with the sink's monitor as our ears. The tests share
 /// one voiceboxd: each waits for the end of what it spoke and leaves no pause behind.
-// @SoundServer: speech plays into the sound server; when it starts and ends is the server's doing
+// What the sound server decides here: speech plays into the sound server; when it starts and ends is the server's doing
 final class SpeechTests: ServiceTestCase {
     override class var sharesService: Bool { true }
 
     /// The sink's monitor, recording, once the sink has been silent for 0.3 s: the tests share
     /// speech-dispatcher and voiceboxd, and what the test before stopped may still be draining.
     private func quietEars() async throws -> MonitorRecorder {
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         try await waitUntil("the sink to be silent", timeout: .seconds(30)) { ears.seconds > 0.3 && ears.rms(from: ears.seconds - 0.3) < 50 }
         return ears

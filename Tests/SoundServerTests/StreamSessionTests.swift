@@ -11,7 +11,7 @@ final class StreamSessionTests: ServiceTestCase {
     override class var usesRecordings: Bool { true }
     private let expected = "go forward ten meters"
 
-    // @SoundServer: no microphone taken, as the server sees it
+    // What the sound server decides here: no microphone taken, as the server sees it
     func testAStreamAsFastAsItCanAndInRealTimeGivesTheFilesWords() async throws {
         let service = self.service!
         let file = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
@@ -44,7 +44,7 @@ final class StreamSessionTests: ServiceTestCase {
         XCTAssertEqual(listeningID, 0)
     }
 
-    // @SoundServer: other audio paused for a stream
+    // What the sound server decides here: other audio paused for a stream
     func testOthersAppliesWhenGiven() async throws {
         let (service, stack) = (self.service!, self.stack!)
         let music = try PlayingStream(sink: stack.sink, role: "music")

@@ -18,24 +18,19 @@ final class SpeechdContractTests: XCTestCase {
     static let noticed = Duration.seconds(5)
     /// An unanswered command drops the connection after 2 s, and a fresh one gets 2 s more.
     static let unanswered = Duration.seconds(4)
-    /// "At once": measured 2–60 ms on the loaded 2-core machine; a call held up by the stuck one would
-    /// take its 2 s.
-    static let atOnce = Duration.milliseconds(500)
+    /// "At once": within 0.15 s (docs/speech.md), asserted with 3 times slack; measured 2–60 ms on
+    /// the loaded 2-core machine, while a call held up by the stuck one would take its 2 s.
+    static let atOnce = Duration.milliseconds(450)
 
     private func frozenServerAndService(_ stack: Stack, _ arguments: [String]) async throws -> (PrivateSpeechd, ServiceHarness) {
         let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, arguments)
-        var ready: UInt64 = 0
-        try await waitUntil("speaking to work", timeout: .seconds(30)) {
-            ready = (try? await service.speak("ready")) ?? 0
-            return ready != 0
-        }
-        _ = try await service.waitForFinish(ready, timeout: .seconds(30))
+        try await waitUntilSpoken(service)
         service.forgetSignals()
         return (speechd, service)
     }
 
     /// speech-dispatcher frozen, voiceboxd told not to restart it: the Speak that meets the freeze is
-    /// answered within 3 × 0.25 s, each of another caller's 40 calls meanwhile within 0.5 s, and the
+    /// answered within 3 × 0.25 s, each of another caller's 40 calls meanwhile within 3 × 0.15 s, and the
     /// utterance ends with error within 3 × 4 s of the freeze. After SIGCONT the service speaks again.
     func testAFrozenSpeechDispatcherFailsSpeakInTimeAndHoldsUpNoOtherCaller() async throws {
         let stack = try Stack.require()
@@ -114,7 +109,7 @@ final class SpeechdContractTests: XCTestCase {
         XCTAssertEqual(error, "org.voicebox.Error.EngineUnavailable")
         XCTAssertLessThan(told - frozen, Self.noticed * 3)
 
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let position = ears.seconds
         var next: UInt64 = 0

@@ -71,7 +71,7 @@ final class SpeechSafetyTests: XCTestCase {
                       "a refused text gave signals: \(service.signals.map(\.member))")
 
         // speech-dispatcher still speaks, for us and for a program of its own.
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let other = try BusConnection(address: stack.busAddress)
         addTeardownBlock { await other.close() }
@@ -114,7 +114,7 @@ final class SpeechSafetyTests: XCTestCase {
             (try? await service.property("Speaking")) == .boolean(false)
         }
 
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let other = try BusConnection(address: stack.busAddress)
         addTeardownBlock { await other.close() }
@@ -135,7 +135,7 @@ final class SpeechSafetyTests: XCTestCase {
         let stack = try Stack.require()
         let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog, autospawn: true)
         try await waitUntilSpoken(service)
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let oldPid = speechd.pid
         try RawSSIPClient.freezeWithAMark(address: speechd.address)
@@ -165,7 +165,7 @@ final class SpeechSafetyTests: XCTestCase {
         let stack = try Stack.require()
         let (speechd, service) = try await serviceOnItsOwnSpeechd(stack, Self.quickWatchdog, autospawn: true)
         try await waitUntilSpoken(service)
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
 
         let waiter = try BusConnection(address: stack.busAddress)
@@ -218,7 +218,7 @@ final class SpeechSafetyTests: XCTestCase {
         let pid = try XCTUnwrap(speechd.pid)
         speechd.freeze()
         addTeardownBlock { speechd.thaw() }
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let position = ears.seconds
         let id = try await bounded(20, "Speak to a stopped speech-dispatcher") {
@@ -247,7 +247,7 @@ final class SpeechSafetyTests: XCTestCase {
         let end = try await service.waitForFinish(stuck, timeout: Self.patience)
         XCTAssertEqual(end, "cancelled")
 
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         let position = ears.seconds
         let next = try await service.speak("Heard after the stop.")
@@ -272,7 +272,7 @@ final class SpeechSafetyTests: XCTestCase {
                                          ["--spawn", "--communication-method", "unix_socket", "--socket-path", speechd.socket],
                                          output: nil, seconds: 20)
         XCTAssertNotEqual(spawn, 0, "--spawn was not refused: the test would not tell the two ways apart")
-        let ears = try MonitorRecorder(device: stack.sink + ".monitor")
+        let ears = try stopsAtEnd(MonitorRecorder(device: stack.sink + ".monitor"))
         try await ears.waitUntilRecording()
         Glibc.kill(oldPid, SIGKILL)
         try await waitUntil("speech-dispatcher to die") { !SpeechdServerProcess.alive(oldPid) }

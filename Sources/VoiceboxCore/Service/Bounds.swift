@@ -191,7 +191,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .moduleExit: "an output module that closed its output to end, so that the error names how it ended"
         case .moduleSpareIdle: "a spare output module nobody took is let go after this (an idle service holds none)"
         case .moduleProbeAgain: "an output module whose probe failed is probed again when asked after this"
-        case .busCall: "the bus daemon's answer about a caller's process, and the notification daemon's (--notify-microphone)"
+        case .busCall: "the bus daemon's answer (taking our names, a caller's process, whether a caller is still there), and the notification daemon's (--notify-microphone)"
         case .providerVoices: "the Spiel provider's name waits this long for a first voice list"
         case .memoryTrim: "quiet on the bus before what the calls freed is given back to the system (a delay, not a wait)"
         case .streamPark: "a stream's read waiting for its writer before it gives its turn back"

@@ -107,6 +107,16 @@ extension ServiceHarness {
         return startedRecognitions.first { !known.contains($0) }!
     }
 
+    /// Waits until microphone recognition `id` has heard `seconds` of audio: AudioLevel comes at
+    /// most 20 times a second of audio heard, so that many times 20 of them. Apps are told to speak
+    /// after the detector's 1.5 s warm-up; a test waits for it on the audio, not on the wall clock.
+    func waitUntilHeard(_ id: UInt64, seconds: Double) async throws {
+        let levels = Int((seconds * 20).rounded(.up))
+        try await waitUntil("\(seconds) s of audio heard", timeout: .seconds(30)) {
+            self.recognitionSignals(of: id).filter { $0.member == "AudioLevel" }.count >= levels
+        }
+    }
+
     func waitForListening(_ wanted: Bool, timeout: Duration = .seconds(10)) async throws {
         try await waitUntil("Listening to be \(wanted)", timeout: timeout) {
             (try? await self.property("Listening"))?.bool == wanted

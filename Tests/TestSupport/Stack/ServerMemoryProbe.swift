@@ -40,7 +40,8 @@ enum ServerMemoryProbe {
             }
             return found
         case .wirePlumber:
-            try await Task.sleep(for: .milliseconds(1500))  // WirePlumber saves 1 s after the last change
+            // WirePlumber saves 1 s after the last change and tells nobody: 3 times that (docs/testing.md).
+            try await Task.sleep(for: .seconds(3))
             let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"] ?? (NSHomeDirectory() + "/.local/state")
             let text = (try? String(contentsOfFile: state + "/wireplumber/restore-stream", encoding: .utf8)) ?? ""
             var values: [String: String] = [:]

@@ -71,10 +71,14 @@ final class VoiceCacheTests: XCTestCase {
         XCTAssertEqual(voices, Self.english)
 
         let failing = ScriptedLister([.failure(Failure()), .success(Self.more)])
-        let backoff = VoiceCache(lister: { try failing.list() }, sleep: { _ in try await Task.sleep(for: .seconds(60)) })
+        let asleep = Locked(false)
+        let backoff = VoiceCache(lister: { try failing.list() }, sleep: { _ in
+            asleep.withLock { $0 = true }
+            try await Task.sleep(for: .seconds(60))
+        })
         await backoff.refresh()
-        try await waitUntil("the first listing") { failing.calls.withLock { $0 } == 1 }
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the first listing to fail and its backoff to begin") { asleep.withLock { $0 } }
+        XCTAssertEqual(failing.calls.withLock { $0 }, 1)
         await backoff.refreshUnlessListing()  // asleep in its backoff: retried at once
         try await waitUntil("the listing again, at once") { failing.calls.withLock { $0 } == 2 }
     }
