@@ -11,6 +11,9 @@ public final class BusConnection: Sendable {
     /// Our unique name on the bus, e.g. ":1.42".
     public let uniqueName: String
     private let nextToken = Atomic<UInt64>(1)
+    /// How long a question to the bus daemon may wait (`boundBusDaemonCalls`), in milliseconds.
+    private let busDaemonMilliseconds = Atomic<Int32>(25_000)
+    private var busDaemonTimeout: Duration { .milliseconds(Int(busDaemonMilliseconds.load(ordering: .relaxed))) }
 
     /// The user's session bus ($DBUS_SESSION_BUS_ADDRESS).
     public static func session() throws(DBusError) -> BusConnection {
@@ -52,10 +55,12 @@ public final class BusConnection: Sendable {
 
     deinit { loop.submit { $0.stopped = true } }
 
-    /// How long the questions this connection asks the bus daemon by itself (whether a watched
-    /// caller is still there) may wait for its answer; 25 s, libdbus's default, until set.
+    /// How long the questions this connection asks the bus daemon (releasing a name, adding a match
+    /// rule for `subscribe`, whether a watched caller is still there) may wait for its answer; 25 s,
+    /// libdbus's default, until set. `requestName` takes its bound from its caller.
     public func boundBusDaemonCalls(_ timeout: Duration) {
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        busDaemonMilliseconds.store(milliseconds, ordering: .relaxed)
         loop.submit { $0.busDaemonTimeoutMilliseconds = milliseconds }
     }
 
@@ -135,7 +140,8 @@ public final class BusConnection: Sendable {
 
     public func releaseName(_ name: String) async throws(DBusError) {
         _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                           interface: "org.freedesktop.DBus", member: "ReleaseName", arguments: [.string(name)])
+                           interface: "org.freedesktop.DBus", member: "ReleaseName", arguments: [.string(name)],
+                           timeout: busDaemonTimeout)
     }
 
     // MARK: Objects and signals
@@ -164,7 +170,8 @@ public final class BusConnection: Sendable {
         loop.submit { $0.subscriptions[token] = SignalSubscription(filter: filter, handler: handler) }
         do {
             _ = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                               interface: "org.freedesktop.DBus", member: "AddMatch", arguments: [.string(filter.matchRule)])
+                               interface: "org.freedesktop.DBus", member: "AddMatch", arguments: [.string(filter.matchRule)],
+                               timeout: busDaemonTimeout)
         } catch {
             loop.submit { $0.subscriptions[token] = nil }
             throw error

@@ -67,18 +67,13 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--speechd-recovery takes restart or reconnect, not '\(text)'")
                 }
                 speechdRecovery = recovery
-            case "--voices-wait":
+            case "--voices-wait", "--model-idle", "--grace", "--call-limit":
+                // The bounds of the same names (Bounds.set: one parser, one range, for both forms).
                 let text = try value(argument)
-                guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
-                    throw OptionError("--voices-wait takes seconds between 0 and 3600, not '\(text)'")
+                guard let bound = Bound(rawValue: String(argument.dropFirst(2))) else { throw OptionError("no bound \(argument)") }
+                do throws(BoundError) { try bounds.set(bound, seconds: text, as: argument) } catch {
+                    throw OptionError(error.description)
                 }
-                bounds[.voicesWait] = Self.duration(seconds)
-            case "--model-idle":
-                let text = try value(argument)
-                guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
-                    throw OptionError("--model-idle takes seconds between 0 and 86400, not '\(text)'")
-                }
-                bounds[.modelIdle] = Self.duration(seconds)
             case "--speaking-others": audio.speakingDefault = try policy(argument, try value(argument))
             case "--listening-others": audio.listeningDefault = try policy(argument, try value(argument))
             case "--duck-db":
@@ -87,18 +82,6 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--duck-db takes decibels between -60 and 0, not '\(text)'")
                 }
                 audio.duckDecibels = decibels
-            case "--grace":
-                let text = try value(argument)
-                guard let seconds = Double(text), seconds >= 0, seconds <= 60 else {
-                    throw OptionError("--grace takes seconds between 0 and 60, not '\(text)'")
-                }
-                bounds[.grace] = Self.duration(seconds)
-            case "--call-limit":
-                let text = try value(argument)
-                guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
-                    throw OptionError("--call-limit takes seconds between 0 and 3600, not '\(text)'")
-                }
-                bounds[.callLimit] = Self.duration(seconds)
             case "--spare-role":
                 let role = try value(argument)
                 guard !role.isEmpty else { throw OptionError("--spare-role needs a role name") }
@@ -117,8 +100,6 @@ public struct DaemonOptions: Sendable, Equatable {
         audio.grace = bounds[.grace]
         audio.listeningInterruptionLimit = bounds[.callLimit]
     }
-
-    private static func duration(_ seconds: Double) -> Duration { .milliseconds(Int((seconds * 1000).rounded())) }
 }
 
 private func policy(_ flag: String, _ text: String) throws(OptionError) -> OthersPolicy {

@@ -52,7 +52,7 @@ final class AudioHelperTests: XCTestCase {
             let failing = Task { await service.recognitionError(["max_seconds": .double(20)]) }
             try await service.waitForListening(true, timeout: Self.microphoneOpens)
             XCTAssertNotNil(try ServerStream.recording(of: pid), "our recording carries voiceboxd's pid")
-            let player = try Player(numbers, sink: stack.micSink)
+            let player = try stopsAtEnd(Player(numbers, sink: stack.micSink))
             // Killed while the microphone hears the recording (the max_seconds of 20 would end it
             // without an error: the error is the helper's death).
             try await waitUntil("the recording to play into the microphone") { (try? ServerStream.playback(of: player.process.pid)) != nil }
@@ -70,7 +70,7 @@ final class AudioHelperTests: XCTestCase {
 
             let next = Task { try await service.recognize([:]) }
             try await service.waitForListening(true, timeout: Self.microphoneOpens)
-            let speech = try Player(goforward, sink: stack.micSink)
+            let speech = try stopsAtEnd(Player(goforward, sink: stack.micSink))
             let heard = try await next.value
             await speech.waitUntilDone()
             XCTAssertEqual(heard.text, "go forward ten meters", "after \(name)")
@@ -138,7 +138,7 @@ final class AudioHelperTests: XCTestCase {
         _ = try await self.helper(of: service, besides: helper)
         let next = Task { try await service.recognize([:]) }
         try await service.waitForListening(true, timeout: Self.microphoneOpens)
-        let speech = try Player(goforward, sink: stack.micSink)
+        let speech = try stopsAtEnd(Player(goforward, sink: stack.micSink))
         let heard = try await next.value
         await speech.waitUntilDone()
         XCTAssertEqual(heard.text, "go forward ten meters")

@@ -5,23 +5,25 @@ import VoiceboxBus
 import VoiceboxSpawn
 import XCTest
 
-final class DecoderWorkerMicrophoneTests: XCTestCase {
+/// These tests share one voiceboxd; the one that needs bounds of its own is in
+/// `UnansweringDecoderWorkerTests`.
+final class DecoderWorkerMicrophoneTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
+    override class var usesRecordings: Bool { true }
+
     /// After a file, a microphone and a 48 kHz stream recognition, voiceboxd has mapped no part
     /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
     /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
     /// glib, which kept it above 20 MiB at rest.
     // What the sound server decides here: the microphone
     func testTheServiceNeverMapsTheEngine() async throws {
-        let stack = try Stack.require()
-        try Recordings.require()
-        let service = try await startService(on: stack)
-        let directory = try makeTemporaryDirectory(self)
+        let (stack, service, directory) = (self.stack!, self.service!, self.directory!)
         let file = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(file.text, "go forward ten meters")
         let wav = try Recordings.wav("goforward.raw", in: directory)
         async let answer = service.recognize([:])
         try await service.waitForListening(true)
-        let player = try Player(wav, sink: stack.micSink)
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
         let heard = try await answer
         await player.waitUntilDone()
         XCTAssertEqual(heard.text, "go forward ten meters")
@@ -67,10 +69,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
     /// signal, the microphone is released, and the next Recognize is answered.
     // What the sound server decides here: the microphone, released as the server sees it
     func testADecoderWorkerThatDiesMidMicrophoneFailsOnlyThatRecognition() async throws {
-        let stack = try Stack.require()
-        try Recordings.require()
-        let service = try await startService(on: stack)
-        let directory = try makeTemporaryDirectory(self)
+        let (stack, service, directory) = (self.stack!, self.service!, self.directory!)
         let wav = try Recordings.wav("numbers.raw", in: directory)
         let pid = service.daemon.pid
         for signal in [SIGSEGV, SIGABRT, SIGKILL, SIGSYS] {
@@ -79,7 +78,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
             let failing = Task { await service.recognitionError(["max_seconds": .double(20), "partial_results": .boolean(true)]) }
             let id = try await service.waitForNewRecognition(besides: known)
             try await service.waitForListening(true)
-            let player = try Player(wav, sink: stack.micSink)
+            let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
             try await waitUntil("a word heard: decoding is under way", timeout: .seconds(30)) {
                 service.recognitionSignals(of: id).contains { $0.member == "RecognitionPartial" }
             }
@@ -97,7 +96,9 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
             XCTAssertEqual(next.text, "go forward ten meters")
         }
     }
+}
 
+final class UnansweringDecoderWorkerTests: XCTestCase {
     /// CancelRecognition while the decoder worker does not answer (stopped, as one stuck in a loop
     /// would be): the call fails with Cancelled, the stuck worker is gone, and the next Recognize
     /// is answered. Mid-file and mid-microphone. The worker's answer bound is an hour here
@@ -121,7 +122,7 @@ final class DecoderWorkerMicrophoneTests: XCTestCase {
             var player: Player?
             if input == "microphone" {
                 try await service.waitForListening(true)
-                player = try Player(wav, sink: stack.micSink)
+                player = try stopsAtEnd(Player(wav, sink: stack.micSink))
             }
             try await waitUntil("a word heard: decoding is under way", timeout: .seconds(30)) {
                 service.recognitionSignals(of: id).contains { $0.member == "RecognitionPartial" }

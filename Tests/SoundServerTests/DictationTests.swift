@@ -17,19 +17,19 @@ final class DictationTests: ServiceTestCase {
     // What the sound server decides here: speech
     func testSayReadsStandardInputAndSpeaksLongTextInParts() async throws {
         let (stack, service) = classService()
-        let said = try ClientRun(stack, ["say", "--json", "-"], input: Array("Read from standard input.".utf8))
+        let said = try stopsAtEnd(ClientRun(stack, ["say", "--json", "-"], input: Array("Read from standard input.".utf8)))
         let saidStatus = await said.finish()
         XCTAssertEqual(saidStatus, 0, said.stderr)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(said.stdout.utf8)) as? [String: Any], said.stdout)
         XCTAssertEqual((object["ids"] as? [Int])?.count, 1)
-        let empty = try ClientRun(stack, ["say", "-"], input: Array(" \n".utf8))
+        let empty = try stopsAtEnd(ClientRun(stack, ["say", "-"], input: Array(" \n".utf8)))
         let emptyStatus = await empty.finish()
         XCTAssertEqual(emptyStatus, 64, empty.stderr)
         XCTAssertEqual(empty.stderr, "voicebox: nothing to say: standard input was empty\n")
 
         // 150 KB: more than Speak takes at once (64 KiB), queued as three utterances in order.
         let long = String(repeating: "Voicebox speaks every sentence of this text in order. ", count: 2800)
-        let queued = try ClientRun(stack, ["say", "--no-wait", "--volume", "0", "-"], input: Array(long.utf8))
+        let queued = try stopsAtEnd(ClientRun(stack, ["say", "--no-wait", "--volume", "0", "-"], input: Array(long.utf8)))
         let queuedStatus = await queued.finish()
         XCTAssertEqual(queuedStatus, 0, queued.stderr)
         let ids = queued.stdout.split(separator: "\n").compactMap { UInt64($0) }
@@ -43,10 +43,10 @@ final class DictationTests: ServiceTestCase {
         try Recordings.require()
         let (stack, service) = classService()
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
-        let client = try ClientRun(stack, ["listen", "--partial"], terminal: true)
+        let client = try stopsAtEnd(ClientRun(stack, ["listen", "--partial"], terminal: true))
         _ = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
-        let player = try Player(wav, sink: stack.micSink)
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
         let status = await client.finish()
         await player.waitUntilDone()
         XCTAssertEqual(status, 0, client.stderr)
@@ -66,7 +66,7 @@ final class DictationTests: ServiceTestCase {
     // What the sound server decides here: speech
     func testMonitorPrintsTheSignalsOfASay() async throws {
         let (stack, _) = classService()
-        let monitor = try ClientRun(stack, ["monitor"])
+        let monitor = try stopsAtEnd(ClientRun(stack, ["monitor"]))
         try await waitUntil("monitor to subscribe") { monitor.stderr.contains("watching") }
         let (sayStatus, say) = try await voicebox(stack, ["say", "--json", "Hello from the monitor test"])
         XCTAssertEqual(sayStatus, 0, say.stderr)
@@ -94,12 +94,12 @@ final class DictationTests: ServiceTestCase {
         let (stack, service) = classService()
         let directory = try makeTemporaryDirectory(self)
         let wav = try Recordings.wav("goforward.raw", in: directory)
-        let dictation = try ClientRun(stack, first)
+        let dictation = try stopsAtEnd(ClientRun(stack, first))
         _ = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
         let id = try await service.proxy.get(Speech1.listeningID)
         XCTAssertNotEqual(id, 0, "ListeningID names the dictation")
-        let player = try Player(wav, sink: stack.micSink)
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
         await player.waitUntilDone()
         try await Task.sleep(for: .milliseconds(500))
         XCTAssertNil(dictation.process.poll(), "pauses do not end a dictation a key controls")
@@ -132,7 +132,7 @@ final class DictationTests: ServiceTestCase {
     func testShortcutsLeaveAnotherProgramsRecognitionAlone() async throws {
         let (stack, service) = classService()
         // Another program (not voicebox dictate) holds the microphone.
-        let other = try ClientRun(stack, ["listen", "--max-seconds", "60"])
+        let other = try stopsAtEnd(ClientRun(stack, ["listen", "--max-seconds", "60"]))
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
         let noDictation = try await service.proxy.get(Speech1.dictationID)
@@ -150,7 +150,7 @@ final class DictationTests: ServiceTestCase {
         _ = await other.finish()
         try await waitUntil("ListeningID to be 0") { (try? await service.property("ListeningID"))?.uint64 == 0 }
         // And a dictation is named by DictationID for its whole life.
-        let dictation = try ClientRun(stack, ["dictate", "--toggle", "--output", "stdout", "--no-cue"])
+        let dictation = try stopsAtEnd(ClientRun(stack, ["dictate", "--toggle", "--output", "stdout", "--no-cue"]))
         let dictationID = try await service.waitForNewRecognition(besides: [id])
         try await waitUntil("DictationID") { (try? await service.property("DictationID"))?.uint64 == dictationID }
         let (cancelStatus, cancel) = try await voicebox(stack, ["dictate", "--cancel"])
@@ -163,7 +163,7 @@ final class DictationTests: ServiceTestCase {
     // What the sound server decides here: the microphone
     func testDictateCancelEndsTheFirstWithNoOutput() async throws {
         let (stack, service) = classService()
-        let first = try ClientRun(stack, ["dictate", "--toggle"])
+        let first = try stopsAtEnd(ClientRun(stack, ["dictate", "--toggle"]))
         _ = try await service.waitForNewRecognition(besides: [])
         let (cancelStatus, cancel) = try await voicebox(stack, ["dictate", "--cancel"])
         XCTAssertEqual(cancelStatus, 0, cancel.stderr)

@@ -29,11 +29,11 @@ final class GnomeDictationTests: XCTestCase {
         let (stack, gnome) = try await session()
         let service = try await startService(on: gnome.onSessionBus(stack), environment: ["DBUS_SESSION_BUS_ADDRESS": gnome.busAddress])
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
-        let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
+        let dictation = try stopsAtEnd(ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment))
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
-        try await service.waitUntilHeard(id, seconds: 1.6)  // the detector's warm-up, as the contract tells apps
-        let player = try Player(wav, sink: stack.micSink)
+        try await service.waitUntilHeard(id, seconds: 2)  // the detector's warm-up, as the contract tells apps
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
         let status = await dictation.finish()
         await player.waitUntilDone()
         XCTAssertEqual(status, 0, dictation.stderr)
@@ -41,11 +41,11 @@ final class GnomeDictationTests: XCTestCase {
         try await gnome.window.waitFor("Go forward ten meters")
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
 
-        let report = try ClientRun(stack, ["status"], environment: gnome.environment)
+        let report = try stopsAtEnd(ClientRun(stack, ["status"], environment: gnome.environment))
         let reportStatus = await report.finish()
         XCTAssertEqual(reportStatus, 0, report.stderr)
         XCTAssertTrue(report.stdout.contains("\ndictation: typed through IBus at unix:"), report.stdout)
-        let json = try ClientRun(stack, ["status", "--json"], environment: gnome.environment)
+        let json = try stopsAtEnd(ClientRun(stack, ["status", "--json"], environment: gnome.environment))
         let jsonStatus = await json.finish()
         XCTAssertEqual(jsonStatus, 0, json.stderr)
         XCTAssertTrue(json.stdout.contains("\"typing\":\"ibus\""), json.stdout)
@@ -62,7 +62,7 @@ final class GnomeDictationTests: XCTestCase {
         try gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us+intl')]"])
         addTeardownBlock { _ = try? gnome.run(["gsettings", "set", "org.gnome.desktop.input-sources", "sources", "[('xkb', 'us')]"]) }
         let wav = try Recordings.wav("goforward.raw", in: try makeTemporaryDirectory(self))
-        let dictation = try ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment)
+        let dictation = try stopsAtEnd(ClientRun(stack, ["dictate", "--output", "type"], environment: gnome.environment))
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
         // dead_acute, until the layout is in place and the entry shows the composition.
@@ -74,8 +74,8 @@ final class GnomeDictationTests: XCTestCase {
         }
         // As the contract tells apps: speak after the detector's 1.5 s warm-up (the first word was
         // lost once when the dead key came quickly).
-        try await service.waitUntilHeard(id, seconds: 1.6)
-        let player = try Player(wav, sink: stack.micSink)
+        try await service.waitUntilHeard(id, seconds: 2)
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
         try await waitUntil("voicebox to wait for the composition", timeout: .seconds(30)) {
             dictation.stderr.contains("for your input method's composition “´” to end")
         }

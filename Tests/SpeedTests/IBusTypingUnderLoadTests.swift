@@ -30,7 +30,7 @@ final class IBusTypingUnderLoadTests: XCTestCase {
         for _ in 0..<6 {
             for text in texts {
                 try await gnome.window.clear()
-                let client = try ClientRun(stack, ["insert", text], environment: gnome.environment)
+                let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: gnome.environment))
                 let status = await client.finish(timeout: .seconds(60))
                 rounds += 1
                 // Confirmed means the entry reported the text back; its file is written before that.
@@ -61,7 +61,7 @@ final class IBusTypingUnderLoadTests: XCTestCase {
         for _ in 0..<4 {
             for text in [Texts.sentence, Texts.mixed] {
                 try await x.window.clear()
-                let client = try ClientRun(stack, ["insert", text], environment: x.environment)
+                let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: x.environment))
                 let status = await client.finish(timeout: .seconds(60))
                 rounds += 1
                 try? await waitUntil("the entry to hold the text", timeout: .seconds(10)) { x.window.received == text }

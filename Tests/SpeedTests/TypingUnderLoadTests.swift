@@ -17,7 +17,7 @@ final class TypingUnderLoadTests: XCTestCase {
         addTeardownBlock { await burner.stop() }
         let report = try await TypingRounds.run(texts: [Texts.sentence, Texts.mixed], rounds: rounds, received: { x.received },
                                                 clear: { truncate(x.output, 0) }) { text in
-            try ClientRun(stack, ["insert", text], environment: x.environment)
+            try self.stopsAtEnd(ClientRun(stack, ["insert", text], environment: x.environment))
         }
         print("typing under load, X11 \(keymap ?? "us"): \(report)")
         XCTAssertEqual(report.exact, report.rounds, "\(report.misses)")
@@ -37,7 +37,7 @@ final class TypingUnderLoadTests: XCTestCase {
         addTeardownBlock { await burner.stop() }
         let report = try await TypingRounds.run(texts: [Texts.sentence, Texts.mixed], rounds: rounds,
                                                 received: { wayland.received }, clear: { truncate(wayland.output, 0) }) { text in
-            try ClientRun(stack, ["insert", text], environment: wayland.environment)
+            try self.stopsAtEnd(ClientRun(stack, ["insert", text], environment: wayland.environment))
         }
         print("typing under load, foot in sway: \(report)")
         XCTAssertEqual(report.exact, report.rounds, "\(report.misses)")

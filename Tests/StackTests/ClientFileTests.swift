@@ -34,13 +34,13 @@ final class ClientFileTests: ServiceTestCase {
         // A name that is not UTF-8 (the service never sees it: it gets the file open, as fd).
         let odd = (Array(directory.path.utf8) + Array("/x_".utf8) + [0xFF] + Array(".wav".utf8) + [0]).map { CChar(bitPattern: $0) }
         XCTAssertEqual(odd.withUnsafeBufferPointer { rename(wav, $0.baseAddress!) }, 0)
-        let client = try ClientRun(stack, shell: "exec \"$0\" listen --file \"$1/x_$(printf '\\377').wav\"", [directory.path])
+        let client = try stopsAtEnd(ClientRun(stack, shell: "exec \"$0\" listen --file \"$1/x_$(printf '\\377').wav\"", [directory.path]))
         let status = await client.finish()
         XCTAssertEqual(status, 0, client.stderr)
         XCTAssertEqual(client.stdout, "go forward ten meters\n")
         // Relative to voicebox's own directory, and a headerless .raw file.
         try FileManager.default.copyItem(atPath: Recordings.path("goforward.raw"), toPath: directory.path + "/talk.raw")
-        let relative = try ClientRun(stack, shell: "cd \"$1\" && exec \"$0\" listen --file talk.raw", [directory.path])
+        let relative = try stopsAtEnd(ClientRun(stack, shell: "cd \"$1\" && exec \"$0\" listen --file talk.raw", [directory.path]))
         let relativeStatus = await relative.finish()
         XCTAssertEqual(relativeStatus, 0, relative.stderr)
         XCTAssertEqual(relative.stdout, "go forward ten meters\n")

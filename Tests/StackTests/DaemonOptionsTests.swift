@@ -35,6 +35,23 @@ final class DaemonOptionsTests: XCTestCase {
         XCTAssertEqual(DaemonOptions().audio.listeningInterruptionLimit, Bound.callLimit.standard)
     }
 
+    /// An option and the bound of the same name take the same values, and say the same range.
+    func testAnOptionAndItsBoundTakeTheSameValues() throws {
+        for (option, good, bad) in [("grace", ["0", "60"], ["-0.1", "61", "nan"]),
+                                    ("model-idle", ["0.001", "86400"], ["0", "86401", "inf"]),
+                                    ("voices-wait", ["0.001", "3600"], ["0", "3601"]),
+                                    ("call-limit", ["0.5", "3600"], ["0", "3601", "x"])] {
+            for value in good {
+                let flag = try DaemonOptions(arguments: ["--" + option, value]).bounds
+                XCTAssertEqual(flag, try DaemonOptions(arguments: ["--bound", "\(option)=\(value)"]).bounds, "\(option) \(value)")
+            }
+            for value in bad {
+                XCTAssertThrowsError(try DaemonOptions(arguments: ["--" + option, value]), "--\(option) \(value)")
+                XCTAssertThrowsError(try DaemonOptions(arguments: ["--bound", "\(option)=\(value)"]), "--bound \(option)=\(value)")
+            }
+        }
+    }
+
     func testBadArgumentsAreRefused() {
         for bad in [["--bogus"], ["--address"], ["--voices-wait", "soon"], ["--voices-wait", "-1"]] {
             XCTAssertThrowsError(try DaemonOptions(arguments: bad), "\(bad)")

@@ -8,11 +8,17 @@ import XCTest
 /// A caller's file is decoded by a confined `voicebox-worker` (see WorkerProtocol), never by
 /// voiceboxd: a worker that dies mid-file fails that recognition alone, with UnreadableFile naming
 /// the signal; the service answers the next call at once; no worker outlives its file or the service.
-final class FileWorkerTests: XCTestCase {
+/// These tests share one voiceboxd (they leave nothing behind); the one that kills it is
+/// `FileWorkerServiceDeathTests`.
+final class FileWorkerTests: ServiceTestCase {
+    override class var sharesService: Bool { true }
+    override class var usesRecordings: Bool { true }
+
+    private func longFile() throws -> String { try Self.longFile(in: directory) }
+
     /// About 49 s of real speech (librivox twice): long enough that its worker is still reading
     /// while the service decodes, short of the length that is read whole for parts.
-    private func longFile() throws -> String {
-        let directory = try makeTemporaryDirectory(self)
+    static func longFile(in directory: URL) throws -> String {
         let librivox = try FileManager.default.contentsOfDirectory(atPath: Recordings.path("librivox"))
             .filter { $0.hasSuffix(".wav") }.sorted().map { Recordings.path("librivox/" + $0) }
         let target = directory.appendingPathComponent("long.wav").path
@@ -25,9 +31,7 @@ final class FileWorkerTests: XCTestCase {
     /// that Recognize fails with UnreadableFile naming the signal; the same voiceboxd recognizes the
     /// next file at once and still speaks.
     func testAWorkerThatDiesMidFileFailsOnlyThatFileNamingTheSignal() async throws {
-        let stack = try Stack.require()
-        try Recordings.require()
-        let service = try await startService(on: stack)
+        let service = self.service!
         let long = try longFile()
         let pid = service.daemon.pid
         for signal in [SIGSEGV, SIGABRT, SIGKILL] {
@@ -60,9 +64,7 @@ final class FileWorkerTests: XCTestCase {
 
     /// A file read to its end, and one whose recognition is cancelled halfway, leave no worker.
     func testNoWorkerOutlivesItsFile() async throws {
-        let stack = try Stack.require()
-        try Recordings.require()
-        let service = try await startService(on: stack)
+        let service = self.service!
         let pid = service.daemon.pid
         let done = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         XCTAssertEqual(done.text, "go forward ten meters")
@@ -79,6 +81,9 @@ final class FileWorkerTests: XCTestCase {
         try await waitUntil("the worker to go", timeout: .seconds(10)) { ServiceProcesses.workers(of: pid).isEmpty }
     }
 
+}
+
+final class FileWorkerServiceDeathTests: XCTestCase {
     /// voiceboxd killed (SIGKILL: no clean-up of its own) mid-file: its worker goes with it
     /// (PR_SET_PDEATHSIG). The worker is stopped first, as one stuck in a loop on a hostile file
     /// would be: a worker that writes would also end on its closed pipe, and prove nothing.
@@ -87,7 +92,7 @@ final class FileWorkerTests: XCTestCase {
         try Recordings.require()
         let service = try await startService(on: stack)
         let pid = service.daemon.pid
-        let long = try longFile()
+        let long = try FileWorkerTests.longFile(in: try makeTemporaryDirectory(self))
         let failing = Task { await service.recognitionError(["file": .string(long)]) }
         var worker: pid_t = 0
         // Confined (seccomp is the last step, PR_SET_PDEATHSIG the first): a worker caught before

@@ -27,7 +27,7 @@ final class GnomeInsertionTests: XCTestCase {
     }
 
     private func insert(_ stack: Stack, _ gnome: GnomeSession, _ arguments: [String]) async throws -> (Int32?, ClientRun) {
-        let client = try ClientRun(stack, ["insert"] + arguments, environment: gnome.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert"] + arguments, environment: gnome.environment))
         return (await client.finish(timeout: .seconds(60)), client)
     }
 
@@ -38,7 +38,7 @@ final class GnomeInsertionTests: XCTestCase {
         let stack = try Stack.require()
         let environment = ["PATH": "/usr/bin:/bin", "WAYLAND_DISPLAY": "voicebox-no-such-display", "XDG_CURRENT_DESKTOP": "GNOME",
                            "XDG_SESSION_TYPE": "wayland", "IBUS_ADDRESS": stack.busAddress, "HOME": NSTemporaryDirectory()]
-        let client = try ClientRun(stack, ["insert", "--verbose", "kept"], environment: environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "--verbose", "kept"], environment: environment))
         let status = await client.finish(timeout: .seconds(30))
         XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: put on the clipboard for you to paste: GNOME or KDE on Wayland "
                                               + "offers programs no virtual keyboard, no IBus daemon answers"), client.stderr)
@@ -53,7 +53,7 @@ final class GnomeInsertionTests: XCTestCase {
         let (stack, gnome) = try await session()
         var environment = gnome.environment
         environment["XDG_CURRENT_DESKTOP"] = nil
-        let client = try ClientRun(stack, ["insert", "--verbose", Texts.greeting], environment: environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "--verbose", Texts.greeting], environment: environment))
         let status = await client.finish(timeout: .seconds(60))
         XCTAssertEqual(status, 0, client.stderr)
         XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: typed through IBus at unix:"), client.stderr)
@@ -105,7 +105,7 @@ final class GnomeInsertionTests: XCTestCase {
             try await gnome.window.clear()
             let text = "Mitten im Satz, \(signal == SIGTERM ? "SIGTERM" : "SIGINT") — 東京"
             gnome.window.pause()
-            let client = try ClientRun(stack, ["insert", text], environment: gnome.environment)
+            let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: gnome.environment))
             try await waitUntil("Voicebox's engine to be IBus's", timeout: .seconds(20)) { (try? gnome.ibusEngine()) == "voicebox" }
             client.process.signal(signal)
             let exit = await client.finish(timeout: .seconds(30))
@@ -127,7 +127,7 @@ final class GnomeInsertionTests: XCTestCase {
     func testKilledMidCommitTheGuardianPutsTheEngineBack() async throws {
         let (stack, gnome) = try await session()
         gnome.window.pause()
-        let client = try ClientRun(stack, ["insert", "killed mid-commit"], environment: gnome.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "killed mid-commit"], environment: gnome.environment))
         try await waitUntil("Voicebox's engine to be IBus's", timeout: .seconds(20)) { (try? gnome.ibusEngine()) == "voicebox" }
         client.process.signal(SIGKILL)
         let exit = await client.finish(timeout: .seconds(30))

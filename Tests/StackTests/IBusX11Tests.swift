@@ -26,7 +26,7 @@ final class IBusX11Tests: XCTestCase {
     func testTheIBusRouteTypesOnX11WhenAsked() async throws {
         let (stack, x) = try await session()
         let text = Texts.greeting
-        let client = try ClientRun(stack, ["insert", "--verbose", "--typer", "ibus", text], environment: x.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "--verbose", "--typer", "ibus", text], environment: x.environment))
         let status = await client.finish(timeout: .seconds(60))
         XCTAssertEqual(status, 0, client.stderr)
         XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: typed through IBus at unix:"), client.stderr)

@@ -114,7 +114,7 @@ final class InsertionTests: XCTestCase {
     func testAWindowClosedWhileTypingKeepsTheText() async throws {
         let (stack, x) = try await xSession()
         let text = String(repeating: "Words typed while the window closes, déjà vu. ", count: 12)
-        let client = try ClientRun(stack, ["insert", text], environment: x.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: x.environment))
         try await waitUntil("typing to begin", timeout: .seconds(15)) { x.received.count >= 10 }
         await x.closeTerminal()
         let status = await client.finish(timeout: .seconds(30))
@@ -131,7 +131,7 @@ final class InsertionTests: XCTestCase {
         let (stack, x) = try await xSession()
         let keymapBefore = try runProgram(["env", "DISPLAY=\(x.display)", "xmodmap", "-pke"], seconds: 10).output
         let text = String(repeating: "Le café numéro un est prêt à Zürich. ", count: 30)
-        let client = try ClientRun(stack, ["insert", text], environment: x.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: x.environment))
         try await waitUntil("typing to begin", timeout: .seconds(15)) { x.received.count >= 20 }
         client.process.signal(SIGTERM)
         let status = await client.finish(timeout: .seconds(30))
@@ -154,9 +154,9 @@ final class InsertionTests: XCTestCase {
         let (stack, x) = try await xSession()
         let first = "Noël à Zürich. "
         let second = String(repeating: "Le café numéro deux est prêt à Zürich, Noël. ", count: 6)
-        let one = try ClientRun(stack, ["insert", first], environment: x.environment)
+        let one = try stopsAtEnd(ClientRun(stack, ["insert", first], environment: x.environment))
         try await waitUntil("the first to begin", timeout: .seconds(15)) { x.received.count >= 2 }
-        let two = try ClientRun(stack, ["insert", second], environment: x.environment)
+        let two = try stopsAtEnd(ClientRun(stack, ["insert", second], environment: x.environment))
         let firstStatus = await one.finish(timeout: .seconds(60))
         let secondStatus = await two.finish(timeout: .seconds(60))
         XCTAssertEqual(firstStatus, 0, one.stderr)
@@ -179,7 +179,7 @@ final class InsertionTests: XCTestCase {
         let window = try XCTUnwrap(otherWindow)
         try await Task.sleep(for: .milliseconds(300))  // (no window manager: the focus stays on the first window)
         let text = String(repeating: "Typing goes on only while the window has the focus, déjà vu. ", count: 20)
-        let client = try ClientRun(stack, ["insert", text], environment: x.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: x.environment))
         try await waitUntil("typing to begin", timeout: .seconds(15)) { x.received.count >= 20 }
         _ = try runProgram(["env", "DISPLAY=\(x.display)", "xdotool", "windowfocus", "--sync", window], seconds: 10)
         let status = await client.finish(timeout: .seconds(60))

@@ -8,7 +8,7 @@ import XCTest
 final class WaylandInsertionTests: XCTestCase {
     func testInsertTypesNonASCIITextIntoAWaylandWindow() async throws {
         let (stack, wayland) = try await waylandSession()
-        let client = try ClientRun(stack, ["insert", "café naïve Größe, go forward"], environment: wayland.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "café naïve Größe, go forward"], environment: wayland.environment))
         let status = await client.finish(timeout: .seconds(30))
         XCTAssertEqual(status, 0, client.stderr)
         try await wayland.waitFor("café naïve Größe, go forward")
@@ -19,7 +19,7 @@ final class WaylandInsertionTests: XCTestCase {
         let copy = try Subprocess("/usr/bin/wl-copy", ["what the user had copied"], environment: wayland.environment,
                                   stdoutFD: XSession.devNullForTests, stderrFD: XSession.devNullForTests)
         _ = await copy.wait(timeout: .seconds(10))
-        let client = try ClientRun(stack, ["insert", "--output", "paste", "pasted, déjà vu"], environment: wayland.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "--output", "paste", "pasted, déjà vu"], environment: wayland.environment))
         let status = await client.finish(timeout: .seconds(30))
         XCTAssertEqual(status, 0, client.stderr)
         try await wayland.waitFor("pasted, déjà vu")
@@ -32,7 +32,7 @@ final class WaylandInsertionTests: XCTestCase {
     func testAWindowClosedWhileTypingKeepsTheText() async throws {
         let (stack, wayland) = try await waylandSession()
         let text = String(repeating: "Words typed while the window closes, déjà vu. ", count: 12)
-        let client = try ClientRun(stack, ["insert", text], environment: wayland.environment)
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: wayland.environment))
         try await waitUntil("typing to begin", timeout: .seconds(15)) { wayland.received.count >= 10 }
         await wayland.closeTerminal()
         let status = await client.finish(timeout: .seconds(60))

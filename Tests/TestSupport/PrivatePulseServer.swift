@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
+import VoiceboxLock
 
 /// A PulseAudio of the test's own (its own socket, runtime and home directories), so a test can
 /// kill and restart it without disturbing the stack's server other tests use. The one starter for
 /// every test target that needs such a server.
-public final class PrivatePulseServer {
+public final class PrivatePulseServer: Sendable {
     public struct StartFailure: Error, CustomStringConvertible {
         public let description: String
     }
@@ -12,7 +13,7 @@ public final class PrivatePulseServer {
     public let directory: String
     public var address: String { "unix:\(directory)/native" }
     private var pidFile: String { directory + "/runtime/pulse/pid" }
-    private var pid: pid_t?
+    private let pid = Locked<pid_t?>(nil)
 
     /// `modules`: configuration lines after the native protocol (a source to record, a sink).
     public init(modules: [String]) throws {
@@ -46,17 +47,16 @@ public final class PrivatePulseServer {
                                      environment: environment)
         let status = starter.waitBlocking(seconds: 10)
         let pidText = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
-        guard status == 0, let pid = pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard status == 0, let started = pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw StartFailure(description: "the test's PulseAudio did not start (\(status.map(String.init) ?? "timed out")); "
                                             + "see \(directory)/pulse.log")
         }
-        self.pid = pid
+        pid.withLock { $0 = started }
     }
 
     /// Kills the server as a crash would, and waits (5 s at most) until it is gone.
     public func kill() {
-        guard let pid else { return }
-        self.pid = nil
+        guard let pid = self.pid.withLock({ pid in defer { pid = nil }; return pid }) else { return }
         Glibc.kill(pid, SIGKILL)
         let deadline = Date().addingTimeInterval(5)
         while Glibc.kill(pid, 0) == 0, !Self.isZombie(pid), Date() < deadline { usleep(10_000) }

@@ -32,3 +32,15 @@ extension OtherAudio: StoppedAtEnd {
 extension KillableBus: StoppedAtEnd {
     func stopAtEnd() { kill() }
 }
+
+extension Player: StoppedAtEnd {
+    func stopAtEnd() { process.signal(SIGKILL) }
+}
+
+extension ClientRun: StoppedAtEnd {
+    func stopAtEnd() { process.signal(SIGKILL) }
+}
+
+extension PrivatePulseServer: StoppedAtEnd {
+    func stopAtEnd() { kill() }
+}

@@ -227,8 +227,16 @@ public struct Bounds: Sendable, Equatable {
         guard parts.count == 2, let bound = Bound(rawValue: parts[0]) else {
             throw BoundError("--bound takes NAME=SECONDS with a NAME from voiceboxd --help, not '\(text)'")
         }
-        guard let seconds = Double(parts[1]), seconds > 0, seconds <= 3600 else {
-            throw BoundError("--bound \(bound.rawValue) takes seconds between 0 and 3600, not '\(parts[1])'")
+        try set(bound, seconds: parts[1], as: "--bound \(bound.rawValue)")
+    }
+
+    /// Sets `bound` from `text` (seconds) as the option `option` gave it (`--grace`, or
+    /// `--bound grace`): the one parser of both forms, so that they take the same values.
+    public mutating func set(_ bound: Bound, seconds text: String, as option: String) throws(BoundError) {
+        let (zero, most) = (bound.mayBeZero, bound.mostSeconds)
+        guard let seconds = Double(text), seconds.isFinite, seconds > 0 || (zero && seconds == 0), seconds <= most else {
+            let range = zero ? "from 0 to \(Int(most))" : "more than 0 and up to \(Int(most))"
+            throw BoundError("\(option) takes seconds \(range), not '\(text)'")
         }
         chosen[bound] = .milliseconds(Int((seconds * 1000).rounded(.up)))
     }
@@ -253,5 +261,20 @@ extension Duration {
     /// The duration in seconds, as a Double: for the C and Dispatch interfaces that take seconds.
     public var inSeconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+extension Bound {
+    /// Whether a bound may be 0: no grace at all is a choice of its own; no other wait is.
+    public var mayBeZero: Bool { self == .grace }
+
+    /// The most a bound may be set to: a minute of grace, a day for models to stay loaded, an hour
+    /// for every other.
+    public var mostSeconds: Double {
+        switch self {
+        case .grace: 60
+        case .modelIdle: 86_400
+        default: 3600
+        }
     }
 }

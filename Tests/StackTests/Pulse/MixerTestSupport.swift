@@ -1,14 +1,23 @@
 import Foundation
 @testable import TestSupport
 import VoiceboxCore
+import VoiceboxLock
 import VoiceboxPulse
 import XCTest
 
 /// A private PulseAudio with one null sink as the default, for mixer tests: players, recorders
 /// and `pactl` all talk to it by address.
-final class MixerTestServer {
+/// Stopped, with every player and recorder it started, by the test's tear-down block
+/// (`stopsAtEnd(MixerTestServer())`).
+final class MixerTestServer: StoppedAtEnd {
     let server: PrivatePulseServer
+    private let clients = Locked<[Subprocess]>([])
     var address: String { server.address }
+
+    func stopAtEnd() {
+        for client in clients.withLock({ $0 }) { client.signal(SIGKILL) }
+        server.kill()
+    }
 
     init(extraModules: [String] = []) throws {
         _ = try sharedServerEnvironment()  // a test machine with PulseAudio, as the other tests need
@@ -17,23 +26,28 @@ final class MixerTestServer {
         try server.start()
     }
 
-    /// `pacat` playing silence with `role`; low latency, so it is "playing" at once. Killed when dropped.
+    /// `pacat` playing silence with `role`; low latency, so it is "playing" at once. Stopped with
+    /// the server (or earlier by the test).
     func play(role: String?, name: String = "mixer test player") throws -> Subprocess {
         let role = role.map { ["--property=media.role=\($0)"] } ?? []
-        return try Subprocess("/usr/bin/pacat", ["-p", "-s", address, "--latency-msec=20", "--client-name=mixer-test",
-                                                 "--stream-name=\(name)"] + role + ["/dev/zero"], stderrFD: devNull)
+        let player = try Subprocess("/usr/bin/pacat", ["-p", "-s", address, "--latency-msec=20", "--client-name=mixer-test",
+                                                       "--stream-name=\(name)"] + role + ["/dev/zero"], stderrFD: devNull)
+        clients.withLock { $0.append(player) }
+        return player
     }
 
-    /// `parec` recording the sink's monitor with `role`, into nowhere.
+    /// `parec` recording the sink's monitor with `role`, into nowhere; stopped with the server.
     func record(role: String) throws -> Subprocess {
-        try Subprocess("/usr/bin/parec", ["-s", address, "-d", "mixer_out.monitor", "--latency-msec=20",
-                                          "--client-name=mixer-test-rec", "--property=media.role=\(role)", "/dev/null"],
-                       stderrFD: devNull)
+        let recorder = try Subprocess("/usr/bin/parec", ["-s", address, "-d", "mixer_out.monitor", "--latency-msec=20",
+                                                         "--client-name=mixer-test-rec", "--property=media.role=\(role)", "/dev/null"],
+                                      stderrFD: devNull)
+        clients.withLock { $0.append(recorder) }
+        return recorder
     }
 
     @discardableResult
     func pactl(_ arguments: String...) throws -> String {
-        let result = try runCommand(["pactl", "-s", address] + arguments, seconds: 5)
+        let result = try runCommand(["pactl", "-s", address] + arguments, seconds: 10)
         guard result.status == 0 else { throw CommandError(description: "pactl \(arguments) failed with \(result.status)") }
         return result.output
     }

@@ -71,7 +71,7 @@ final class PulseCaptureTests: XCTestCase {
         let recorder = await ChunkRecorder.start(capture.chunks)
         _ = await waitUntil(.seconds(10)) { await recorder.count > 0 }
         XCTAssertTrue(try sourceOutputIndices().contains(capture.serverIndex), "our source-output is not listed")
-        let details = try runCommand(["pactl", "list", "source-outputs"], seconds: 5).output
+        let details = try runCommand(["pactl", "list", "source-outputs"], seconds: 10).output
         let ours = details.components(separatedBy: "Source Output #").first { $0.hasPrefix("\(capture.serverIndex)\n") } ?? ""
         XCTAssertTrue(ours.contains("application.name = \"Voicebox\""), ours)
         XCTAssertTrue(ours.contains("media.role = \"a11y\""), ours)

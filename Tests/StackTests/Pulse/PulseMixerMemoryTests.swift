@@ -18,7 +18,7 @@ final class PulseMixerMemoryTests: XCTestCase {
     /// -6, -15 and -30 dB as pactl shows them: on the cubic scale, not a linear factor (which
     /// would be -18, -45 and -90 dB).
     func testAttenuationIsTheDecibelsAsHeard() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, recorder) = try await readyMixer(server)
         let player = try server.play(role: nil)
         let added = await recorder.first { $0.playback?.processID == player.pid }
@@ -34,7 +34,7 @@ final class PulseMixerMemoryTests: XCTestCase {
     }
 
     func testWithoutModuleStreamRestoreNothingIsRemembered() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, _) = try await readyMixer(server)
         let info = try await mixer.serverInfo()
         XCTAssertEqual(info.memory, .nothing)
@@ -49,7 +49,7 @@ final class PulseMixerMemoryTests: XCTestCase {
     /// Read, write back and delete module-stream-restore's entries, and hear of its saves: a write
     /// changes the memory, not the stream playing; the next stream starts from what was written.
     func testTheMemoryIsReadWrittenBackAndDeleted() async throws {
-        let server = try MixerTestServer(extraModules: ["load-module module-stream-restore"])
+        let server = try stopsAtEnd(MixerTestServer(extraModules: ["load-module module-stream-restore"]))
         let (mixer, recorder) = try await readyMixer(server)
         let info = try await mixer.serverInfo()
         XCTAssertEqual(info.memory, .readWrite)

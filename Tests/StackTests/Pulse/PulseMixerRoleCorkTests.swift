@@ -8,7 +8,7 @@ import XCTest
 /// trigger stream does to a music player while it plays.
 final class PulseMixerRoleCorkTests: XCTestCase {
     func testModuleLoadedAtRunTimeShowsInServerInfo() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let mixer = try PulseMixer(server: server.address)
         let before = try await mixer.serverInfo()
         XCTAssertFalse(before.hasRoleCork)
@@ -24,7 +24,7 @@ final class PulseMixerRoleCorkTests: XCTestCase {
     }
 
     func testTriggerCorksAMusicStreamAndStopRestoresIt() async throws {
-        let server = try MixerTestServer(extraModules: ["load-module module-role-cork"])
+        let server = try stopsAtEnd(MixerTestServer(extraModules: ["load-module module-role-cork"]))
         let mixer = try PulseMixer(server: server.address)
         let recorder = await MixerEventRecorder.start(mixer.events)
         let info = try await mixer.serverInfo()
@@ -81,7 +81,7 @@ final class PulseMixerRoleCorkTests: XCTestCase {
     }
 
     func testTriggerWithARoleThatCorksNothingLeavesMusicAlone() async throws {
-        let server = try MixerTestServer(extraModules: ["load-module module-role-cork"])
+        let server = try stopsAtEnd(MixerTestServer(extraModules: ["load-module module-role-cork"]))
         let mixer = try PulseMixer(server: server.address)
         let recorder = await MixerEventRecorder.start(mixer.events)
         // Streams that exist before the subscription have no "new" event: connect first.

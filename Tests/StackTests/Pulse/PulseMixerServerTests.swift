@@ -8,7 +8,7 @@ import XCTest
 /// there or never answers, idle cost and shutdown.
 final class PulseMixerServerTests: XCTestCase {
     func testServerInfoWithoutRoleCork() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let mixer = try PulseMixer(server: server.address)
         let info = try await mixer.serverInfo()
         print("METRIC server: \(info.name) \(info.version)")
@@ -21,7 +21,7 @@ final class PulseMixerServerTests: XCTestCase {
     }
 
     func testKilledAndRestartedServerIsLostThenReadyAgain() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         // Requests bounded by a minute: the trigger's stop below must not wait for its bound.
         let mixer = try PulseMixer(server: server.address, requestTimeout: .seconds(60))
         let recorder = await MixerEventRecorder.start(mixer.events)
@@ -112,7 +112,7 @@ final class PulseMixerServerTests: XCTestCase {
     }
 
     func testIdleMixerUsesNoCPUAndShutdownEndsItsThread() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let mixer = try PulseMixer(server: server.address)
         let recorder = await MixerEventRecorder.start(mixer.events)
         let ready = await recorder.first { $0 == .serverReady }
@@ -139,7 +139,7 @@ final class PulseMixerServerTests: XCTestCase {
     }
 
     func testDroppedMixerEndsItsThread() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         var mixer: PulseMixer? = try PulseMixer(server: server.address)
         _ = try await mixer?.serverInfo()
         XCTAssertEqual(threads(named: "voicebox-mixer").count, 1)

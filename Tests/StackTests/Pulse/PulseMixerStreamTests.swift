@@ -16,7 +16,7 @@ final class PulseMixerStreamTests: XCTestCase {
     }
 
     func testListsAPlaybackStreamWithItsRoleAndProcess() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, recorder) = try await readyMixer(server)
         let started = ContinuousClock.now
         let player = try server.play(role: "music", name: "listed")
@@ -41,7 +41,7 @@ final class PulseMixerStreamTests: XCTestCase {
     }
 
     func testEventsForMuteVolumeAndRemoval() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, recorder) = try await readyMixer(server)
         defer { withExtendedLifetime(mixer) {} }  // a dropped mixer shuts down
         let player = try server.play(role: "video")
@@ -74,7 +74,7 @@ final class PulseMixerStreamTests: XCTestCase {
     }
 
     func testSetMuteAndSetVolumeChangeWhatPactlShows() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, recorder) = try await readyMixer(server)
         let player = try server.play(role: "music")
         let added = await recorder.first { $0.playback?.processID == player.pid }
@@ -99,7 +99,7 @@ final class PulseMixerStreamTests: XCTestCase {
     }
 
     func testUnknownStreamIsNoSuchStreamAndAWrongChannelCountFails() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, recorder) = try await readyMixer(server)
         for call in [{ try await mixer.setMute(99_999, true) }, { try await mixer.setVolume(99_999, [1000, 1000]) }] {
             do {
@@ -121,7 +121,7 @@ final class PulseMixerStreamTests: XCTestCase {
     }
 
     func testRecordingStreamIsListedWithItsRole() async throws {
-        let server = try MixerTestServer()
+        let server = try stopsAtEnd(MixerTestServer())
         let (mixer, recorder) = try await readyMixer(server)
         let recording = try server.record(role: "production")
         let event = await recorder.first { $0.recording?.processID == recording.pid }

@@ -14,7 +14,7 @@ final class ServerLifecycleTests: XCTestCase {
 
     func testServerDeathEndsTheStreamAndARestartedServerIsFoundAgain() async throws {
         _ = try sharedServerEnvironment()  // same prerequisite as the others: a test machine with PulseAudio
-        let server = try PrivatePulseServer(modules: Self.sineMicrophone)
+        let server = try stopsAtEnd(PrivatePulseServer(modules: Self.sineMicrophone))
         try server.start()
         let capture = PulseCapture(server: server.address, mediaName: "test server death")
 
@@ -54,7 +54,7 @@ final class ServerLifecycleTests: XCTestCase {
 
     func testServerWithoutAnySourceIsNoMicrophone() async throws {
         _ = try sharedServerEnvironment()
-        let server = try PrivatePulseServer(modules: [])
+        let server = try stopsAtEnd(PrivatePulseServer(modules: []))
         try server.start()
         do {
             _ = try await PulseCapture(server: server.address).open(source: nil)
@@ -67,13 +67,13 @@ final class ServerLifecycleTests: XCTestCase {
 
     func testRemovedNamedSourceEndsTheStreamWithNoMicrophone() async throws {
         _ = try sharedServerEnvironment()
-        let server = try PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_usb rate=16000"])
+        let server = try stopsAtEnd(PrivatePulseServer(modules: ["load-module module-sine-source source_name=voicebox_usb rate=16000"]))
         try server.start()
         let capture = try await PulseCapture(server: server.address).open(source: "voicebox_usb")
         let recorder = await ChunkRecorder.start(capture.chunks)
         _ = await waitUntil(.seconds(10)) { await recorder.count > 0 }
         // Unplugging: a stream on a named source is not moved elsewhere but ended.
-        let unload = try runCommand(["pactl", "-s", server.address, "unload-module", "module-sine-source"], seconds: 5)
+        let unload = try runCommand(["pactl", "-s", server.address, "unload-module", "module-sine-source"], seconds: 10)
         XCTAssertEqual(unload.status, 0)
         let ended = await waitUntil(.seconds(10)) { await recorder.finished }
         XCTAssertTrue(ended, "the chunk stream did not finish when its source went away")

@@ -40,7 +40,7 @@ func runCommand(_ arguments: [String], seconds: Int = 10, environment: [String: 
 
 /// Indices of the server's source-outputs (recording streams), as `pactl` sees them.
 func sourceOutputIndices(server: String? = nil) throws -> Set<UInt32> {
-    let result = try runCommand(["pactl"] + (server.map { ["-s", $0] } ?? []) + ["list", "short", "source-outputs"], seconds: 5)
+    let result = try runCommand(["pactl"] + (server.map { ["-s", $0] } ?? []) + ["list", "short", "source-outputs"], seconds: 10)
     guard result.status == 0 else { throw CommandError(description: "pactl failed with \(result.status)") }
     return Set(result.output.split(separator: "\n").compactMap { line in
         line.split(separator: "\t").first.flatMap { UInt32($0) }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import VoiceboxLock
 import XCTest
 
 /// What the fault tests share: figures in the suite's METRIC format, and the caller's view of
@@ -86,11 +87,16 @@ final class KillableBus: Sendable {
         self.pid = pid
     }
 
-    /// Kills it as a crash would.
-    func kill() { Glibc.kill(pid, SIGKILL) }
+    private let killed = Locked(false)
+
+    /// Kills it as a crash would; once only, so that a pid reused after it is never signalled.
+    func kill() {
+        guard !killed.withLock({ was in defer { was = true }; return was }) else { return }
+        Glibc.kill(pid, SIGKILL)
+    }
 
     deinit {
-        Glibc.kill(pid, SIGKILL)
+        kill()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
@@ -128,4 +134,18 @@ func runQuietly(_ path: String, _ arguments: [String], output: String? = nil, se
     let status = await process.wait(timeout: .seconds(seconds))
     if status == nil { process.signal(SIGKILL) }
     return status
+}
+
+extension XCTestCase {
+    /// Speaks `text` until it works (the engine reconnecting); its id.
+    func speakWhenBack(_ service: ServiceHarness, _ text: String = "back again", options: [String: DBusValue] = [:],
+                       timeout: Duration = .seconds(20)) async throws -> UInt64 {
+        var id: UInt64 = 0
+        try await waitUntil("Speak to work", timeout: timeout) {
+            id = (try? await service.speak(text, options)) ?? 0
+            if id == 0 { try? await Task.sleep(for: .milliseconds(50)) }
+            return id != 0
+        }
+        return id
+    }
 }

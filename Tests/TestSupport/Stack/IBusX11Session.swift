@@ -33,7 +33,7 @@ final class IBusX11Session: Sendable {
                                 stdoutFD: quiet, stderrFD: quiet)
         let display = display
         try await waitUntil("Xvfb \(display) to answer", timeout: .seconds(15)) {
-            (try? runProgram(["xdpyinfo", "-display", display], seconds: 5).status) == 0
+            (try? runProgram(["xdpyinfo", "-display", display], seconds: 10).status) == 0
         }
         // Not daemonized: it ends when its parent (this process) does.
         daemon = try Subprocess("/usr/bin/ibus-daemon", ["--panel", "disable"], environment: Self.environment(display, home: home),

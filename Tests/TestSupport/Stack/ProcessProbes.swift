@@ -58,11 +58,11 @@ func residentBytes() -> Int {
 }
 
 /// VmRSS once it has come down: on a loaded machine (the whole suite, CI) a decoder's unload
-/// or the trim can land after the rest; read every 0.5 s for up to 6 s and keep the lowest,
+/// or the trim can land after the rest; read every 0.5 s for up to 10 s and keep the lowest,
 /// stopping early once it is back within 1 MiB of `before`. Growth that stays is still seen.
 func settledResidentBytes(_ pid: pid_t, towards before: Int) async -> Int {
     var lowest = residentBytes(pid) ?? Int.max
-    for _ in 0..<12 where lowest > before + (1 << 20) {
+    for _ in 0..<20 where lowest > before + (1 << 20) {
         try? await Task.sleep(for: .milliseconds(500))
         lowest = min(lowest, residentBytes(pid) ?? Int.max)
     }

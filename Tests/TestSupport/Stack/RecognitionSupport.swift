@@ -76,7 +76,7 @@ extension ServiceHarness {
     /// process, or the caller itself.
     static func call(_ member: String, _ arguments: [DBusValue] = [], on connection: BusConnection) async throws {
         _ = try await connection.call(destination: name, path: path, interface: interface, member: member,
-                                      arguments: arguments, timeout: .seconds(5))
+                                      arguments: arguments, timeout: .seconds(10))
     }
 
     /// The error Recognize fails with, or nil if it succeeded.
@@ -107,9 +107,11 @@ extension ServiceHarness {
         return startedRecognitions.first { !known.contains($0) }!
     }
 
-    /// Waits until microphone recognition `id` has heard `seconds` of audio: AudioLevel comes at
-    /// most 20 times a second of audio heard, so that many times 20 of them. Apps are told to speak
-    /// after the detector's 1.5 s warm-up; a test waits for it on the audio, not on the wall clock.
+    /// Waits until microphone recognition `id` has taken about `seconds` of audio: AudioLevel comes
+    /// at most 20 times a second (of the wall clock) while audio is taken, and the microphone
+    /// delivers in real time, so that many times 20 of them mean at least that long listened.
+    /// Apps are told to speak after the detector's 1.5 s warm-up; tests wait 2 s of it so (a third
+    /// of a second's slack for a microphone that delivered late).
     func waitUntilHeard(_ id: UInt64, seconds: Double) async throws {
         let levels = Int((seconds * 20).rounded(.up))
         try await waitUntil("\(seconds) s of audio heard", timeout: .seconds(30)) {
@@ -145,7 +147,7 @@ func runProgram(_ arguments: [String], seconds: Int = 120) throws -> (status: In
 /// stack's remapped fake microphone records its master itself (a source-output with no client,
 /// "-"): that one is the server's own and is left out.
 func sourceOutputs(server: String? = nil) throws -> [String] {
-    let result = try runProgram(["pactl"] + (server.map { ["-s", $0] } ?? []) + ["list", "short", "source-outputs"], seconds: 5)
+    let result = try runProgram(["pactl"] + (server.map { ["-s", $0] } ?? []) + ["list", "short", "source-outputs"], seconds: 10)
     guard result.status == 0 else { throw ProgramError(description: "pactl failed with \(result.status)") }
     return result.output.split(separator: "\n").map(String.init).filter { line in
         let columns = line.split(separator: "\t", omittingEmptySubsequences: false)

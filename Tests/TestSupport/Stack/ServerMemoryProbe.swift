@@ -26,14 +26,9 @@ enum ServerMemoryProbe {
         case .nothing:
             return [:]
         case .pulseAudio:
-            let mixer = try PulseMixer()
+            let mixer = try await readyMixer()
             defer { mixer.shutdown() }
-            var settings: [RememberedSetting] = []
-            try await waitUntil("ext-stream-restore to answer") {
-                guard let read = try? await mixer.rememberedSettings() else { return false }
-                settings = read
-                return true
-            }
+            let settings = try await mixer.rememberedSettings()
             var found: [String: String] = [:]
             for setting in settings where names.contains(setting.name) {
                 found[setting.name] = "muted=\(setting.muted) volume=\(setting.volume.map { "\($0)" } ?? "none")"
@@ -61,6 +56,26 @@ enum ServerMemoryProbe {
             }
             return found
         }
+    }
+
+    /// A mixer on the stack's server once it is connected (`.serverReady`), so that its first call
+    /// is answered; within 10 s.
+    static func readyMixer() async throws -> PulseMixer {
+        let mixer = try PulseMixer()
+        let ready = Task {
+            for await event in mixer.events where event == .serverReady { return true }
+            return false
+        }
+        let giveUp = Task {
+            try? await Task.sleep(for: .seconds(10))
+            ready.cancel()
+        }
+        defer { giveUp.cancel() }
+        guard await ready.value else {
+            mixer.shutdown()
+            throw ProgramError(description: "the test's mixer did not connect to the sound server within 10 s")
+        }
+        return mixer
     }
 
     /// WirePlumber's key for a PulseAudio name, as pipewire-pulse maps it (roles by its table).

@@ -41,7 +41,7 @@ final class XSession: Sendable {
         let display = display
         try await waitUntil("Xvfb \(display) to answer", timeout: .seconds(15)) {
             FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
-                && (try? runProgram(["xdpyinfo", "-display", display], seconds: 5).status) == 0
+                && (try? runProgram(["xdpyinfo", "-display", display], seconds: 10).status) == 0
         }
         if let keymap {
             let result = try runProgram(["setxkbmap", "-display", display, keymap], seconds: 10)
@@ -105,7 +105,7 @@ final class XSession: Sendable {
     }
 
     func clipboard(_ selection: String = "clipboard") throws -> String {
-        try runProgram(["env", "DISPLAY=\(display)", "xclip", "-selection", selection, "-o"], seconds: 5).output
+        try runProgram(["env", "DISPLAY=\(display)", "xclip", "-selection", selection, "-o"], seconds: 10).output
     }
 
     /// Owns the selection with `text` (xclip forks and stays in the background until the server goes).

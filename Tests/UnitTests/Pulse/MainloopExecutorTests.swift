@@ -25,7 +25,7 @@ final class MainloopExecutorTests: XCTestCase {
             probe.now { $0.counted += 1 }
             fired.fulfill()
         }
-        await fulfillment(of: [fired], timeout: 5)
+        await fulfillment(of: [fired], timeout: 10)
         let counted = await probe.counted
         XCTAssertEqual(counted, 2)
     }

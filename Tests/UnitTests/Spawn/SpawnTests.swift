@@ -7,7 +7,7 @@ import XCTest
 /// working directory), what comes back (output, error, the end decoded), and that every wait is
 /// bounded.
 final class SpawnTests: XCTestCase {
-    private func shell(_ script: String, timeout: Duration = .seconds(5), configure: (inout ChildSpec) -> Void = { _ in })
+    private func shell(_ script: String, timeout: Duration = .seconds(10), configure: (inout ChildSpec) -> Void = { _ in })
         throws -> Spawn.Ending {
         var spec = ChildSpec("/bin/sh", ["-c", script])
         spec.standardOutput = .pipe
@@ -109,7 +109,7 @@ final class SpawnTests: XCTestCase {
         }
         var spec = ChildSpec("/bin/cat", ["/proc/self/status"])
         spec.standardOutput = .pipe
-        let status = String(decoding: try Spawn.run(spec, timeout: .seconds(5)).output, as: UTF8.self)
+        let status = String(decoding: try Spawn.run(spec, timeout: .seconds(10)).output, as: UTF8.self)
         let lines = status.split(separator: "\n").filter { $0.hasPrefix("SigBlk:") || $0.hasPrefix("SigIgn:") }
         XCTAssertEqual(lines.count, 2)
         // Every signal but glibc's own two (32 and 33, bits 0x180000000), which it keeps for itself.
@@ -126,15 +126,15 @@ final class SpawnTests: XCTestCase {
         var spec = ChildSpec("/bin/pwd")
         spec.standardOutput = .pipe
         spec.workingDirectory = directory
-        XCTAssertEqual(String(decoding: try Spawn.run(spec, timeout: .seconds(5)).output, as: UTF8.self), directory + "\n")
+        XCTAssertEqual(String(decoding: try Spawn.run(spec, timeout: .seconds(10)).output, as: UTF8.self), directory + "\n")
         spec.workingDirectory = directory + "/missing"
-        XCTAssertThrowsError(try Spawn.run(spec, timeout: .seconds(5))) { error in
+        XCTAssertThrowsError(try Spawn.run(spec, timeout: .seconds(10))) { error in
             XCTAssertEqual((error as? SpawnError)?.errno.code, ENOENT)
         }
     }
 
     func testAMissingProgramIsAnError() {
-        XCTAssertThrowsError(try Spawn.run(ChildSpec("/nonexistent/program"), timeout: .seconds(5))) { error in
+        XCTAssertThrowsError(try Spawn.run(ChildSpec("/nonexistent/program"), timeout: .seconds(10))) { error in
             XCTAssertEqual("\(error)", "cannot run /nonexistent/program: No such file or directory")
         }
     }

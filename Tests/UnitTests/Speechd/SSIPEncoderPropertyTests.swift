@@ -45,7 +45,7 @@ final class SSIPEncoderPropertyTests: XCTestCase {
                     answered.signal()
                 }
             }
-            guard answered.wait(timeout: .now() + 5) == .success else {
+            guard answered.wait(timeout: .now() + 10) == .success else {
                 return XCTFail("text #\(index) got no answer: \(text.debugDescription); server: \(server.problems.prefix(3))")
             }
         }
