@@ -15,6 +15,11 @@ public final class BusConnection: Sendable {
     private let busDaemonMilliseconds = Atomic<Int32>(25_000)
     private var busDaemonTimeout: Duration { .milliseconds(Int(busDaemonMilliseconds.load(ordering: .relaxed))) }
 
+    /// A timeout as libdbus takes it: whole milliseconds, at most Int32's.
+    private static func milliseconds(_ timeout: Duration) -> Int32 {
+        Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     /// The user's session bus ($DBUS_SESSION_BUS_ADDRESS).
     public static func session() throws(DBusError) -> BusConnection {
         try BusConnection { error in dbus_bus_get_private(DBUS_BUS_SESSION, &error) }
@@ -55,11 +60,11 @@ public final class BusConnection: Sendable {
 
     deinit { loop.submit { $0.stopped = true } }
 
-    /// How long the questions this connection asks the bus daemon (releasing a name, adding a match
-    /// rule for `subscribe`, whether a watched caller is still there) may wait for its answer; 25 s,
-    /// libdbus's default, until set. `requestName` takes its bound from its caller.
+    /// How long the questions this connection asks the bus daemon (taking and releasing a name,
+    /// adding a match rule for `subscribe`, whether a watched caller is still there) may wait for
+    /// its answer; 25 s, libdbus's default, until set.
     public func boundBusDaemonCalls(_ timeout: Duration) {
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Self.milliseconds(timeout)
         busDaemonMilliseconds.store(milliseconds, ordering: .relaxed)
         loop.submit { $0.busDaemonTimeoutMilliseconds = milliseconds }
     }
@@ -90,7 +95,7 @@ public final class BusConnection: Sendable {
     public func call(destination: String, path: String, interface: String, member: String,
                      arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws(DBusError) -> [DBusValue] {
         let message = try Self.makeCall(destination: destination, path: path, interface: interface, member: member, arguments: arguments)
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Self.milliseconds(timeout)
         // The reply is made on the loop thread: handed over under a lock that ThreadSanitizer sees.
         let result = await withHandOver { (done: HandOver<Result<[DBusValue], DBusError>>) in
             loop.submit({ state in
@@ -126,11 +131,11 @@ public final class BusConnection: Sendable {
 
     public enum NameRequestResult: Sendable { case primaryOwner, alreadyOwner, taken }
 
-    /// Asks for a well-known name without queueing for it, waiting for the bus daemon at most `timeout`.
-    public func requestName(_ name: String, timeout: Duration) async throws(DBusError) -> NameRequestResult {
+    /// Asks for a well-known name without queueing for it (`boundBusDaemonCalls` bounds the wait).
+    public func requestName(_ name: String) async throws(DBusError) -> NameRequestResult {
         let reply = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                    interface: "org.freedesktop.DBus", member: "RequestName",
-                                   arguments: [.string(name), .uint32(VB_NAME_FLAG_DO_NOT_QUEUE)], timeout: timeout)
+                                   arguments: [.string(name), .uint32(VB_NAME_FLAG_DO_NOT_QUEUE)], timeout: busDaemonTimeout)
         switch reply.first?.uint32.map(Int32.init) {
         case VB_REQUEST_NAME_REPLY_PRIMARY_OWNER: return .primaryOwner
         case VB_REQUEST_NAME_REPLY_ALREADY_OWNER: return .alreadyOwner

@@ -36,10 +36,9 @@ extension Daemon {
     /// provider-voices: speech-dispatcher lists its 13,000 voices in about 1.2 s, each module is
     /// probed in about 50 ms). A Spiel client that activated the service by that name finds the
     /// voices when the name appears.
-    static func claimProviderName(_ provider: (ProviderObject, SynthesisService)?, waitingAtMost wait: Duration,
-                                  busCall: Duration) async {
+    static func claimProviderName(_ provider: (ProviderObject, SynthesisService)?, waitingAtMost wait: Duration) async {
         guard let (object, synthesis) = provider else { return }
         await synthesis.waitForVoices(atMost: wait)
-        await object.claimName(timeout: busCall) { message in log(message) }
+        await object.claimName { message in log(message) }
     }
 }

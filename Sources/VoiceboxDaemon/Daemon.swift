@@ -89,7 +89,7 @@ public enum Daemon {
             return 0
         }
         do {
-            switch try await connection.requestName(Speech1.busName, timeout: options.bounds[.busCall]) {
+            switch try await connection.requestName(Speech1.busName) {
             case .primaryOwner, .alreadyOwner:
                 break
             case .taken:
@@ -106,7 +106,7 @@ public enum Daemon {
         }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
         let providerWait = options.bounds[.providerVoices]
-        let providerName = Task { await claimProviderName(provider, waitingAtMost: providerWait, busCall: options.bounds[.busCall]) }
+        let providerName = Task { await claimProviderName(provider, waitingAtMost: providerWait) }
         // Only now: undoing a crashed interruption announces its `ended`, which a monitor watching
         // the name must see (and a voiceboxd that found the name taken must leave to its owner).
         Task { await session.run() }

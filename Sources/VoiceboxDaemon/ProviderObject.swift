@@ -31,9 +31,9 @@ public final class ProviderObject: Sendable {
     }
 
     /// Takes org.voicebox.Speech.Provider; logs and goes on without it if another process has it.
-    public func claimName(timeout: Duration, log: @Sendable (String) -> Void) async {
+    public func claimName(log: @Sendable (String) -> Void) async {
         do {
-            if try await connection.requestName(SpeechProvider.busName, timeout: timeout) == .taken {
+            if try await connection.requestName(SpeechProvider.busName) == .taken {
                 log("\(SpeechProvider.busName) is owned by another process: not a Spiel provider here")
             }
         } catch {

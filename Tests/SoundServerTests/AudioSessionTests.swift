@@ -217,7 +217,7 @@ final class AudioSessionTests: ServiceTestCase {
                                          Task { try? await Task.sleep(for: .seconds(120)); _ = responder }
                                      }])
         object.set(status, "Playing")
-        let owned = try await hung.requestName("org.mpris.MediaPlayer2.hung", timeout: .seconds(10))
+        let owned = try await hung.requestName("org.mpris.MediaPlayer2.hung")
         XCTAssertEqual(owned, .primaryOwner)
         return hung
     }

@@ -97,7 +97,7 @@ final class AudioTraceTests: ServiceTestCase {
                 await service.stop()
                 service = try await ServiceHarness(stack: stack, extraArguments: ["--duck-db", String(depth)])
             }
-            let ears = try stopsAtEnd(MonitorRecorder(device: stack.micSink + ".monitor"))
+            let ears = try MonitorRecorder(device: stack.micSink + ".monitor")
             defer { ears.stop() }
             try await ears.waitUntilRecording()
             let tone = try stream("tone", sink: stack.micSink)
@@ -383,7 +383,7 @@ final class AudioTraceTests: ServiceTestCase {
 
     /// A new voiceboxd, watched by a bus monitor: it announces the end of the one the old one began.
     private func restartAndSeeTheEnd(of id: UInt64) async throws {
-        let monitor = try stopsAtEnd(BusMonitor(busAddress: stack.busAddress))
+        let monitor = try BusMonitor(busAddress: stack.busAddress)
         defer { monitor.stop() }
         try await monitor.waitUntilWatching()
         await service.stop()
@@ -403,7 +403,7 @@ final class AudioTraceTests: ServiceTestCase {
         let remembered = try await ServerMemoryProbe.entries([key])
         let playing = try stream(name)
         _ = try await playing.settledState()
-        let monitor = try stopsAtEnd(BusMonitor(busAddress: stack.busAddress))
+        let monitor = try BusMonitor(busAddress: stack.busAddress)
         defer { monitor.stop() }
         try await monitor.waitUntilWatching()
         let id = try await service.speak(Texts.long, ["others": .string("pause")])

@@ -36,7 +36,7 @@ final class MicrophoneNoticeTests: XCTestCase {
                 return NoReply()
             },
         ])
-        let owned = try await server.requestName(DesktopNotifications.busName, timeout: .seconds(10))
+        let owned = try await server.requestName(DesktopNotifications.busName)
         XCTAssertEqual(owned, .primaryOwner)
 
         let logPath = directory.appendingPathComponent("voiceboxd.log").path

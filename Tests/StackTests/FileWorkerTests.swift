@@ -80,7 +80,6 @@ final class FileWorkerTests: ServiceTestCase {
         XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "no error")
         try await waitUntil("the worker to go", timeout: .seconds(10)) { ServiceProcesses.workers(of: pid).isEmpty }
     }
-
 }
 
 final class FileWorkerServiceDeathTests: XCTestCase {

@@ -322,12 +322,12 @@ final class ConnectionTests: XCTestCase {
     }
 
     func testNameOwnership() async throws {
-        let first = try await server.requestName("org.voicebox.TestName", timeout: .seconds(10))
+        let first = try await server.requestName("org.voicebox.TestName")
         XCTAssertEqual(first, .primaryOwner)
-        let second = try await client.requestName("org.voicebox.TestName", timeout: .seconds(10))
+        let second = try await client.requestName("org.voicebox.TestName")
         XCTAssertEqual(second, .taken)
         try await server.releaseName("org.voicebox.TestName")
-        let third = try await client.requestName("org.voicebox.TestName", timeout: .seconds(10))
+        let third = try await client.requestName("org.voicebox.TestName")
         XCTAssertEqual(third, .primaryOwner)
     }
 }

@@ -100,7 +100,7 @@ final class FakeNotifications: Sendable {
             DesktopNotifications.notify.handler { _, _, _, _, summary, body, _, _, _ in await store.add(summary, body) },
             DesktopNotifications.closeNotification.handler { _, _ in NoReply() },
         ])
-        let owned = try await server.requestName(DesktopNotifications.busName, timeout: .seconds(10))
+        let owned = try await server.requestName(DesktopNotifications.busName)
         guard owned == .primaryOwner else { throw ProgramError(description: "another notification server is on the test bus") }
     }
 

@@ -62,18 +62,13 @@ enum ServerMemoryProbe {
     /// is answered; within 10 s.
     static func readyMixer() async throws -> PulseMixer {
         let mixer = try PulseMixer()
-        let ready = Task {
+        let ready = try? await bounded(10, "the test's mixer to connect to the sound server") {
             for await event in mixer.events where event == .serverReady { return true }
             return false
         }
-        let giveUp = Task {
-            try? await Task.sleep(for: .seconds(10))
-            ready.cancel()
-        }
-        defer { giveUp.cancel() }
-        guard await ready.value else {
+        guard ready == true else {
             mixer.shutdown()
-            throw ProgramError(description: "the test's mixer did not connect to the sound server within 10 s")
+            throw ProgramError(description: "the test's mixer did not connect to the sound server")
         }
         return mixer
     }
