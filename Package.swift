@@ -20,6 +20,8 @@ let package = Package(
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSamplerate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
+        // Linux calls Glibc's module map hides (header only, nothing to link).
+        .systemLibrary(name: "CSystem"),
 
         // A lock ThreadSanitizer can see (a pthread mutex), used instead of Synchronization.Mutex.
         .target(name: "VoiceboxLock"),
@@ -40,7 +42,7 @@ let package = Package(
         .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
-        .target(name: "VoiceboxCore", dependencies: ["VoiceboxLock"]),
+        .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
                                                   "VoiceboxModels", "VoiceboxStreams", "VoiceboxLock",

@@ -73,7 +73,7 @@ public enum Daemon {
         let files = WorkerAudioFiles(workerPath: workerPath, bounds: options.bounds)
         let recognition = RecognitionService(engine: engine, capture: audio, files: files,
                                              streams: DescriptorAudioStreams(), bus: object, session: session,
-                                             maxFileRecognitions: Self.usableCores, bounds: options.bounds)
+                                             maxFileRecognitions: ProcessEnvironment.usableCores, bounds: options.bounds)
         await recognition.run()  // its properties are there before a caller can find the name
         await session.add(service)
         await session.add(recognition)
@@ -132,20 +132,6 @@ public enum Daemon {
         synthesizer.shutdown()
         audio.shutdown()
         return status
-    }
-
-    /// The cores this process may run on: its affinity (taskset, systemd's CPUAffinity=), which
-    /// Foundation's activeProcessorCount does not look at. Files decode one per core.
-    static var usableCores: Int {
-        let online = ProcessEnvironment.onlineProcessors
-        // "Cpus_allowed:\t00000000,00000003": a hexadecimal mask (sched_getaffinity needs
-        // _GNU_SOURCE, which Glibc's module map does not give).
-        guard let status = FileSystem.text(atPath: "/proc/self/status"),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else { return online }
-        let allowed = line.dropFirst("Cpus_allowed:".count).reduce(0) { count, digit in
-            count + (digit.hexDigitValue ?? 0).nonzeroBitCount
-        }
-        return max(1, min(allowed, online))
     }
 
     /// One line on standard error (the journal, under systemd), prefixed with our name.

@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// The process's environment, home directory and processors, read from libc: voiceboxd links
@@ -32,4 +33,14 @@ public enum ProcessEnvironment {
 
     /// The processors online (sysconf), at least 1.
     public static var onlineProcessors: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// The cores this process may run on: its affinity (sched_getaffinity: taskset, systemd's
+    /// CPUAffinity=), which sysconf does not look at; the online count if the kernel will not say.
+    public static var usableCores: Int { usableCores(ofProcess: 0) }
+
+    /// The cores process `pid` may run on (0: the calling thread), as `usableCores`.
+    public static func usableCores(ofProcess pid: pid_t) -> Int {
+        let allowed = Int(voicebox_affinity_cores(pid))
+        return allowed > 0 ? min(allowed, onlineProcessors) : onlineProcessors
+    }
 }
