@@ -19,17 +19,6 @@ import VoiceboxCore
 final class SSIPConnection {
     typealias ReplyHandler = (Result<SSIPReply, SynthesizerError>) -> Void
 
-    private struct Pending {
-        let handler: ReplyHandler
-        var deadline: DispatchTime
-        /// The deadline moves with every byte received: for replies of unbounded size.
-        let inactivity: Bool
-        /// SPEAK's text, written when the 230 arrives.
-        var text: [UInt8]?
-        /// The command line (without SPEAK's text), named only if it goes unanswered.
-        let line: [UInt8]
-    }
-
     let queue: DispatchQueue
     private let descriptor: Int32
     /// How long speech-dispatcher may take to answer, in seconds (`speechd-reply`, see `Configuration.bounds`).
@@ -40,9 +29,9 @@ final class SSIPConnection {
 
     private var parser = SSIPParser()
     private var output: [UInt8] = []
-    private var pending: [Pending] = []
+    private var pending: [SSIPPendingCommand] = []
     /// Commands sent while a SPEAK waits for its 230: written after its text.
-    private var heldBack: [(bytes: [UInt8], pending: Pending)] = []
+    private var heldBack: [(bytes: [UInt8], pending: SSIPPendingCommand)] = []
     private var awaitingSpeakGo = false
     private var connecting: Bool
     private var writing = false
@@ -96,7 +85,7 @@ final class SSIPConnection {
             handler(.failure(.unavailable("the connection to speech-dispatcher is closed")))
             return
         }
-        let entry = Pending(handler: handler, deadline: .now() + timeout, inactivity: inactivityTimeout, text: text,
+        let entry = SSIPPendingCommand(handler: handler, deadline: .now() + timeout, inactivity: inactivityTimeout, text: text,
                             line: line)
         if awaitingSpeakGo {
             heldBack.append((line, entry))
@@ -124,7 +113,7 @@ final class SSIPConnection {
 
     // MARK: Writing
 
-    private func write(_ line: [UInt8], _ entry: Pending) {
+    private func write(_ line: [UInt8], _ entry: SSIPPendingCommand) {
         output += line
         pending.append(entry)
         if entry.text != nil { awaitingSpeakGo = true }
@@ -272,21 +261,9 @@ final class SSIPConnection {
         let now = DispatchTime.now()
         if let late = pending.first(where: { $0.deadline <= now }) ?? heldBack.first(where: { $0.pending.deadline <= now })?.pending {
             endedUnanswered = true
-            fail("speech-dispatcher did not answer \(Self.commandName(late.line)) within \(SpeechdTimings.text(timeout))")
+            fail("speech-dispatcher did not answer \(SSIPText.commandName(late.line)) within \(SpeechdTimings.text(timeout))")
         } else {
             armTimer()
-        }
-    }
-
-    /// The command word and, for SET/GET/LIST, what it sets or lists: never a value a caller chose.
-    static func commandName(_ line: [UInt8]) -> String {
-        let words = String(decoding: line.prefix(64), as: UTF8.self)
-            .split(whereSeparator: \.isWhitespace)  // "\r\n" is one Character
-        guard let first = words.first else { return "a command" }
-        switch first.uppercased() {
-        case "SET": return words.prefix(3).joined(separator: " ")
-        case "GET", "LIST": return words.prefix(2).joined(separator: " ")
-        default: return String(first)
         }
     }
 

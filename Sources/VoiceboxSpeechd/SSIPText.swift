@@ -72,4 +72,16 @@ enum SSIPText {
         let line = words.joined(separator: " ").map { $0.isNewline ? " " : $0 }
         return Array((String(line) + "\r\n").utf8)
     }
+
+    /// The command word and, for SET/GET/LIST, what it sets or lists: never a value a caller chose.
+    static func commandName(_ line: [UInt8]) -> String {
+        let words = String(decoding: line.prefix(64), as: UTF8.self)
+            .split(whereSeparator: \.isWhitespace)  // "\r\n" is one Character
+        guard let first = words.first else { return "a command" }
+        switch first.uppercased() {
+        case "SET": return words.prefix(3).joined(separator: " ")
+        case "GET", "LIST": return words.prefix(2).joined(separator: " ")
+        default: return String(first)
+        }
+    }
 }

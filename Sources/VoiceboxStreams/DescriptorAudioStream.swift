@@ -30,10 +30,9 @@ final class DescriptorAudioStream: AudioStream {
         return Int16(scaled.rounded(.toNearestOrEven))
     }
 
-    private enum Kind { case pipe, socket, file }
 
     private let input: StreamInput
-    private let kind: Kind
+    private let kind: StreamDescriptorKind
     /// What is read: our own description of a pipe, else the call's descriptor.
     private let descriptor: Int32
     /// The wake pipe: poll reads the first, `wake()` writes to the second.
@@ -62,7 +61,7 @@ final class DescriptorAudioStream: AudioStream {
 
     init(_ input: StreamInput) throws {
         self.input = input
-        kind = try Self.check(input.descriptor)
+        kind = try StreamDescriptorKind(checking: input.descriptor)
         duration = kind == .file ? Self.remainingSeconds(input) : nil
         if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
         unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
@@ -289,53 +288,6 @@ final class DescriptorAudioStream: AudioStream {
         pending += floats.map(Self.sample)
     }
 
-    private static func check(_ fd: Int32) throws -> Kind {
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw RecognitionError.invalidStream("the descriptor is not open") }
-        let flags = fcntl(fd, F_GETFL)
-        // O_PATH (010000000 on Linux): a descriptor that names a file but cannot be read.
-        if flags >= 0, flags & 0o10000000 != 0 {
-            throw RecognitionError.invalidStream("it is an O_PATH descriptor, which cannot be read; pass one opened for reading")
-        }
-        if flags >= 0, flags & O_ACCMODE == O_WRONLY { throw RecognitionError.invalidStream("it is open for writing only") }
-        switch status.st_mode & S_IFMT {
-        case S_IFIFO:
-            // Ours would be a writer too, so the pipe would never end.
-            if flags >= 0, flags & O_ACCMODE == O_RDWR {
-                throw RecognitionError.invalidStream("it is a pipe opened for reading and writing, which would never end; "
-                                                     + "pass its read end, opened read-only")
-            }
-            return .pipe
-        case S_IFREG: return .file
-        case S_IFSOCK:
-            var type: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            guard getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else {
-                throw RecognitionError.invalidStream("cannot tell what socket it is: \(reason(errno))")
-            }
-            guard type == Int32(SOCK_STREAM.rawValue) else {
-                throw RecognitionError.invalidStream("it is a socket that is not a stream (datagrams or packets); "
-                                                     + "pass a pipe or a stream socket")
-            }
-            var listening: Int32 = 0
-            length = socklen_t(MemoryLayout<Int32>.size)
-            if getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 {
-                throw RecognitionError.invalidStream("it is a listening socket; pass a connected one")
-            }
-            var peer = sockaddr_storage()
-            length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let connected = withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 || errno != ENOTCONN }
-            }
-            guard connected else { throw RecognitionError.invalidStream("it is a stream socket that is not connected; pass a connected one") }
-            return .socket
-        case S_IFCHR: throw RecognitionError.invalidStream("it is a character device; pass a pipe or a stream socket")
-        case S_IFBLK: throw RecognitionError.invalidStream("it is a block device; pass a pipe or a stream socket")
-        case S_IFDIR: throw RecognitionError.invalidStream("it is a directory; pass a pipe or a stream socket")
-        default: throw RecognitionError.invalidStream("pass a pipe or a stream socket")
-        }
-    }
-
     private static func remainingSeconds(_ input: StreamInput) -> Double? {
         var status = stat()
         guard fstat(input.descriptor, &status) == 0 else { return nil }
@@ -344,81 +296,5 @@ final class DescriptorAudioStream: AudioStream {
         return Double(max(0, Int64(status.st_size) - Int64(offset))) / bytesPerSecond
     }
 
-    private static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }
-}
-
-/// Raw little-endian PCM bytes, in any split, to samples: 16 kHz-ready Int16 when no conversion
-/// is needed, mono floats otherwise (channels averaged). Keeps a partial frame for the next bytes.
-struct PCMUnpacker {
-    enum Unpacked: Equatable {
-        /// s16le mono at 16 kHz: the samples as they came, bit for bit (the same as a file's).
-        case samples([Int16])
-        /// Everything else: mono, -1...1 nominal.
-        case floats([Float])
-    }
-
-    let encoding: StreamInput.Encoding
-    let channels: Int
-    /// s16le mono at 16 kHz: handed out as `.samples`.
-    let direct: Bool
-    private var leftover: [UInt8] = []
-    /// Samples unpacked so far, to name the one at fault.
-    private var samplesSeen = 0
-
-    init(encoding: StreamInput.Encoding, channels: Int, direct: Bool) {
-        self.encoding = encoding
-        self.channels = channels
-        self.direct = direct && encoding == .s16le && channels == 1
-    }
-
-    var leftoverBytes: Int { leftover.count }
-    var framesUnpacked: Int { samplesSeen / channels }
-    private var frameBytes: Int { encoding.bytesPerSample * channels }
-
-    mutating func unpack(_ bytes: ArraySlice<UInt8>) throws -> Unpacked {
-        var data = leftover
-        data += bytes
-        let whole = data.count / frameBytes * frameBytes
-        leftover = Array(data[whole...])
-        let frames = whole / frameBytes
-        defer { samplesSeen += frames * channels }
-        return try data.withUnsafeBytes { raw throws -> Unpacked in
-            switch encoding {
-            case .s16le where direct:
-                return .samples((0..<frames).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) })
-            case .s16le:
-                return .floats(mixed(frames) { Float(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) / 32_768 })
-            case .f32le:
-                var bad: Int?
-                let floats = mixed(frames) { index -> Float in
-                    let bits = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
-                    let value = Float(bitPattern: bits)
-                    if !value.isFinite, bad == nil { bad = index }
-                    return value
-                }
-                if let bad {
-                    throw RecognitionError.invalidStream("sample \(samplesSeen + bad) is \(describe(raw, bad)), not a number "
-                                                         + "f32le audio can hold")
-                }
-                return .floats(floats)
-            }
-        }
-    }
-
-    /// Frames of `channels` samples, each averaged to one.
-    private func mixed(_ frames: Int, sample: (Int) -> Float) -> [Float] {
-        guard channels > 1 else { return (0..<frames).map(sample) }
-        let scale = 1 / Float(channels)
-        return (0..<frames).map { frame in
-            // Each scaled before the sum: finite samples near Float's limit cannot add up to infinity.
-            var sum: Float = 0
-            for channel in 0..<channels { sum += sample(frame * channels + channel) * scale }
-            return sum
-        }
-    }
-
-    private func describe(_ raw: UnsafeRawBufferPointer, _ index: Int) -> String {
-        let value = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)))
-        return value.isNaN ? "NaN" : value > 0 ? "+infinity" : "-infinity"
-    }
+    static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }
 }

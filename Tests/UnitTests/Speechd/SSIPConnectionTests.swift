@@ -141,11 +141,11 @@ final class SSIPConnectionTests: XCTestCase {
     }
 
     func testTheCommandNamedInATimeoutNeverCarriesAValue() {
-        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("SET", "self", "VOICE", "secret")), "SET self VOICE")
-        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("LIST", "SYNTHESIS_VOICES")), "LIST SYNTHESIS_VOICES")
-        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("SPEAK")), "SPEAK")
-        XCTAssertEqual(SSIPConnection.commandName(SSIPText.command("STOP", "4")), "STOP")
-        XCTAssertEqual(SSIPConnection.commandName([]), "a command")
+        XCTAssertEqual(SSIPText.commandName(SSIPText.command("SET", "self", "VOICE", "secret")), "SET self VOICE")
+        XCTAssertEqual(SSIPText.commandName(SSIPText.command("LIST", "SYNTHESIS_VOICES")), "LIST SYNTHESIS_VOICES")
+        XCTAssertEqual(SSIPText.commandName(SSIPText.command("SPEAK")), "SPEAK")
+        XCTAssertEqual(SSIPText.commandName(SSIPText.command("STOP", "4")), "STOP")
+        XCTAssertEqual(SSIPText.commandName([]), "a command")
     }
 
     /// The listing's timeout bounds silence: a slow but steady reply, longer in all than the timeout,
