@@ -7,7 +7,7 @@
 struct FileParts: Sendable {
     /// Parts are about this long: units of work small enough that lanes that start late, or give
     /// their turn back, still share the file evenly. Each cut costs the lane that takes the part
-    /// after it a skim of the file up to it (see `RecognitionRun+Parts`).
+    /// after it a skim of the file up to it (see `RecognitionRun+LongFile`).
     var partSeconds: Double
     /// Files this long or longer are cut into parts (1.5 parts: 90 s).
     var minimumFileSeconds: Double { partSeconds * 1.5 }

@@ -6,26 +6,26 @@ extension RecognitionRun {
         let decoder = try await makeDecoder()
         if let early = try endedBeforeStart() { return early }
         // Others are paused before the microphone opens, so it does not hear them.
-        if let session = parts.session {
+        if let session = dependencies.session {
             await session.begin(.listening, id: id, policy: options.others ?? session.settings.listeningDefault)
         }
         let microphone: any CaptureStream
         do {
-            microphone = try await parts.capture.open(source: source)
+            microphone = try await dependencies.capture.open(source: source)
         } catch {
-            await parts.session?.end(.listening, id: id)
+            await dependencies.session?.end(.listening, id: id)
             throw RecognitionFault.describe(error, options: options)
         }
         guard control.attach(microphone) else {
             await microphone.close()
-            await parts.session?.end(.listening, id: id)
+            await dependencies.session?.end(.listening, id: id)
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
         }
         // A call took the audio before the microphone opened: hold it from the start.
         if control.isHeldByCall { await microphone.setCorked(true) }
         // Only one microphone recognition runs at a time (the service sees to it, and frees the
         // slot only once this returns), so Listening can be set from here without a race.
-        parts.bus.publish(ServiceProperties.listening, true)
+        dependencies.bus.publish(ServiceProperties.listening, true)
         begin()
 
         var live = LiveAudio(decoder: decoder, options: options)
@@ -52,8 +52,8 @@ extension RecognitionRun {
         control.detach()
         let recordingFailure = await microphone.failure
         await microphone.close()
-        parts.bus.publish(ServiceProperties.listening, false)
-        await parts.session?.end(.listening, id: id)
+        dependencies.bus.publish(ServiceProperties.listening, false)
+        await dependencies.session?.end(.listening, id: id)
 
         if let fault { throw fault }
         switch control.request {
@@ -83,7 +83,7 @@ extension RecognitionRun {
         let reported = try decode(decoder, samples)
         let (inSpeech, discard) = live.warmUp.feed(inSpeech: reported, seconds: seconds)
         if discard { try drop(decoder) }
-        if live.levels.allow(at: .now) { parts.bus.emit(ServiceSignals.audioLevel, id, live.meter.read()) }
+        if live.levels.allow(at: .now) { dependencies.bus.emit(ServiceSignals.audioLevel, id, live.meter.read()) }
         reportPartial(decoder, after: earlier)
         switch live.endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
         case .continue: return nil

@@ -15,12 +15,12 @@ extension RecognitionRun {
         if let early = try endedBeforeStart() { return early }
         let stream: any AudioStream
         do {
-            stream = try parts.streams.open(input)
+            stream = try dependencies.streams.open(input)
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }
         defer { stream.close() }
-        stream.parking = control.parking.map { Self.blocking($0, bounds: parts.bounds) }
+        stream.parking = control.parking.map { Self.blocking($0, bounds: dependencies.bounds) }
         // A regular file passed as a stream is bounded as a file is.
         if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
             throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
@@ -32,12 +32,12 @@ extension RecognitionRun {
         }
         // Before `stream.close()` (deferred above, so it runs after this): no wake after the close.
         defer { control.detachStream() }
-        if let policy = options.others, let session = parts.session {
+        if let policy = options.others, let session = dependencies.session {
             await session.begin(.listening, id: id, policy: policy)
         }
         begin()
         var heard = StreamHeard(live: options.endsAtSilence ? LiveAudio(decoder: decoder!, options: options) : nil,
-                                holds: StreamHolds(parts.bounds))
+                                holds: StreamHolds(dependencies.bounds))
         var fault: VoiceboxError?
         do throws(VoiceboxError) {
             // Rounds: each decodes until the stream ends, its writer stays silent (the stream is
@@ -80,7 +80,7 @@ extension RecognitionRun {
                     // turn (`stream-turn`) whether another caller's stream wants it: then the
                     // writer's silence ends the utterance as silence would.
                     let waited: WriterWait
-                    do { waited = try stream.waitForWriter(upTo: decoder == nil ? nil : parts.bounds[.streamTurn]) } catch {
+                    do { waited = try stream.waitForWriter(upTo: decoder == nil ? nil : dependencies.bounds[.streamTurn]) } catch {
                         throw RecognitionFault.describe(error, options: options)
                     }
                     switch waited {
@@ -100,7 +100,7 @@ extension RecognitionRun {
             fault = error
         }
         decoder = nil
-        if options.others != nil { await parts.session?.end(.listening, id: id) }
+        if options.others != nil { await dependencies.session?.end(.listening, id: id) }
         if let fault { throw fault }
         var end = heard.end ?? .endOfFile
         switch control.request {
@@ -188,7 +188,7 @@ extension RecognitionRun {
                 }
             }, afterChunk: { _, segments in
                 // Not while a cut utterance is heard again: that audio was metered when it came.
-                if !audio.replaying, levels.allow(at: .now) { parts.bus.emit(ServiceSignals.audioLevel, id, meter.read()) }
+                if !audio.replaying, levels.allow(at: .now) { dependencies.bus.emit(ServiceSignals.audioLevel, id, meter.read()) }
                 reportPartial(decoder, after: earlier + segments)
             }, yieldAtPause: {
                 !audio.replaying && heard.shouldYield(control)
@@ -208,7 +208,7 @@ extension RecognitionRun {
             heard.yielded = reading.yielded
             if var utterance = reading.unfinished {
                 utterance.heard = utterance.heard.shifted(by: offset)
-                if let hold = parts.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {
+                if let hold = dependencies.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {
                     heard.unfinished = StreamHeard.Unfinished(utterance: utterance, hold: hold)
                 } else {
                     // The budget is spent (many streams cut at once): cut where it is.

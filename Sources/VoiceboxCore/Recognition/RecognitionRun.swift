@@ -7,8 +7,8 @@
 ///
 /// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
 actor RecognitionRun {
-    /// The service's parts a recognition uses.
-    struct Parts: Sendable {
+    /// What a recognition uses of the service: its engine, audio sources, bus, session and bounds.
+    struct Dependencies: Sendable {
         var engine: any RecognitionEngine
         var capture: any AudioCapture
         var files: any AudioFiles
@@ -27,7 +27,7 @@ actor RecognitionRun {
     let options: RecognizeOptions
     /// The model's language tag, already matched.
     let language: String
-    let parts: Parts
+    let dependencies: Dependencies
     let control: RecognitionControl
 
     private let executor = QueueExecutor(label: "voicebox.recognition")
@@ -40,11 +40,11 @@ actor RecognitionRun {
     /// decoded on every core, more than a stop keeps).
     private var progressSent = 0.0
 
-    init(id: UInt64, options: RecognizeOptions, language: String, parts: Parts, control: RecognitionControl) {
+    init(id: UInt64, options: RecognizeOptions, language: String, dependencies: Dependencies, control: RecognitionControl) {
         self.id = id
         self.options = options
         self.language = language
-        self.parts = parts
+        self.dependencies = dependencies
         self.control = control
     }
 
@@ -54,8 +54,8 @@ actor RecognitionRun {
         do throws(VoiceboxError) {
             switch options.input {
             case .microphone(let source): outcome = .success(try await listen(source: source))
-            case .file(let path): outcome = .success(try await read { try parts.files.open(path: path) })
-            case .descriptor(let fd): outcome = .success(try await read { try parts.files.open(descriptor: fd) })
+            case .file(let path): outcome = .success(try await read { try dependencies.files.open(path: path) })
+            case .descriptor(let fd): outcome = .success(try await read { try dependencies.files.open(descriptor: fd) })
             case .stream(let input): outcome = .success(try await read(stream: input))
             }
         } catch {
@@ -64,7 +64,7 @@ actor RecognitionRun {
             outcome = .failure(control.request == .cancel ? RecognitionFault.cancelled : error)
         }
         if started {
-            parts.bus.emit(ServiceSignals.recognitionFinished, id, (try? outcome.get())?.result.text ?? "")
+            dependencies.bus.emit(ServiceSignals.recognitionFinished, id, (try? outcome.get())?.result.text ?? "")
         }
         return outcome
     }
@@ -73,7 +73,7 @@ actor RecognitionRun {
 
     func makeDecoder() async throws(VoiceboxError) -> any SpeechDecoder {
         do {
-            let decoder = try await parts.engine.makeDecoder(options.configuration(language: language))
+            let decoder = try await dependencies.engine.makeDecoder(options.configuration(language: language))
             control.attachDecoder(decoder)
             return decoder
         } catch {
@@ -83,7 +83,7 @@ actor RecognitionRun {
 
     func begin() {
         started = true
-        parts.bus.emit(ServiceSignals.recognitionStarted, id)
+        dependencies.bus.emit(ServiceSignals.recognitionStarted, id)
     }
 
     /// The answer when a stop or cancel came before any audio was taken: nothing heard.
@@ -108,7 +108,7 @@ actor RecognitionRun {
     /// Sends RecognitionProgress: `fraction` of the audio decoded, never less than already sent.
     func reportProgress(_ fraction: Double) {
         progressSent = max(progressSent, min(1, fraction))
-        parts.bus.emit(ServiceSignals.recognitionProgress, id, progressSent)
+        dependencies.bus.emit(ServiceSignals.recognitionProgress, id, progressSent)
     }
 
     /// The same for utterances already heard, without a decoder's guess. `whole`: the final
@@ -116,7 +116,7 @@ actor RecognitionRun {
     func reportPartial(heard: [RecognitionResult], whole: Bool = false) {
         guard options.partialResults else { return }
         let text = RecognitionResult(joining: heard).text
-        if partials.shouldSend(text, at: .now, whole: whole) { parts.bus.emit(ServiceSignals.recognitionPartial, id, text) }
+        if partials.shouldSend(text, at: .now, whole: whole) { dependencies.bus.emit(ServiceSignals.recognitionPartial, id, text) }
     }
 
     func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {

@@ -1,8 +1,7 @@
 import VoiceboxLock
 
 /// Recognizing: the behaviour behind Recognize, StopRecognition, CancelRecognition and
-/// EndRecognition, over a
-/// RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
+/// EndRecognition, over a RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
 ///
 /// This actor only keeps the books (who recognizes what, the limits, callers leaving); each
 /// recognition runs as a `RecognitionRun` on a queue of its own, so a long file never holds
@@ -35,7 +34,7 @@ public actor RecognitionService {
         let control: RecognitionControl
     }
 
-    private let parts: RecognitionRun.Parts
+    private let dependencies: RecognitionRun.Dependencies
     private var fileTurns: FileRecognitionQueue {
         // Whichever way the queue moved, the streams that hold a decoder another caller's stream
         // waits for are told so, the one chosen per waiting stream that it must give it back even
@@ -71,8 +70,8 @@ public actor RecognitionService {
     public init(engine: any RecognitionEngine, capture: any AudioCapture, files: any AudioFiles, streams: any AudioStreams,
                 bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int,
                 replayBudgetBytes: Int = RecognitionService.replayBudgetBytes, bounds: Bounds = Bounds()) {
-        parts = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session,
-                      replays: ReplayBudget(bytes: replayBudgetBytes), bounds: bounds)
+        dependencies = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session,
+                             replays: ReplayBudget(bytes: replayBudgetBytes), bounds: bounds)
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
                                          waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit,
                                          streamDecodersPerCaller: Self.streamDecodersPerCaller)
@@ -81,16 +80,16 @@ public actor RecognitionService {
 
     /// Publishes the initial properties.
     public func run() {
-        parts.bus.publish(ServiceProperties.listening, false)
-        parts.bus.publish(ServiceProperties.listeningID, 0)
-        parts.bus.publish(ServiceProperties.dictationID, 0)
-        parts.bus.publish(ServiceProperties.recognitionLanguages, parts.engine.languages)
+        dependencies.bus.publish(ServiceProperties.listening, false)
+        dependencies.bus.publish(ServiceProperties.listeningID, 0)
+        dependencies.bus.publish(ServiceProperties.dictationID, 0)
+        dependencies.bus.publish(ServiceProperties.recognitionLanguages, dependencies.engine.languages)
     }
 
     /// Admits a recognition and starts it; its answer comes from the returned handle. Admission
     /// is synchronous so that a StopRecognition sent right after Recognize finds it.
     public func start(_ options: RecognizeOptions, caller: String) throws(VoiceboxError) -> PendingRecognition {
-        guard let language = RecognitionLanguageMatching.best(for: options.language, among: parts.engine.languages) else {
+        guard let language = RecognitionLanguageMatching.best(for: options.language, among: dependencies.engine.languages) else {
             throw .init(.unsupportedLanguage, "no recognition model for '\(options.language)'; RecognitionLanguages lists the languages")
         }
         if options.isMicrophone {
@@ -121,8 +120,8 @@ public actor RecognitionService {
         // Published at admission, so that another process (a shortcut's second press) can end
         // it even while its model is still loading.
         if options.isMicrophone {
-            parts.bus.publish(ServiceProperties.listeningID, id)
-            if options.dictation { parts.bus.publish(ServiceProperties.dictationID, id) }
+            dependencies.bus.publish(ServiceProperties.listeningID, id)
+            if options.dictation { dependencies.bus.publish(ServiceProperties.dictationID, id) }
         }
         if isStream {
             // A stream gives its turn back while its writer sends nothing (`park`), and its
@@ -141,7 +140,7 @@ public actor RecognitionService {
                                       close: { [weak self] in await self?.closeLanes(of: id) },
                                       othersWait: { [recognitionsWait] in recognitionsWait.withLock { $0 } })
         }
-        let session = RecognitionRun(id: id, options: options, language: language, parts: parts, control: control)
+        let session = RecognitionRun(id: id, options: options, language: language, dependencies: dependencies, control: control)
         let task = Task { [weak self] in
             if waits { await self?.turn(id) }
             let outcome = await session.run()
@@ -256,8 +255,8 @@ public actor RecognitionService {
             if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
         }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
-        if entry.microphone { parts.bus.publish(ServiceProperties.listeningID, 0) }
-        if entry.dictation { parts.bus.publish(ServiceProperties.dictationID, 0) }
+        if entry.microphone { dependencies.bus.publish(ServiceProperties.listeningID, 0) }
+        if entry.dictation { dependencies.bus.publish(ServiceProperties.dictationID, 0) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 
@@ -276,7 +275,7 @@ extension RecognitionService: InterruptionTarget {
         for entry in entries.values where entry.microphone {
             await entry.control.holdForCall(true)?.setCorked(true)
         }
-        guard let limit = parts.session?.settings.listeningInterruptionLimit else { return }
+        guard let limit = dependencies.session?.settings.listeningInterruptionLimit else { return }
         callLimit?.cancel()
         callLimit = Task { [weak self] in
             try? await Task.sleep(for: limit)
@@ -297,16 +296,5 @@ extension RecognitionService: InterruptionTarget {
     private func endHeldRecordings() async {
         let microphones = entries.values.filter(\.microphone).compactMap { $0.control.request(.interrupt) }
         for microphone in microphones { await microphone.close() }
-    }
-}
-
-/// A recognition under way.
-public struct PendingRecognition: Sendable {
-    public let id: UInt64
-    let task: Task<Result<Recognition, VoiceboxError>, Never>
-
-    /// Waits for the answer.
-    public func outcome() async throws(VoiceboxError) -> Recognition {
-        try await task.value.get()
     }
 }

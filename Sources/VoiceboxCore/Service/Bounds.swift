@@ -71,7 +71,7 @@ public enum Bound: String, CaseIterable, Sendable {
     case streamHoldInSpeech = "stream-hold-in-speech"
     case streamCut = "stream-cut"
     case streamTurn = "stream-turn"
-    // Long files (RecognitionRun+Parts): a length of audio, not a wait
+    // Long files (RecognitionRun+LongFile): a length of audio, not a wait
     case filePart = "file-part"
 
     /// The value voiceboxd uses unless told otherwise.

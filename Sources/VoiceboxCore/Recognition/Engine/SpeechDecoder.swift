@@ -24,7 +24,7 @@ public protocol SpeechDecoder: AnyObject {
     /// stands where one pass would stand there, but it finds no words (`finish` returns `.empty`)
     /// and costs a small part of a search (pocketsphinx: 0.005 of real time). `newStream`: it
     /// starts over as a fresh decoder would, its clock from 0 and nothing it adapted to kept (an
-    /// utterance going on is dropped). Long files' parts use it (`RecognitionRun+Parts`).
+    /// utterance going on is dropped). Long files' parts use it (`RecognitionRun+LongFile`).
     func hearNext(searching: Bool, newStream: Bool) throws
 
     /// Seconds of audio the voice-activity detector needs at the start of a stream to learn the

@@ -17,7 +17,7 @@ extension RecognitionRun {
     static let partsMaximumSeconds = 1200.0
 
     /// How long files are cut: into parts of `file-part`.
-    var fileParts: FileParts { FileParts(partSeconds: parts.bounds[.filePart].inSeconds) }
+    var fileParts: FileParts { FileParts(partSeconds: dependencies.bounds[.filePart].inSeconds) }
 
     /// Whether `file` is read in parts: long enough, short enough to hold, read whole, and more
     /// than one core to read it on.
@@ -37,7 +37,7 @@ extension RecognitionRun {
         let total = Double(samples.count) / Self.sampleRate
         let control = control
         let configuration = options.configuration(language: language)
-        let engine = parts.engine
+        let engine = dependencies.engine
         let options = options
         // A helper's chunks, told to this recognition's own turn so that it reports progress and
         // partials once it has no part of its own left; ends when every helper is done.
