@@ -38,32 +38,13 @@ extension RecognitionRun {
         let control = control
         let configuration = options.configuration(language: language)
         let engine = dependencies.engine
-        let options = options
         // A helper's chunks, told to this recognition's own turn so that it reports progress and
         // partials once it has no part of its own left; ends when every helper is done.
         let (helperChunks, chunkDecoded) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let helpers = (0..<min(lanes.extra, ranges.count - 1)).map { _ in
             Task { () async throws -> Void in
-                var lane: PartLane?
-                while work.remaining, let turn = await lanes.take() {
-                    // The turn goes back however the part ends (no async defer).
-                    var failure: (any Error)?
-                    let part = work.next()
-                    if let part {
-                        do {
-                            if lane == nil {
-                                let decoder = try await engine.makeDecoder(configuration)
-                                control.attachDecoder(decoder)
-                                lane = PartLane(decoder: decoder)
-                            }
-                            try await lane!.decode(part, of: samples, control: control, work: work, yieldAtPause: lanes.othersWait,
-                                                   afterChunk: { chunkDecoded.yield() })
-                        } catch { failure = error }
-                    }
-                    await lanes.giveBack(turn)
-                    if let failure { throw failure }
-                    if part == nil { break }
-                }
+                try await Self.helpDecode(samples, work: work, lanes: lanes, engine: engine, configuration: configuration,
+                                          control: control, afterChunk: { chunkDecoded.yield() })
             }
         }
         var fault: VoiceboxError?
@@ -72,47 +53,21 @@ extension RecognitionRun {
         // This recognition's own turn decodes parts until none is left; then, once the helpers are
         // done, the rest of any part a helper gave back after that (a helper that gives its turn
         // back does not come back for it).
-        func decodeWhatIsLeft() throws(VoiceboxError) {
-            while let part = work.next() {
-                do {
-                    try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { start, segments in
-                        if total > 0, progress.allow(at: .now) {
-                            reportProgress(work.secondsDecoded / total)
-                        }
-                        // Partials once everything before this part is decoded: the text so far, in order.
-                        if let earlier = work.heard(before: start) {
-                            reportPartial(decoder, after: earlier + segments)
-                        }
-                    })
-                } catch {
-                    throw RecognitionFault.describe(error, options: options)
-                }
-            }
-        }
         do throws(VoiceboxError) {
-            try decodeWhatIsLeft()
+            try decodeWhatIsLeft(work, of: samples, through: ownLane, decoder, total: total, progress: &progress)
         } catch {
             fault = error
             work.abandon()
         }
         await lanes.close()  // no helper waits for a turn it no longer needs
-        // Progress and partials go on while the helpers finish their parts, after their chunks.
-        Task {
-            for helper in helpers { _ = try? await helper.value }
-            chunkDecoded.finish()
-        }
-        for await _ in helperChunks where progress.allow(at: .now) {
-            if total > 0 { reportProgress(work.secondsDecoded / total) }
-            reportPartial(heard: work.heardSoFar())
-        }
-        for helper in helpers {
-            do { try await helper.value } catch {
-                work.abandon()
-                fault = fault ?? RecognitionFault.describe(error, options: options)
-            }
+        if let failed = await follow(helpers, chunks: helperChunks, ending: chunkDecoded, work: work, total: total,
+                                     progress: &progress) {
+            fault = fault ?? failed
         }
         if fault == nil {
-            do throws(VoiceboxError) { try decodeWhatIsLeft() } catch { fault = error }
+            do throws(VoiceboxError) {
+                try decodeWhatIsLeft(work, of: samples, through: ownLane, decoder, total: total, progress: &progress)
+            } catch { fault = error }
         }
         if let fault { throw fault }
         if control.request == .cancel { throw RecognitionFault.cancelled }
@@ -121,6 +76,75 @@ extension RecognitionRun {
         reportProgress(heard.complete ? 1 : heard.seconds / max(total, 1e-9))
         return Recognition(id: id, result: RecognitionResult(joining: heard.segments), duration: heard.seconds,
                            end: heard.complete ? .endOfFile : .stopped, language: language)
+    }
+
+    /// This recognition's own turn on its parts: progress as it goes, and partials once everything
+    /// before a part is decoded (the text so far, in order).
+    private func decodeWhatIsLeft(_ work: PartsWork, of samples: [Int16], through ownLane: PartDecoder, _ decoder: any SpeechDecoder,
+                                  total: Double, progress: inout RateLimiter) throws(VoiceboxError) {
+        while let part = work.next() {
+            do {
+                try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { start, segments in
+                    if total > 0, progress.allow(at: .now) {
+                        reportProgress(work.secondsDecoded / total)
+                    }
+                    if let earlier = work.heard(before: start) {
+                        reportPartial(decoder, after: earlier + segments)
+                    }
+                })
+            } catch {
+                throw RecognitionFault.describe(error, options: options)
+            }
+        }
+    }
+
+    /// A helper of a long file's recognition: on turns of its own in the fair queue, it decodes
+    /// parts until none is left, with a decoder of its own made for its first part. The turn goes
+    /// back however the part ends.
+    private static func helpDecode(_ samples: [Int16], work: PartsWork, lanes: FileLanes, engine: any RecognitionEngine,
+                                   configuration: RecognitionConfiguration, control: RecognitionControl,
+                                   afterChunk: @escaping @Sendable () -> Void) async throws {
+        var lane: PartLane?
+        while work.remaining, let turn = await lanes.take() {
+            var failure: (any Error)?  // no async defer: the turn goes back below
+            let part = work.next()
+            if let part {
+                do {
+                    if lane == nil {
+                        let decoder = try await engine.makeDecoder(configuration)
+                        control.attachDecoder(decoder)
+                        lane = PartLane(decoder: decoder)
+                    }
+                    try await lane!.decode(part, of: samples, control: control, work: work, yieldAtPause: lanes.othersWait,
+                                           afterChunk: afterChunk)
+                } catch { failure = error }
+            }
+            await lanes.giveBack(turn)
+            if let failure { throw failure }
+            if part == nil { break }
+        }
+    }
+
+    /// Progress and partials go on while the helpers finish their parts, after their chunks;
+    /// then the first helper's failure, if one failed (the work is abandoned then).
+    private func follow(_ helpers: [Task<Void, any Error>], chunks: AsyncStream<Void>, ending: AsyncStream<Void>.Continuation,
+                        work: PartsWork, total: Double, progress: inout RateLimiter) async -> VoiceboxError? {
+        Task {
+            for helper in helpers { _ = try? await helper.value }
+            ending.finish()
+        }
+        for await _ in chunks where progress.allow(at: .now) {
+            if total > 0 { reportProgress(work.secondsDecoded / total) }
+            reportPartial(heard: work.heardSoFar())
+        }
+        var fault: VoiceboxError?
+        for helper in helpers {
+            do { try await helper.value } catch {
+                work.abandon()
+                fault = fault ?? RecognitionFault.describe(error, options: options)
+            }
+        }
+        return fault
     }
 
     private func readWhole(_ file: any AudioFile) throws(VoiceboxError) -> [Int16] {

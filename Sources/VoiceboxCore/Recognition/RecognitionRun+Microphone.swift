@@ -29,23 +29,7 @@ extension RecognitionRun {
         begin()
 
         var live = LiveAudio(decoder: decoder, options: options)
-        var end: RecognitionEnd?
-        var fault: VoiceboxError?
-        listening: for await chunk in microphone.chunks {
-            // A stop keeps what was said before it: the service closes the microphone it was
-            // handed with the stop (RecognitionControl.request), which ends the stream after the
-            // chunks it already holds, and those are still decoded (on a loaded machine the
-            // decoder can be a second or more behind the recording, and the last words would be
-            // lost). A cancel, or a call taking the audio, ends it at once.
-            if let request = control.request, request != .stop { break }
-            do throws(VoiceboxError) {
-                end = try take(chunk, into: decoder, &live)
-            } catch {
-                fault = error
-                break
-            }
-            if end != nil { break listening }
-        }
+        var (end, fault) = await hear(microphone, through: decoder, &live)
 
         // Release the microphone before anything else: the answer can wait a few milliseconds,
         // the recording (and its indicator) should not.
@@ -69,6 +53,27 @@ extension RecognitionRun {
         }
         let result = try finish(decoder)
         return Recognition(id: id, result: result, duration: live.elapsedSeconds, end: end, language: language)
+    }
+
+    /// The microphone's chunks through the decoder until the utterance ends (its end), the
+    /// recording ends, or a request comes; a decoding failure ends it too.
+    ///
+    /// A stop keeps what was said before it: the service closes the microphone it was handed with
+    /// the stop (RecognitionControl.request), which ends the stream after the chunks it already
+    /// holds, and those are still decoded (on a loaded machine the decoder can be a second or more
+    /// behind the recording, and the last words would be lost). A cancel, or a call taking the
+    /// audio, ends it at once.
+    private func hear(_ microphone: any CaptureStream, through decoder: any SpeechDecoder,
+                      _ live: inout LiveAudio) async -> (RecognitionEnd?, VoiceboxError?) {
+        for await chunk in microphone.chunks {
+            if let request = control.request, request != .stop { break }
+            do throws(VoiceboxError) {
+                if let end = try take(chunk, into: decoder, &live) { return (end, nil) }
+            } catch {
+                return (nil, error)
+            }
+        }
+        return (nil, nil)
     }
 
     /// One chunk of live audio (the microphone's, or a stream that ends at the end of speech)

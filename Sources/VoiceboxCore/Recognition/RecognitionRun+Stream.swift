@@ -13,19 +13,8 @@ extension RecognitionRun {
     func read(stream input: StreamInput) async throws(VoiceboxError) -> Recognition {
         // Stopped or cancelled while it waited for a decoder: the stream is not even read.
         if let early = try endedBeforeStart() { return early }
-        let stream: any AudioStream
-        do {
-            stream = try dependencies.streams.open(input)
-        } catch {
-            throw RecognitionFault.describe(error, options: options)
-        }
+        let stream = try open(input)
         defer { stream.close() }
-        stream.parking = control.parking.map { Self.blocking($0, bounds: dependencies.bounds) }
-        // A regular file passed as a stream is bounded as a file is.
-        if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
-            throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
-                                + "\(Int(RecognizeOptions.maximumSeconds)) s (pass max_seconds to read the beginning)")
-        }
         var decoder: (any SpeechDecoder)? = try await makeDecoder()
         guard control.attach(stream.waker) else {
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
@@ -40,62 +29,7 @@ extension RecognitionRun {
                                 holds: StreamHolds(dependencies.bounds))
         var fault: VoiceboxError?
         do throws(VoiceboxError) {
-            // Rounds: each decodes until the stream ends, its writer stays silent (the stream is
-            // parked by then, its turn given back) or another caller's stream wants its decoder
-            // (`control.decoderWanted`) at a pause in the audio, where the utterance ends (or, asked
-            // so for `stream-cut` without a pause, inside speech: `mustCut`). While
-            // the writer is silent the decoder goes back to the pool too: a file's way, the
-            // utterance ends there; listening for the end of speech, only before any speech, which
-            // it would cut. The stream waits for its writer holding only its place in the queue.
-            rounds: while true {
-                if decoder == nil {
-                    let fresh = try await makeDecoder()
-                    try startRound(with: fresh, &heard)
-                    decoder = fresh
-                }
-                // A whole turn from now, with a core and a decoder.
-                stream.startTurn()
-                if heard.live != nil {
-                    try listen(to: stream, decoder!, &heard)
-                } else {
-                    try readToTheEnd(stream, decoder!, &heard)
-                }
-                guard heard.end == nil, control.request == nil else { break }
-                if heard.yielded {
-                    // Its decoder to the stream that waits for one; its next turn with a fresh one.
-                    heard.yielded = false
-                    decoder = nil
-                    await control.parking?.park()
-                    await control.parking?.release()
-                    guard await control.parking?.resume() ?? true else { break }
-                    continue
-                }
-                guard stream.writerIdle else { break }
-                if heard.live.map({ !$0.endpointer.heardSpeech }) ?? true {
-                    decoder = nil
-                    await control.parking?.release()
-                }
-                while true {
-                    // Holding its decoder (after speech, listening for its end), it looks every
-                    // turn (`stream-turn`) whether another caller's stream wants it: then the
-                    // writer's silence ends the utterance as silence would.
-                    let waited: WriterWait
-                    do { waited = try stream.waitForWriter(upTo: decoder == nil ? nil : dependencies.bounds[.streamTurn]) } catch {
-                        throw RecognitionFault.describe(error, options: options)
-                    }
-                    switch waited {
-                    case .audio: break
-                    case .stopped: break rounds
-                    case .silent:
-                        guard control.decoderWanted else { continue }
-                        heard.end = .endpoint
-                        break rounds
-                    }
-                    break
-                }
-                guard await control.parking?.resume() ?? true else { break }
-            }
-            if let decoder, heard.live != nil { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
+            try await decodeInRounds(stream, &decoder, &heard)
         } catch {
             fault = error
         }
@@ -109,6 +43,88 @@ extension RecognitionRun {
         case nil: if stream.stop == .idle { end = .timeout }
         }
         return Recognition(id: id, result: heard.result, duration: heard.secondsRead, end: end, language: language)
+    }
+
+    /// The caller's stream, opened and checked: one that is a regular file is bounded as a file is.
+    private func open(_ input: StreamInput) throws(VoiceboxError) -> any AudioStream {
+        let stream: any AudioStream
+        do {
+            stream = try dependencies.streams.open(input)
+        } catch {
+            throw RecognitionFault.describe(error, options: options)
+        }
+        stream.parking = control.parking.map { Self.blocking($0, bounds: dependencies.bounds) }
+        if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
+            stream.close()
+            throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
+                                + "\(Int(RecognizeOptions.maximumSeconds)) s (pass max_seconds to read the beginning)")
+        }
+        return stream
+    }
+
+    /// Rounds: each decodes until the stream ends, its writer stays silent (the stream is parked
+    /// by then, its turn given back) or another caller's stream wants its decoder
+    /// (`control.decoderWanted`) at a pause in the audio, where the utterance ends (or, asked so
+    /// for `stream-cut` without a pause, inside speech: `mustCut`). While the writer is silent the
+    /// decoder goes back to the pool too: a file's way, the utterance ends there; listening for the
+    /// end of speech, only before any speech, which it would cut. The stream waits for its writer
+    /// holding only its place in the queue. `decoder` is nil while it is given back.
+    private func decodeInRounds(_ stream: any AudioStream, _ decoder: inout (any SpeechDecoder)?,
+                                _ heard: inout StreamHeard) async throws(VoiceboxError) {
+        while true {
+            if decoder == nil {
+                let fresh = try await makeDecoder()
+                try startRound(with: fresh, &heard)
+                decoder = fresh
+            }
+            // A whole turn from now, with a core and a decoder.
+            stream.startTurn()
+            if heard.live != nil {
+                try listen(to: stream, decoder!, &heard)
+            } else {
+                try readToTheEnd(stream, decoder!, &heard)
+            }
+            guard heard.end == nil, control.request == nil else { break }
+            if heard.yielded {
+                // Its decoder to the stream that waits for one; its next turn with a fresh one.
+                heard.yielded = false
+                decoder = nil
+                await control.parking?.park()
+                await control.parking?.release()
+                guard await control.parking?.resume() ?? true else { break }
+                continue
+            }
+            guard stream.writerIdle else { break }
+            if heard.live.map({ !$0.endpointer.heardSpeech }) ?? true {
+                decoder = nil
+                await control.parking?.release()
+            }
+            guard try waitForWriter(stream, holdingDecoder: decoder != nil, &heard) else { break }
+            guard await control.parking?.resume() ?? true else { break }
+        }
+        if let decoder, heard.live != nil { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
+    }
+
+    /// While the writer is silent: whether it sent audio again (true), or the stream ended or,
+    /// holding its decoder after speech, another caller's stream wants it (false). Holding it, the
+    /// stream looks every turn (`stream-turn`): then the writer's silence ends the utterance as
+    /// silence would.
+    private func waitForWriter(_ stream: any AudioStream, holdingDecoder: Bool,
+                               _ heard: inout StreamHeard) throws(VoiceboxError) -> Bool {
+        while true {
+            let waited: WriterWait
+            do { waited = try stream.waitForWriter(upTo: holdingDecoder ? dependencies.bounds[.streamTurn] : nil) } catch {
+                throw RecognitionFault.describe(error, options: options)
+            }
+            switch waited {
+            case .audio: return true
+            case .stopped: return false
+            case .silent:
+                guard control.decoderWanted else { continue }
+                heard.end = .endpoint
+                return false
+            }
+        }
     }
 
     /// Starts a round with a fresh decoder: its clock and utterance start here. Listening, it
