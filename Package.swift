@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
         .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn"]),
         .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore", "VoiceboxLock"]),
-        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxLock", "VoiceboxModels", "VoiceboxSndfile"]),
+        .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
         // Audio files as 16 kHz mono samples (libsndfile, libsamplerate): what a file worker runs.

@@ -1,7 +1,7 @@
 import VoiceboxCore
 import VoiceboxModels
 
-/// One model loaded for one process's own use, without the pool: what a decoder worker holds.
+/// One model loaded for one process's own use: what a decoder worker holds.
 /// pocketsphinx runs one search at a time, so one recognition's decoder at a time: the previous
 /// one must be gone before the next is made.
 public final class LoadedModel {
@@ -16,7 +16,7 @@ public final class LoadedModel {
     public func decoder(for configuration: RecognitionConfiguration) throws -> PocketsphinxDecoder {
         let plan = try SearchPlan(configuration)
         try sphinx.prepare(plan)
-        return PocketsphinxDecoder(sphinx: sphinx, plan: plan) { sphinx in sphinx.removeCustomSearch() }
+        return PocketsphinxDecoder(sphinx: sphinx, plan: plan)
     }
 }
 

@@ -1,7 +1,7 @@
 import CPocketsphinx
 import VoiceboxCore
 
-/// One stream of audio through a pooled pocketsphinx decoder (see `SpeechDecoder`).
+/// One stream of audio through a loaded pocketsphinx decoder (see `SpeechDecoder`, `LoadedModel`).
 ///
 /// With the language model it ends pocketsphinx's utterance whenever the voice-activity detector
 /// falls silent (as `pocketsphinx_continuous` does) and joins the pieces in `finish`: that keeps
@@ -19,7 +19,6 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     private let sphinx: SphinxDecoder
     private let splitsAtPauses: Bool
     private let spotsKeyphrases: Bool
-    private let recycle: @Sendable (SphinxDecoder) -> Void
     private let framesPerSecond: Double
     private let samplesPerFrame: Int
     public let speechEndDelay: Double
@@ -40,9 +39,8 @@ public final class PocketsphinxDecoder: SpeechDecoder {
     /// Finished pocketsphinx utterances of the current recognition.
     private var pieces: [RecognitionResult] = []
 
-    init(sphinx: SphinxDecoder, plan: SearchPlan, recycle: @escaping @Sendable (SphinxDecoder) -> Void) {
+    init(sphinx: SphinxDecoder, plan: SearchPlan) {
         self.sphinx = sphinx
-        self.recycle = recycle
         search = sphinx.currentSearch
         splitsAtPauses = plan == .languageModel
         if case .keyphrases = plan { spotsKeyphrases = true } else { spotsKeyphrases = false }
@@ -61,7 +59,7 @@ public final class PocketsphinxDecoder: SpeechDecoder {
 
     deinit {
         if utteranceOpen { _ = sphinx.call { ps in ps_end_utt(ps) } }
-        recycle(sphinx)
+        sphinx.removeCustomSearch()  // the grammar's memory freed now, not at the next recognition
     }
 
     public func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {

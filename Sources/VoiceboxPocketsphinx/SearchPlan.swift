@@ -26,9 +26,6 @@ enum SearchPlan: Sendable, Equatable {
         }
     }
 
-    /// The same as `RecognitionConfiguration.usesLanguageModel`.
-    var needsLanguageModel: Bool { self == .languageModel }
-
     static let confirmationGrammar = """
         #JSGF V1.0;
         grammar confirmation;

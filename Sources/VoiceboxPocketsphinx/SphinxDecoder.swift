@@ -7,18 +7,14 @@ import VoiceboxSndfile
 /// One loaded pocketsphinx decoder (`ps_decoder_t`): acoustic model, dictionary and, when asked
 /// for, the n-gram language model. pocketsphinx 0.8 cannot share a loaded model between
 /// decoders (and its n-gram model keeps a lookup cache it writes while decoding), so each
-/// decoder owns a full copy; the engine's pool keeps them warm instead.
-final class SphinxDecoder: @unchecked Sendable {
-    // @unchecked: a decoder is never shared, only handed over. The pool holds it while idle, one
-    // `PocketsphinxDecoder` while busy, and each calls it from one thread at a time.
-
+/// decoder owns a full copy; a decoder worker keeps its one loaded from recognition to recognition.
+final class SphinxDecoder {
     /// pocketsphinx's name for the search it builds from `-lm` at load time.
     static let defaultSearch = "_default"
     /// Our name for the grammar or keyphrase search of the current recognition.
     static let customSearch = "voicebox"
 
     let pointer: OpaquePointer
-    let model: SpeechModel
     let hasLanguageModel: Bool
     let log: LogSink?
     /// The cepstral mean normalization's starting point (the model's -cmninit).
@@ -54,7 +50,6 @@ final class SphinxDecoder: @unchecked Sendable {
         }
         pointer = loaded
         initialCepstralMean = Self.cepstralMean(loaded).map { Array($0.mean) } ?? []
-        self.model = model
         hasLanguageModel = languageModel
         self.log = log
     }
@@ -66,7 +61,7 @@ final class SphinxDecoder: @unchecked Sendable {
 
     /// Makes the decoder hear the next stream as a freshly loaded one would. pocketsphinx keeps
     /// adapting its cepstral mean across utterances, which suits one stream but not the next
-    /// caller's: a pooled decoder would give results that depend on what it decoded before
+    /// caller's: a reused decoder would give results that depend on what it decoded before
     /// (espeak-ng's "okay" came out as "no" after a few other words). Nothing in the 0.8 API
     /// resets it, so this writes sphinxbase's public `cmn_t` back to its state after loading.
     func forgetEarlierStreams() {

@@ -3,6 +3,7 @@ import Foundation
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
+import VoiceboxSndfile
 
 /// Times against pocketsphinx_continuous on the same files, and the same words as it prints.
 /// Numbers go to the test log as "PERF ..." lines.
@@ -13,24 +14,30 @@ final class PerformanceTests: XCTestCase {
         try TestData.requireModel()
     }
 
+    /// A model's load (what a decoder worker's start waits for), and a recognition's decoder on a
+    /// loaded one (what a warm worker does for each recognition).
     func testModelLoadTimes() async throws {
+        var kept: [LoadedModel] = []
         for (name, configuration) in [("with language model", RecognitionConfiguration()),
                                       ("grammar only", RecognitionConfiguration(hint: .confirmation))] {
             var times: [Double] = []
+            var model: LoadedModel?
             for _ in 0..<3 {
-                let engine = PocketsphinxEngine()
+                model = nil  // freed before the next load: one of each kind is left
                 let start = ContinuousClock.now
-                try await engine.preload(configuration)
+                model = try TestData.engine.loadModel(for: configuration)
                 times.append(seconds(ContinuousClock.now - start))
             }
-            try await TestData.engine.preload(configuration)
             let warm = ContinuousClock.now
-            _ = try await TestData.engine.makeDecoder(configuration)
-            print(String(format: "PERF model load (%@): %.3f s median of %@; warm makeDecoder %.4f s",
+            _ = try model?.decoder(for: configuration)
+            kept += model.map { [$0] } ?? []
+            print(String(format: "PERF model load (%@): %.3f s median of %@; decoder on a loaded model %.4f s",
                          name, times.sorted()[1], times.map { String(format: "%.3f", $0) }.joined(separator: "/"),
                          seconds(ContinuousClock.now - warm)))
         }
-        print("PERF resident memory with the test engines' models: \(residentBytes() / 1_000_000) MB")
+        withExtendedLifetime(kept) {
+            print("PERF resident memory with one model of each kind loaded: \(residentBytes() / 1_000_000) MB")
+        }
     }
 
     /// Dictation over every recording without a grammar: our words are the tool's, file by file.
@@ -39,12 +46,12 @@ final class PerformanceTests: XCTestCase {
         let librivox = try FileManager.default.contentsOfDirectory(atPath: Recordings.path("librivox"))
             .filter { $0.hasSuffix(".wav") }.sorted().map { "librivox/" + $0 }
         let files = ["goforward.raw", "numbers.raw", "something.raw"] + librivox
-        try await TestData.engine.preload()
+        let model = try TestData.engine.loadModel(for: .init())
         // CPU seconds as well as wall-clock ones: the machine may be busy with other work.
         var ours = (wall: 0.0, cpu: 0.0), theirs = (wall: 0.0, cpu: 0.0), audio = 0.0
         for name in files {
             let (start, cpuStart) = (ContinuousClock.now, cpuSeconds(RUSAGE_SELF))
-            let file = try await TestData.engine.transcribeFile(path: Recordings.path(name))
+            let file = try FileReading.read(try AudioFileReader(path: Recordings.path(name)), through: try model.decoder(for: .init()))
             let ourTime = (wall: seconds(ContinuousClock.now - start), cpu: cpuSeconds(RUSAGE_SELF) - cpuStart)
             let (toolStart, toolCPUStart) = (ContinuousClock.now, cpuSeconds(RUSAGE_CHILDREN))
             let printed = try XCTUnwrap(programOutput(Self.tool, ["-infile", Recordings.path(name), "-logfn", "/dev/null"]))

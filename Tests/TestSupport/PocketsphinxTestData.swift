@@ -6,8 +6,8 @@ import VoiceboxModels
 
 /// The engine the tests share, and their skip rule.
 enum TestData {
-    /// One engine for all tests: its pool keeps models warm between them, as in the service.
-    static let engine = PocketsphinxEngine(idleUnloadAfter: .seconds(600))
+    /// The installed models, decoded in the test process.
+    static let engine = InProcessEngine()
 
     /// Skips (not fails) when the model or the recordings are not installed.
     static func requireModel() throws {

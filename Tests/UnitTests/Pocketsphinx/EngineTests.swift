@@ -6,7 +6,7 @@ import XCTest
 import VoiceboxSndfile
 import VoiceboxCore
 
-/// The engine's housekeeping: the warm pool, the idle unload, the log, reuse.
+/// A loaded model's reuse, pocketsphinx's log, and word times across a pause.
 final class EngineTests: XCTestCase {
     override func setUp() async throws {
         try TestData.requireModel()
@@ -17,43 +17,28 @@ final class EngineTests: XCTestCase {
         <rank> = four | five | ten | seven; <suit> = clubs | hearts;
         """)
 
-    /// Idle 4 s: used again 2.5 s after it went idle, the decoder is still warm 2.75 s after that
-    /// (5.25 s: 1.25 s past the first timer's 4 s, 1.25 s before the second's 6.5 s), then unloads.
-    /// (A loaded machine fails it only with a sleep 1.25 s late.)
-    func testModelsStayWarmThenUnloadWhenIdle() async throws {
-        let engine = PocketsphinxEngine(idleUnloadAfter: .seconds(4))
-        var decoder: (any SpeechDecoder)? = try await engine.makeDecoder(Self.cards)
-        let warmWhileBusy = await engine.warmDecoderCount
-        XCTAssertEqual(warmWhileBusy, 0)
-        XCTAssertNotNil(decoder)
-        decoder = nil
-        try await waitUntil("a warm decoder") { await engine.warmDecoderCount == 1 }
-        // Used again before the timer fires: the timer starts over.
-        try await Task.sleep(for: .milliseconds(2500))
-        decoder = try await engine.makeDecoder(Self.cards)
-        decoder = nil
-        try await waitUntil("a warm decoder") { await engine.warmDecoderCount == 1 }
-        try await Task.sleep(for: .milliseconds(2750))
-        let stillWarm = await engine.warmDecoderCount
-        XCTAssertEqual(stillWarm, 1, "the first timer was cancelled")
-        try await waitUntil("the model unloaded") { await engine.warmDecoderCount == 0 }
-    }
-
-    func testAPooledDecoderHearsLikeAFreshOne() async throws {
-        let fresh = try await PocketsphinxEngine().transcribeFile(path: Recordings.path("cards/004.wav"),
-                                                                   configuration: Self.cards)
-        let engine = PocketsphinxEngine()
-        _ = try await engine.transcribeFile(path: Recordings.path("numbers.raw"), configuration: Self.cards)
-        _ = try await engine.transcribeFile(path: Recordings.path("cards/005.wav"), configuration: Self.cards)
-        let reused = try await engine.transcribeFile(path: Recordings.path("cards/004.wav"), configuration: Self.cards)
+    /// A warm decoder worker decodes one recognition after another on the model it loaded: what
+    /// it decoded before must not change what it hears next.
+    func testAModelsNextDecoderHearsLikeAFreshOne() async throws {
+        let fresh = try await TestData.engine.transcribeFile(path: Recordings.path("cards/004.wav"),
+                                                             configuration: Self.cards)
+        let model = try TestData.engine.loadModel(for: Self.cards)
+        _ = try transcribe("numbers.raw", on: model)
+        _ = try transcribe("cards/005.wav", on: model)
+        let reused = try transcribe("cards/004.wav", on: model)
         XCTAssertEqual(reused, fresh)
         XCTAssertEqual(fresh.result.text, "five five")
+    }
+
+    /// One recognition on `model`; its decoder is gone when this returns, as the next one needs.
+    private func transcribe(_ name: String, on model: LoadedModel) throws -> FileReading.Outcome {
+        try FileReading.read(try AudioFileReader(path: Recordings.path(name)), through: try model.decoder(for: Self.cards))
     }
 
     func testPocketsphinxLogsGoToTheSinkNotToStderr() async throws {
         let lines = LockedArray<String>()
         let stderrText = try await capturingStandardError {
-            let engine = PocketsphinxEngine(log: { lines.append($0) })
+            let engine = InProcessEngine(log: { lines.append($0) })
             let file = try await engine.transcribeFile(path: Recordings.path("goforward.raw"))
             XCTAssertEqual(file.result.text, "go forward ten meters")
             _ = try? await engine.makeDecoder(.init(grammar: "#JSGF V1.0; grammar g; public <a> = (;"))

@@ -5,6 +5,7 @@ import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
 import VoiceboxModels
+import VoiceboxWorkers
 
 /// The parts that need no model.
 final class WordFilterTests: XCTestCase {
@@ -258,8 +259,9 @@ final class ModelCatalogTests: XCTestCase {
                                       "/usr/share/voicebox/models"])
     }
 
+    /// The service's engine; its worker is not there, since a language without a model starts none.
     func testAnEngineWithoutModelsSupportsNothing() async throws {
-        let engine = PocketsphinxEngine(catalog: ModelCatalog(roots: [], builtIn: nil))
+        let engine = WorkerRecognitionEngine(workerPath: "/nonexistent/voicebox-worker", catalog: ModelCatalog(roots: [], builtIn: nil))
         XCTAssertEqual(engine.languages, [])
         await assertThrows({ $0 == .unsupportedLanguage("en-US") }) { try await engine.makeDecoder(.init()) }
     }

@@ -3,6 +3,7 @@ import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxCore
 import VoiceboxModels
+import VoiceboxSndfile
 
 /// Grammars, keyphrases, the confirmation hint and languages, on the real model.
 final class SearchTests: XCTestCase {
@@ -47,11 +48,13 @@ final class SearchTests: XCTestCase {
         }
     }
 
-    /// A refused grammar leaves the pooled decoder clean: the next recognition works.
+    /// A refused grammar leaves the loaded model clean: a worker's next recognition on it works.
     func testADecoderRecoversFromARefusedGrammar() async throws {
-        _ = try? await TestData.engine.makeDecoder(.init(grammar: "#JSGF V1.0; grammar g; public <a> = (;"))
-        let file = try await TestData.engine.transcribeFile(
-            path: Recordings.path("cards/004.wav"), configuration: .init(grammar: try Recordings.cardsGrammar()))
+        let cards = RecognitionConfiguration(grammar: try Recordings.cardsGrammar())
+        let model = try TestData.engine.loadModel(for: cards)
+        XCTAssertThrowsError(try model.decoder(for: .init(grammar: "#JSGF V1.0; grammar g; public <a> = (;")))
+        let file = try FileReading.read(try AudioFileReader(path: Recordings.path("cards/004.wav")),
+                                        through: try model.decoder(for: cards))
         XCTAssertEqual(file.result.text, "five five")
     }
 
@@ -122,7 +125,7 @@ final class SearchTests: XCTestCase {
             try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent(link).path,
                                                        withDestinationPath: digits + "/" + target)
         }
-        let engine = PocketsphinxEngine(catalog: ModelCatalog(roots: [root.path]))
+        let engine = InProcessEngine(catalog: ModelCatalog(roots: [root.path]))
         XCTAssertEqual(engine.languages, ["en-US", "en-x-digits"])
         let file = try await engine.transcribeFile(path: digits + "/dhd.2934z.raw",
                                                    configuration: .init(language: "en-x-digits"))
@@ -145,7 +148,7 @@ final class SearchTests: XCTestCase {
             try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent(link).path,
                                                        withDestinationPath: digits + "/" + target)
         }
-        let engine = PocketsphinxEngine(catalog: ModelCatalog(roots: [root.path], builtIn: nil))
+        let engine = InProcessEngine(catalog: ModelCatalog(roots: [root.path], builtIn: nil))
         await assertThrows({ if case .engineFailure(let reason) = $0 { reason.contains("8000 Hz") } else { false } }) {
             try await engine.makeDecoder(.init(language: "en-x-phone"))
         }

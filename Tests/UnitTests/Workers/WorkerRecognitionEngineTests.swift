@@ -10,8 +10,8 @@ import VoiceboxWorkerProtocol
 import XCTest
 @testable import VoiceboxWorkers
 
-/// Decoding in `voicebox-worker decoder` processes against the in-process engine it replaces: the
-/// same words, times and confidences in every search; the same refusals; a worker that dies or
+/// Decoding in `voicebox-worker decoder` processes against the same model decoded in the test
+/// process: the same words, times and confidences in every search; the same refusals; a worker that dies or
 /// stops answering fails its recognition alone, naming how; warm workers are kept and stopped.
 final class WorkerRecognitionEngineTests: XCTestCase {
     private var workerPath: String {
@@ -51,7 +51,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
     func testTheSameWordsTimesAndConfidencesAsTheEngineInThisProcess() async throws {
         try requireModel()
         let workers = engine()
-        let local = PocketsphinxEngine()
+        let local = InProcessEngine()
         let grammar = try String(contentsOfFile: Recordings.path("cards/cards.gram"), encoding: .utf8)
         let cases: [(String, RecognitionConfiguration)] = [
             (Recordings.path("goforward.raw"), .init()),

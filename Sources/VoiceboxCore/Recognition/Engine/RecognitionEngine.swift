@@ -1,5 +1,6 @@
-/// What the service needs from a speech recognizer. pocketsphinx stands behind it in production
-/// (module VoiceboxPocketsphinx); tests swap in a scripted one. No C types cross this line.
+/// What the service needs from a speech recognizer. `WorkerRecognitionEngine` stands behind it in
+/// production (pocketsphinx in decoder worker processes); tests swap in a scripted one, or decode
+/// in their own process. No C types cross this line.
 
 /// Receives an engine's own messages, a line at a time (meant for a debug log).
 public typealias LogSink = @Sendable (String) -> Void
