@@ -20,35 +20,13 @@ public enum Spawn {
     /// Starts `spec`. Pipes are made close-on-exec, so children other threads start meanwhile do
     /// not inherit them.
     public static func start(_ spec: ChildSpec) throws(SpawnError) -> Started {
-        var ours: [Int32] = []      // our pipe ends, handed back
-        var theirs: [Int32] = []    // the child's pipe ends, closed here after the spawn
-        var mapping: [(target: Int32, source: Int32)] = []
-        var nullInput = false, nullOutputs: [Int32] = []
+        var plan = DescriptorPlan()
         func fail(_ code: Int32) -> SpawnError {
-            (ours + theirs).forEach { close($0) }
+            (plan.ours + plan.theirs).forEach { close($0) }
             return SpawnError(path: spec.path, errno: Errno(code))
         }
-        // The three standard descriptors.
-        var pipeEnds: [Int32: Int32] = [:]
-        for (number, stream) in [(Int32(0), spec.standardInput), (1, spec.standardOutput), (2, spec.standardError)] {
-            switch stream {
-            case .inherit: break
-            case .null: if number == 0 { nullInput = true } else { nullOutputs.append(number) }
-            case .descriptor(let fd): mapping.append((number, fd))
-            case .pipe:
-                var ends: [Int32] = [-1, -1]
-                guard makePipe(&ends) else { throw fail(errno) }
-                let (child, parent) = number == 0 ? (ends[0], ends[1]) : (ends[1], ends[0])
-                theirs.append(child)
-                ours.append(parent)
-                pipeEnds[number] = parent
-                mapping.append((number, child))
-            }
-        }
-        for (target, source) in spec.descriptors.sorted(by: { $0.key < $1.key }) {
-            precondition(target > 2, "descriptors 0-2 are the standard streams")
-            mapping.append((target, source))
-        }
+        if let code = plan.make(for: spec) { throw fail(code) }
+        let mapping = plan.mapping
         // Each source is first copied above every target, so that one dup2 cannot overwrite a
         // source another still needs (ours 3 to its 4 and ours 4 to its 3).
         let floor = max(3, (mapping.map(\.target).max() ?? 0) + 1)
@@ -63,8 +41,8 @@ public enum Spawn {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if nullInput { posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) }
-        for number in nullOutputs { posix_spawn_file_actions_addopen(&actions, number, "/dev/null", O_WRONLY, 0) }
+        if plan.nullInput { posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) }
+        for number in plan.nullOutputs { posix_spawn_file_actions_addopen(&actions, number, "/dev/null", O_WRONLY, 0) }
         for (index, (target, _)) in mapping.enumerated() {
             posix_spawn_file_actions_adddup2(&actions, copies[index], target)  // dup2 clears close-on-exec
         }
@@ -74,13 +52,13 @@ public enum Spawn {
         }
 
         let spawned = spawnWithActions(spec, actions: &actions)
-        theirs.forEach { close($0) }
-        theirs = []
+        plan.theirs.forEach { close($0) }
+        plan.theirs = []
         switch spawned {
         case .failure(let error):
             throw fail(error.code)
         case .success(let pid):
-            return Started(child: Child(pid: pid), input: pipeEnds[0], output: pipeEnds[1], error: pipeEnds[2])
+            return Started(child: Child(pid: pid), input: plan.pipeEnds[0], output: plan.pipeEnds[1], error: plan.pipeEnds[2])
         }
     }
 
@@ -132,7 +110,7 @@ public enum Spawn {
 
     /// A pipe with both ends close-on-exec from the start: pipe2 (a GNU extension Swift's Glibc
     /// module does not import), else pipe and fcntl.
-    private static func makePipe(_ ends: inout [Int32]) -> Bool {
+    fileprivate static func makePipe(_ ends: inout [Int32]) -> Bool {
         typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2") {
             return unsafeBitCast(symbol, to: Pipe2.self)(&ends, O_CLOEXEC) == 0
@@ -147,5 +125,42 @@ public enum Spawn {
         typealias ChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np") else { return false }
         return unsafeBitCast(symbol, to: ChangeDirectory.self)(&actions, path) == 0
+    }
+}
+
+/// A child's descriptors before the spawn: the pipes made for it (our ends and its ends), and
+/// which descriptor of ours becomes which of its.
+private struct DescriptorPlan {
+    var ours: [Int32] = []      // our pipe ends, handed back
+    var theirs: [Int32] = []    // the child's pipe ends, closed after the spawn
+    var mapping: [(target: Int32, source: Int32)] = []
+    var nullInput = false
+    var nullOutputs: [Int32] = []
+    /// Our end of each standard stream that is a pipe.
+    var pipeEnds: [Int32: Int32] = [:]
+
+    /// The standard streams and the other descriptors of `spec`; nil, or the errno of a pipe
+    /// that could not be made (the pipes made so far are in `ours` and `theirs`).
+    mutating func make(for spec: ChildSpec) -> Int32? {
+        for (number, stream) in [(Int32(0), spec.standardInput), (1, spec.standardOutput), (2, spec.standardError)] {
+            switch stream {
+            case .inherit: break
+            case .null: if number == 0 { nullInput = true } else { nullOutputs.append(number) }
+            case .descriptor(let fd): mapping.append((number, fd))
+            case .pipe:
+                var ends: [Int32] = [-1, -1]
+                guard Spawn.makePipe(&ends) else { return errno }
+                let (child, parent) = number == 0 ? (ends[0], ends[1]) : (ends[1], ends[0])
+                theirs.append(child)
+                ours.append(parent)
+                pipeEnds[number] = parent
+                mapping.append((number, child))
+            }
+        }
+        for (target, source) in spec.descriptors.sorted(by: { $0.key < $1.key }) {
+            precondition(target > 2, "descriptors 0-2 are the standard streams")
+            mapping.append((target, source))
+        }
+        return nil
     }
 }

@@ -20,17 +20,6 @@ final class DescriptorAudioStream: AudioStream {
     /// What the decoders take.
     static let sampleRate = 16_000
 
-    /// A float sample (full scale ±1) as a 16-bit one, rounded and clipped as libsamplerate's
-    /// src_float_to_short_array does (0.2.2, Debian 12's: lrintf of x * 32768 in float), so that
-    /// a stream gives a file's samples.
-    static func sample(_ value: Float) -> Int16 {
-        let scaled = value * 32_768
-        guard scaled < 32_767 else { return .max }
-        guard scaled > -32_768 else { return .min }
-        return Int16(scaled.rounded(.toNearestOrEven))
-    }
-
-
     private let input: StreamInput
     private let kind: StreamDescriptorKind
     /// What is read: our own description of a pipe, else the call's descriptor.
@@ -62,7 +51,7 @@ final class DescriptorAudioStream: AudioStream {
     init(_ input: StreamInput) throws {
         self.input = input
         kind = try StreamDescriptorKind(checking: input.descriptor)
-        duration = kind == .file ? Self.remainingSeconds(input) : nil
+        duration = kind == .file ? StreamDescriptorKind.remainingSeconds(of: input) : nil
         if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
         unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
                                direct: input.encoding == .s16le && input.channels == 1 && input.rate == Self.sampleRate)
@@ -207,26 +196,14 @@ final class DescriptorAudioStream: AudioStream {
                 let next = parked ? parking.releaseAfter - max(waitedNow, behindSinceDecoder) : parking.after - waitedNow
                 slice = min(slice, max(.milliseconds(1), next))
             }
-            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            let milliseconds = Int32(clamping: Int((slice / .milliseconds(1)).rounded(.up)))
-            let before = ContinuousClock.now
-            let ready = poll(&fds, 2, milliseconds)
-            let spent = ContinuousClock.now - before
-            waited += spent
-            waitedSinceData += spent
+            let (ready, spent) = try pollOnce(upTo: slice)
             waitedNow += spent
-            waitedSinceDecoder += spent
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw RecognitionError.invalidStream("poll failed: \(Self.reason(errno))")
-            }
-            if fds[1].revents != 0 {
+            if ready == .interrupted { continue }
+            if ready == .woken {
                 stop = .woken
                 return false
             }
-            if fds[0].revents & Int16(POLLNVAL) != 0 { throw RecognitionError.invalidStream("the descriptor is not open") }
-            if fds[0].revents != 0 {
+            if ready == .data {
                 if parked, let parking {
                     guard parking.resume() else {
                         stop = .woken
@@ -241,6 +218,29 @@ final class DescriptorAudioStream: AudioStream {
                 parked = true
             }
         }
+    }
+
+    private enum PollOutcome { case data, woken, timedOut, interrupted }
+
+    /// One poll(2) on the stream and the wake pipe, for at most `slice`; the time it took counts
+    /// as waited (for the idle bound, since data, since the decoder was taken).
+    private func pollOnce(upTo slice: Duration) throws -> (PollOutcome, Duration) {
+        var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+        let milliseconds = Int32(clamping: Int((slice / .milliseconds(1)).rounded(.up)))
+        let before = ContinuousClock.now
+        let ready = poll(&fds, 2, milliseconds)
+        let spent = ContinuousClock.now - before
+        waited += spent
+        waitedSinceData += spent
+        waitedSinceDecoder += spent
+        if ready < 0 {
+            if errno == EINTR { return (.interrupted, spent) }
+            throw RecognitionError.invalidStream("poll failed: \(Self.reason(errno))")
+        }
+        if fds[1].revents != 0 { return (.woken, spent) }
+        if fds[0].revents & Int16(POLLNVAL) != 0 { throw RecognitionError.invalidStream("the descriptor is not open") }
+        return (fds[0].revents != 0 ? .data : .timedOut, spent)
     }
 
     /// Reads what the stream holds, up to about what `wanted` samples need, and converts it.
@@ -285,15 +285,7 @@ final class DescriptorAudioStream: AudioStream {
 
     private func append(_ floats: [Float]) {
         guard !floats.isEmpty else { return }
-        pending += floats.map(Self.sample)
-    }
-
-    private static func remainingSeconds(_ input: StreamInput) -> Double? {
-        var status = stat()
-        guard fstat(input.descriptor, &status) == 0 else { return nil }
-        let offset = max(0, lseek(input.descriptor, 0, SEEK_CUR))
-        let bytesPerSecond = Double(input.rate * input.channels * input.encoding.bytesPerSample)
-        return Double(max(0, Int64(status.st_size) - Int64(offset))) / bytesPerSecond
+        pending += floats.map(PCMUnpacker.sample)
     }
 
     static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }

@@ -74,4 +74,14 @@ struct PCMUnpacker {
         let value = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self)))
         return value.isNaN ? "NaN" : value > 0 ? "+infinity" : "-infinity"
     }
+
+    /// A float sample (full scale ±1) as a 16-bit one, rounded and clipped as libsamplerate's
+    /// src_float_to_short_array does (0.2.2, Debian 12's: lrintf of x * 32768 in float), so that
+    /// a stream gives a file's samples.
+    static func sample(_ value: Float) -> Int16 {
+        let scaled = value * 32_768
+        guard scaled < 32_767 else { return .max }
+        guard scaled > -32_768 else { return .min }
+        return Int16(scaled.rounded(.toNearestOrEven))
+    }
 }

@@ -52,4 +52,13 @@ enum StreamDescriptorKind {
         default: throw RecognitionError.invalidStream("pass a pipe or a stream socket")
         }
     }
+
+    /// The seconds of audio a regular file holds from where the caller's descriptor stands.
+    static func remainingSeconds(of input: StreamInput) -> Double? {
+        var status = stat()
+        guard fstat(input.descriptor, &status) == 0 else { return nil }
+        let offset = max(0, lseek(input.descriptor, 0, SEEK_CUR))
+        let bytesPerSecond = Double(input.rate * input.channels * input.encoding.bytesPerSample)
+        return Double(max(0, Int64(status.st_size) - Int64(offset))) / bytesPerSecond
+    }
 }

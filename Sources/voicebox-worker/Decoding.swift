@@ -11,6 +11,18 @@ enum Decoding {
     static let channel: Int32 = 3
 
     static func run(_ options: [String: String]) -> Never {
+        let loaded = load(options)
+        send(WorkerProtocol.encode(.loaded), to: channel)
+        var requests = RequestReader(descriptor: channel)
+        var decoder: PocketsphinxDecoder?
+        while let (tag, payload) = requests.next() {
+            answer(tag, payload, loaded: loaded, &decoder)
+        }
+        exit(0)
+    }
+
+    /// Confined, the model loaded and the memory limit set; a failure is sent, and the worker exits.
+    private static func load(_ options: [String: String]) -> LoadedModel {
         guard let parent = options["parent"].flatMap({ pid_t($0) }), let language = options["language"],
               let acoustic = options["acoustic"], let dictionary = options["dictionary"] else {
             fail("decoder needs --parent PID --language TAG --acoustic DIR --dictionary FILE", status: 64)
@@ -35,59 +47,59 @@ enum Decoding {
             send(WorkerProtocol.decoderFailure(kind: UInt8(ascii: "e"), "the recognition worker cannot limit its memory"), to: channel)
             exit(1)
         }
-        send(WorkerProtocol.encode(.loaded), to: channel)
-        var requests = RequestReader(descriptor: channel)
-        var decoder: PocketsphinxDecoder?
-        while let (tag, payload) = requests.next() {
-            switch tag {
-            case .configure:
-                decoder = nil  // ends the previous recognition first: one search at a time
-                do {
-                    guard let configuration = configuration(payload) else { fail("a malformed configure request", status: 65) }
-                    let made = try loaded.decoder(for: configuration)
-                    decoder = made
-                    send(ready(made), to: channel)
-                } catch {
-                    send(failure(error), to: channel)
-                }
-            case .audio:
-                guard let decoder, let samples = WorkerProtocol.samples(fromPayload: payload) else { fail("audio before configure", status: 65) }
-                do {
-                    let speech = try samples.withUnsafeBufferPointer { try decoder.process($0) }
-                    send(WorkerProtocol.encode(.voice, [speech ? 1 : 0]), to: channel)
-                } catch {
-                    send(failure(error), to: channel)
-                }
-            case .partial:
-                send(WorkerProtocol.encode(.text, Array((decoder?.partial() ?? "").utf8)), to: channel)
-            case .end:
-                guard let decoder else { fail("end before configure", status: 65) }
-                do {
-                    send(result(try decoder.finish()), to: channel)
-                } catch {
-                    send(failure(error), to: channel)
-                }
-            case .discard:
-                guard let decoder else { fail("discard before configure", status: 65) }
-                do {
-                    try decoder.discard()
-                    send(ready(decoder), to: channel)
-                } catch {
-                    send(failure(error), to: channel)
-                }
-            case .hearing:
-                guard let decoder, payload.count == 2 else { fail("a malformed hearing request", status: 65) }
-                do {
-                    try decoder.hearNext(searching: payload[0] == 1, newStream: payload[1] == 1)
-                    send(ready(decoder), to: channel)
-                } catch {
-                    send(failure(error), to: channel)
-                }
-            default:
-                fail("an unexpected request \(tag)", status: 65)
+        return loaded
+    }
+
+    /// One request of the service, answered on the channel; `decoder` is the recognition's.
+    private static func answer(_ tag: WorkerProtocol.Tag, _ payload: [UInt8], loaded: LoadedModel,
+                               _ decoder: inout PocketsphinxDecoder?) {
+        switch tag {
+        case .configure:
+            decoder = nil  // ends the previous recognition first: one search at a time
+            do {
+                guard let configuration = configuration(payload) else { fail("a malformed configure request", status: 65) }
+                let made = try loaded.decoder(for: configuration)
+                decoder = made
+                send(ready(made), to: channel)
+            } catch {
+                send(failure(error), to: channel)
             }
+        case .audio:
+            guard let decoder, let samples = WorkerProtocol.samples(fromPayload: payload) else { fail("audio before configure", status: 65) }
+            do {
+                let speech = try samples.withUnsafeBufferPointer { try decoder.process($0) }
+                send(WorkerProtocol.encode(.voice, [speech ? 1 : 0]), to: channel)
+            } catch {
+                send(failure(error), to: channel)
+            }
+        case .partial:
+            send(WorkerProtocol.encode(.text, Array((decoder?.partial() ?? "").utf8)), to: channel)
+        case .end:
+            guard let decoder else { fail("end before configure", status: 65) }
+            do {
+                send(result(try decoder.finish()), to: channel)
+            } catch {
+                send(failure(error), to: channel)
+            }
+        case .discard:
+            guard let decoder else { fail("discard before configure", status: 65) }
+            do {
+                try decoder.discard()
+                send(ready(decoder), to: channel)
+            } catch {
+                send(failure(error), to: channel)
+            }
+        case .hearing:
+            guard let decoder, payload.count == 2 else { fail("a malformed hearing request", status: 65) }
+            do {
+                try decoder.hearNext(searching: payload[0] == 1, newStream: payload[1] == 1)
+                send(ready(decoder), to: channel)
+            } catch {
+                send(failure(error), to: channel)
+            }
+        default:
+            fail("an unexpected request \(tag)", status: 65)
         }
-        exit(0)
     }
 
     /// Error lines go out as they come, as reasons (an engine that then exits or crashes is named

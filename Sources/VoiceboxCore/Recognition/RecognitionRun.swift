@@ -1,9 +1,9 @@
 /// One recognition, from opening its audio to its answer.
 ///
-/// It runs on a dispatch queue of its own (`QueueExecutor`): decoding is synchronous CPU work
-/// (a file decodes at several times real time, in one loop), and doing it here keeps Swift's
-/// cooperative pool free for the bus and the other recognitions. The decoder and the file are
-/// not thread-safe; living in this actor's isolation, they are only ever touched from this queue.
+/// It runs on a dispatch queue of its own (`QueueExecutor`): it waits in poll(2) on a caller's
+/// stream and for each answer of its decoder worker, and doing that here keeps Swift's
+/// cooperative pool free for the bus and the other recognitions. The decoder's client and the
+/// file are not thread-safe; living in this actor's isolation, they are only touched from this queue.
 ///
 /// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
 actor RecognitionRun {

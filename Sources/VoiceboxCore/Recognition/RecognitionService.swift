@@ -13,20 +13,6 @@ import VoiceboxLock
 /// `fileQueueLimit` waiting in all and `fileQueuePerCaller` per caller, past which they fail with
 /// Busy. A waiting file can be stopped or cancelled like a running one.
 public actor RecognitionService {
-    /// How many file recognitions may wait for a decoder, in all and per caller.
-    public static let fileQueueLimit = 64
-    public static let fileQueuePerCaller = 16
-    /// How many streams may hold a decoder at once (running, or waiting for their next turn
-    /// while they have audio), in all and of one caller: each holds a model's worth of memory,
-    /// about 70 MB. A stream whose writer is silent for `stream-release` (`Bound`) gives its
-    /// decoder back until it sends again. Streams past the limits wait, holding nothing; files
-    /// and streams that hold a decoder go on taking turns.
-    public static let streamDecoderLimit = 4
-    /// What all streams together may keep to hear a cut utterance again (`ReplayBudget`): 4 MiB,
-    /// 13 utterances of 10 s (`RecognitionRun.replaySeconds`).
-    public static let replayBudgetBytes = 4 << 20
-    public static let streamDecodersPerCaller = 2
-
     private struct Entry {
         let caller: String
         let microphone: Bool
@@ -92,26 +78,9 @@ public actor RecognitionService {
         guard let language = RecognitionLanguageMatching.best(for: options.language, among: dependencies.engine.languages) else {
             throw .init(.unsupportedLanguage, "no recognition model for '\(options.language)'; RecognitionLanguages lists the languages")
         }
-        if options.isMicrophone {
-            if let (id, _) = entries.first(where: { $0.value.microphone }) {
-                throw .init(.busy, "the microphone is in use by recognition \(id); one microphone recognition at a time")
-            }
-        }
         let id = nextID
         let isStream = if case .stream = options.input { true } else { false }
-        var waits = false
-        if !options.isMicrophone {
-            switch fileTurns.admit(id, caller: caller, stream: isStream) {
-            case .run: break
-            case .wait: waits = true
-            case .full(perCaller: true):
-                throw .init(.busy, "\(Self.fileQueuePerCaller) of this caller's file or stream recognitions already wait "
-                            + "(for a decoder, or a stream for its writer), the limit per caller; try again when one finishes")
-            case .full(perCaller: false):
-                throw .init(.busy, "\(Self.fileQueueLimit) file or stream recognitions already wait (for a decoder, or a "
-                            + "stream for its writer), the limit; try again when one finishes")
-            }
-        }
+        let waits = try admit(id, options, caller: caller, isStream: isStream)
         nextID += 1
         let control = RecognitionControl()
         entries[id] = Entry(caller: caller, microphone: options.isMicrophone, dictation: options.dictation, control: control)
@@ -148,6 +117,27 @@ public actor RecognitionService {
             return outcome
         }
         return PendingRecognition(id: id, task: task)
+    }
+
+    /// Whether recognition `id` may start now (false: it waits for a turn), or Busy: the
+    /// microphone is taken, or too many files and streams wait.
+    private func admit(_ id: UInt64, _ options: RecognizeOptions, caller: String, isStream: Bool) throws(VoiceboxError) -> Bool {
+        if options.isMicrophone {
+            if let (id, _) = entries.first(where: { $0.value.microphone }) {
+                throw .init(.busy, "the microphone is in use by recognition \(id); one microphone recognition at a time")
+            }
+            return false
+        }
+        switch fileTurns.admit(id, caller: caller, stream: isStream) {
+        case .run: return false
+        case .wait: return true
+        case .full(perCaller: true):
+            throw .init(.busy, "\(Self.fileQueuePerCaller) of this caller's file or stream recognitions already wait "
+                        + "(for a decoder, or a stream for its writer), the limit per caller; try again when one finishes")
+        case .full(perCaller: false):
+            throw .init(.busy, "\(Self.fileQueueLimit) file or stream recognitions already wait (for a decoder, or a "
+                        + "stream for its writer), the limit; try again when one finishes")
+        }
     }
 
     /// Ends the caller's recognitions now; each answers with what it heard so far (reason

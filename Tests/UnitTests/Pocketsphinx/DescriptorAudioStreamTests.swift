@@ -53,7 +53,7 @@ final class DescriptorAudioStreamTests: XCTestCase {
         values += (0..<100_000).map { _ in Float.random(in: -1.1...1.1, using: &generator) }
         var expected = [Int16](repeating: 0, count: values.count)
         src_float_to_short_array(values, &expected, Int32(values.count))
-        let ours = values.map(DescriptorAudioStream.sample)
+        let ours = values.map(PCMUnpacker.sample)
         for (index, (mine, theirs)) in zip(ours, expected).enumerated() where mine != theirs {
             XCTFail("\(values[index]): \(mine), libsamplerate \(theirs)")
             break
