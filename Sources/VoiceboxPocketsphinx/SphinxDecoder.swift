@@ -24,7 +24,7 @@ final class SphinxDecoder {
     init(model: SpeechModel, languageModel: Bool, log: LogSink?) throws {
         var arguments = ["-hmm", model.acousticModel, "-dict", model.dictionary]
         if languageModel { arguments += ["-lm", model.languageModel] }
-        let (loaded, errors) = SphinxLog.shared.scope(sink: log) { () -> OpaquePointer? in
+        let (loaded, errors) = SphinxLog.scope(sink: log) { () -> OpaquePointer? in
             // cmd_ln_init is C-variadic; cmd_ln_parse_r takes the same pairs as an argv vector
             // and copies the strings.
             let argv = arguments.map { strdup($0) }
@@ -44,7 +44,7 @@ final class SphinxDecoder {
         // Everything upstream delivers 16 kHz; a model for telephone audio (8 kHz) would hear noise.
         let sampleRate = cmd_ln_float_r(ps_get_config(loaded), "-samprate")
         guard sampleRate == Double(AudioFileReader.sampleRate) else {
-            _ = SphinxLog.shared.scope(sink: log) { ps_free(loaded) }
+            _ = SphinxLog.scope(sink: log) { ps_free(loaded) }
             throw RecognitionError.engineFailure(
                 "the \(model.language) model expects \(Int(sampleRate)) Hz audio, not \(AudioFileReader.sampleRate) Hz")
         }
@@ -56,7 +56,7 @@ final class SphinxDecoder {
 
     deinit {
         let pointer = self.pointer
-        _ = SphinxLog.shared.scope(sink: log) { ps_free(pointer) }
+        _ = SphinxLog.scope(sink: log) { ps_free(pointer) }
     }
 
     /// Makes the decoder hear the next stream as a freshly loaded one would. pocketsphinx keeps
@@ -83,6 +83,6 @@ final class SphinxDecoder {
 
     /// Runs `body` with pocketsphinx's messages going to our log; returns its error lines too.
     func call<T>(_ body: (OpaquePointer) throws -> T) rethrows -> (T, errors: [String]) {
-        try SphinxLog.shared.scope(sink: log) { try body(pointer) }
+        try SphinxLog.scope(sink: log) { try body(pointer) }
     }
 }

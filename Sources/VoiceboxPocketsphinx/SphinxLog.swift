@@ -7,26 +7,21 @@ import VoiceboxCore
 /// called it), which also keeps the lines when asked — that is how a grammar's parse error
 /// reaches `RecognitionError.invalidGrammar`. Messages from threads without a scope are dropped:
 /// only this module calls pocketsphinx, and it always opens a scope.
-final class SphinxLog: @unchecked Sendable {
-    // @unchecked: `key` is written once in init and only read afterwards; the per-thread values
-    // behind it are touched only by their own thread.
-    static let shared = SphinxLog()
-
-    private let key: pthread_key_t
-
-    private init() {
+enum SphinxLog {
+    /// The per-thread slot of the open scope, made (and the hook installed) on first use.
+    private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
         precondition(status == 0, "pthread_key_create failed: \(status)")
-        self.key = key
         voicebox_sphinx_set_log { level, message in
-            SphinxLog.shared.receive(level: level, message: message)
+            SphinxLog.receive(level: level, message: message)
         }
-    }
+        return key
+    }()
 
     /// Runs `body` (calls into pocketsphinx) with this thread's messages going to `sink`.
     /// Returns the messages at ERROR level or worse, for callers that turn them into reasons.
-    func scope<T>(sink: LogSink?, _ body: () throws -> T) rethrows -> (T, errors: [String]) {
+    static func scope<T>(sink: LogSink?, _ body: () throws -> T) rethrows -> (T, errors: [String]) {
         let scope = Scope(sink: sink)
         let previous = pthread_getspecific(key)
         pthread_setspecific(key, Unmanaged.passUnretained(scope).toOpaque())
@@ -39,7 +34,7 @@ final class SphinxLog: @unchecked Sendable {
         return (value, scope.errors)
     }
 
-    private func receive(level: Int32, message: UnsafePointer<CChar>?) {
+    private static func receive(level: Int32, message: UnsafePointer<CChar>?) {
         guard let raw = pthread_getspecific(key), let message else { return }
         let scope = Unmanaged<Scope>.fromOpaque(raw).takeUnretainedValue()
         for line in scope.lines.add(String(cString: message), continuing: level == Int32(ERR_INFOCONT.rawValue), level: level) {

@@ -111,7 +111,6 @@ final class LiveLine: Sendable {
 /// Ctrl-C, SIGTERM and SIGHUP, seen by the program instead of ending it: `handler` runs once,
 /// on a queue of its own. Installed once per process.
 enum Interrupts {
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
     private static let fired = Locked(false)
 
     static func onInterrupt(_ handler: @escaping @Sendable (Int32) -> Void) {
@@ -123,7 +122,9 @@ enum Interrupts {
                 handler(number)
             }
             source.resume()
-            sources.append(source)
+            // Held for the life of the process (a source let go stops delivering): one
+            // reference given up on purpose instead of a global of mutable state.
+            _ = Unmanaged.passRetained(source as AnyObject)
         }
     }
 }

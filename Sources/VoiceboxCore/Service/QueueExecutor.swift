@@ -36,6 +36,6 @@ public final class QueueExecutor: SerialExecutor {
 
     /// Code running on `queue` (a Dispatch handler) is isolated to the actor; anything else traps.
     public func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(isCurrent, "not on \(queue.label)")
     }
 }
