@@ -1,14 +1,10 @@
+import VoiceboxContract
+
 /// The code behind one declared method, made from the declaration so that its arguments arrive
 /// decoded and typed, and its reply can only have the declared shape.
 public struct MethodHandler: Sendable {
     let method: InterfaceDescription.Method
     let run: @Sendable (MethodCall) async -> Void
-}
-
-/// An error that knows its D-Bus name: errors of this kind reach the caller as they are; any
-/// other error a handler throws becomes org.freedesktop.DBus.Error.Failed.
-public protocol BusErrorConvertible: Error {
-    var busError: DBusError { get }
 }
 
 extension DBusError {

@@ -1,6 +1,6 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 
 /// The Spiel face of the service: /org/voicebox/Speech/Provider exported with
 /// org.freedesktop.Speech.Provider (`SpeechProvider`), whose Synthesize the `SynthesisService`

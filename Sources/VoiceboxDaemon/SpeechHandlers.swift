@@ -1,6 +1,6 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 
 /// What each method of org.voicebox.Speech1 does, one handler per declaration.
 enum SpeechHandlers {

@@ -1,8 +1,8 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxDictation
 import VoiceboxInsertion
-import VoiceboxInterface
 
 struct DictateRequest: Equatable {
     enum Mode: Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 
 /// The documented exit statuses.
 enum ExitStatus: Int32 {

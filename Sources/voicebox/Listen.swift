@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 struct ListenRequest: Equatable {
     /// An audio file, as given (the client opens it and passes it open), or nil for the microphone.

@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 extension Client {
     /// `monitor`: every signal of the service, one line each, until interrupted (then exit 0).

@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import VoiceboxLock
 
 /// What listen and dictate share: one Recognize call with its live display on a terminal (a

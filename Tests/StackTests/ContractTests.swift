@@ -4,8 +4,8 @@ import Foundation
 import FoundationXML
 #endif
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// dbus/org.voicebox.Speech1.xml is the contract: what voiceboxd serves must say the same,
@@ -27,11 +27,11 @@ final class ContractTests: XCTestCase {
     /// contract documents and comes back whole, should_resume only on `ended`.
     func testTheServicesDeclarationsAreTheBusDeclarations() throws {
         XCTAssertEqual(Speech1.interface.signals.map(\.name),
-                       [ServiceSignals.speechStarted.name, ServiceSignals.speechMark.name, ServiceSignals.speechFinished.name,
-                        ServiceSignals.voicesChanged.name, ServiceSignals.recognitionStarted.name,
-                        ServiceSignals.recognitionPartial.name, ServiceSignals.audioLevel.name,
-                        ServiceSignals.recognitionProgress.name, ServiceSignals.recognitionFinished.name,
-                        ServiceSignals.audioInterruption.name])
+                       [Speech1.speechStarted.name, Speech1.speechMark.name, Speech1.speechFinished.name,
+                        Speech1.voicesChanged.name, Speech1.recognitionStarted.name,
+                        Speech1.recognitionPartial.name, Speech1.audioLevel.name,
+                        Speech1.recognitionProgress.name, Speech1.recognitionFinished.name,
+                        Speech1.audioInterruption.name])
         XCTAssertEqual(Speech1.audioInterruption.description.arguments.map(\.type), ["s", "a{sv}"])
         XCTAssertEqual(Speech1.speechFinished.description.arguments.map(\.type), ["t", "s"])
         let ended = InterruptionInfo(reason: .speaking, id: 7, shouldResume: true, pausedPlayers: ["org.mpris.MediaPlayer2.mpv"],

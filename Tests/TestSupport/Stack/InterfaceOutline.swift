@@ -1,8 +1,8 @@
 import Foundation
 import FoundationXML
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// An introspection document reduced to comparable lines: "method Speak in text s", ...

@@ -1,5 +1,3 @@
-import VoiceboxBus
-
 /// Recognize's reply: the words heard and the details (see the contract for the keys).
 public struct RecognizeReply: BusReply, Equatable {
     public var text: String

@@ -1,12 +1,9 @@
-import VoiceboxBus
-import VoiceboxCore
-
 /// org.freedesktop.Speech.Provider, the interface of Spiel speech providers, declared once as
 /// libspeechprovider publishes it (dbus/org.freedesktop.Speech.Provider.xml is a copy of its
 /// interface/org.freedesktop.Speech.Provider.xml; a test checks that voiceboxd serves the same).
 /// voiceboxd serves it as org.voicebox.Speech.Provider: libspiel finds every name ending in
 /// `.Speech.Provider`, and looks for the object at the name with dots made slashes.
-public enum SpeechProvider {
+public enum SpeechProvider: BusInterface {
     public static let busName = "org.voicebox.Speech.Provider"
     public static let objectPath = "/org/voicebox/Speech/Provider"
     public static let interfaceName = "org.freedesktop.Speech.Provider"
@@ -23,25 +20,4 @@ public enum SpeechProvider {
     /// The interface as introspection shows it, in the published XML's order.
     public static let interface = InterfaceDescription(name: interfaceName, methods: [synthesize.description],
                                                       properties: [voices.description, name.description])
-
-    public static func proxy(_ connection: BusConnection, destination: String = busName) -> BusProxy {
-        BusProxy(connection: connection, destination: destination, path: objectPath, interface: interfaceName)
-    }
-}
-
-/// `(ssstas)`: name, id, output format, features, languages.
-extension ProviderVoice: BusArgument {
-    public static var busType: DBusType { .structure([.string, .string, .string, .uint64, .array(.string)]) }
-
-    public init(busValue: DBusValue) throws(DBusError) {
-        guard case .structure(let fields) = busValue, fields.count == 5, case .string(let name) = fields[0],
-              case .string(let id) = fields[1], case .string(let format) = fields[2], case .uint64(let features) = fields[3] else {
-            throw .invalidArgs("expected a voice (ssstas), got \(busValue.type)")
-        }
-        self.init(name: name, id: id, outputFormat: format, features: features, languages: try [String](busValue: fields[4]))
-    }
-
-    public var busValue: DBusValue {
-        .structure([.string(name), .string(id), .string(outputFormat), .uint64(features), .stringArray(languages)])
-    }
 }

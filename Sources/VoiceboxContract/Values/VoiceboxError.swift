@@ -31,3 +31,7 @@ public struct VoiceboxError: Error, Sendable, Equatable, CustomStringConvertible
     public static func invalidArgument(_ message: String) -> VoiceboxError { .init(.invalidArgument, message) }
     public static func engineUnavailable(_ message: String) -> VoiceboxError { .init(.engineUnavailable, message) }
 }
+
+extension VoiceboxError: BusErrorConvertible {
+    public var busError: DBusError { DBusError(name: dbusName, message: message) }
+}
