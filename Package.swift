@@ -30,7 +30,12 @@ let package = Package(
         // The D-Bus interfaces (org.voicebox.Speech1, the Spiel provider) and their errors, the
         // worker and audio-helper protocols, and the typed D-Bus vocabulary they are declared in.
         // It depends on nothing of ours, so the client can link it without the service.
-        .target(name: "VoiceboxContract"),
+        // dbus/*.xml is the one source of the bus interfaces: their Swift declarations, the
+        // protocol the service's objects conform to and the error names are generated from it
+        // at build time (ContractPlugin running ContractGenerator, which needs only the toolchain).
+        .target(name: "VoiceboxContract", plugins: ["ContractPlugin"]),
+        .executableTarget(name: "ContractGenerator"),
+        .plugin(name: "ContractPlugin", capability: .buildTool(), dependencies: ["ContractGenerator"]),
 
         // One small Swift module per C library; each hides its pointers and callbacks.
         // VoiceboxBus is libdbus: the transport for the contract's declarations.

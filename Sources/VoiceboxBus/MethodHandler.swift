@@ -7,6 +7,27 @@ public struct MethodHandler: Sendable {
     let run: @Sendable (MethodCall) async -> Void
 }
 
+extension MethodHandler {
+    /// The handler of a method written against its declaration (`BusMethod.implementation`, as
+    /// the generated `implementations(of:)` make them): it runs in the caller's turn, and a `later`
+    /// answer comes from a task of its own.
+    public init(_ implementation: MethodImplementation) {
+        self.init(method: implementation.method) { call in
+            do {
+                switch try await implementation.run(call.sender, call.arguments) {
+                case .now(let values): call.reply(values)
+                case .later(let values):
+                    Task {
+                        do { call.reply(try await values()) } catch { call.fail(DBusError(replyingWith: error)) }
+                    }
+                }
+            } catch {
+                call.fail(DBusError(replyingWith: error))
+            }
+        }
+    }
+}
+
 extension DBusError {
     init(replyingWith error: any Error) {
         switch error {

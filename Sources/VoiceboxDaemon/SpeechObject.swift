@@ -3,7 +3,7 @@ import VoiceboxContract
 import VoiceboxCore
 
 /// The D-Bus face of the service: /org/voicebox/Speech1 exported with a handler for each
-/// declared method (`SpeechHandlers`), and the services' signals and properties as bus traffic.
+/// method of the contract (`SpeechHandlers`), and the services' signals and properties as bus traffic.
 ///
 /// Each caller's calls run in the order it sent them and different callers' independently (the
 /// bus's `CallerLanes`); property reads are answered on the bus thread at once.
@@ -20,8 +20,9 @@ public final class SpeechObject: Sendable {
         let answer = bounds[.busCall]
         let callers = CallerSandbox(connection: connection, answer: answer)
         let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone, answer: answer)
+        let handlers = SpeechHandlers(gate: services, callers: callers, microphone: microphone)
         object = try connection.export(path: Speech1.objectPath, interface: Speech1.interface,
-                                       handlers: SpeechHandlers.all(services, callers: callers, microphone: microphone))
+                                       handlers: Speech1.implementations(of: handlers).map(MethodHandler.init))
     }
 
     /// Lets calls through to the services.

@@ -1,20 +1,7 @@
-/// The errors a caller can get, each with its D-Bus name under org.voicebox.Error.
+/// An error a caller can get: one of the contract's names, and a message for people.
 public struct VoiceboxError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
-        case invalidArgument = "InvalidArgument"
-        case unknownVoice = "UnknownVoice"
-        case unsupportedLanguage = "UnsupportedLanguage"
-        case tooLarge = "TooLarge"
-        case engineUnavailable = "EngineUnavailable"
-        case busy = "Busy"
-        case cancelled = "Cancelled"
-        case noMicrophone = "NoMicrophone"
-        /// An audio file that cannot be recognized: missing, unreadable, not a regular file, not audio.
-        case unreadableFile = "UnreadableFile"
-        /// A sandboxed caller named a file instead of passing it (Recognize's `fd`).
-        case accessDenied = "AccessDenied"
-        case failed = "Failed"
-    }
+    /// The contract's error names, generated from the list in dbus/org.voicebox.Speech1.xml.
+    public typealias Kind = Speech1.ErrorName
 
     public var kind: Kind
     public var message: String
@@ -24,8 +11,7 @@ public struct VoiceboxError: Error, Sendable, Equatable, CustomStringConvertible
         self.message = message
     }
 
-    /// e.g. "org.voicebox.Error.InvalidArgument".
-    public var dbusName: String { "org.voicebox.Error." + kind.rawValue }
+    public var dbusName: String { kind.dbusName }
     public var description: String { "\(dbusName): \(message)" }
 
     public static func invalidArgument(_ message: String) -> VoiceboxError { .init(.invalidArgument, message) }
