@@ -26,12 +26,22 @@ let package = Package(
         // A lock ThreadSanitizer can see (a pthread mutex), used instead of Synchronization.Mutex.
         .target(name: "VoiceboxLock"),
 
+        // The contract, at the bottom: what crosses a process boundary and the values it carries.
+        // The D-Bus interfaces (org.voicebox.Speech1, the Spiel provider) and their errors, the
+        // worker and audio-helper protocols, and the typed D-Bus vocabulary they are declared in.
+        // It depends on nothing of ours, so the client can link it without the service.
+        // dbus/*.xml is the one source of the bus interfaces: their Swift declarations, the
+        // protocol the service's objects conform to and the error names are generated from it
+        // at build time (ContractPlugin running ContractGenerator, which needs only the toolchain).
+        .target(name: "VoiceboxContract", plugins: ["ContractPlugin"]),
+        .executableTarget(name: "ContractGenerator"),
+        .plugin(name: "ContractPlugin", capability: .buildTool(), dependencies: ["ContractGenerator"]),
+
         // One small Swift module per C library; each hides its pointers and callbacks.
-        .target(name: "VoiceboxBus", dependencies: ["CDBus", "VoiceboxLock"]),
-        // org.voicebox.Speech1's declarations, shared by the service, the client and the tests.
-        .target(name: "VoiceboxInterface", dependencies: ["VoiceboxBus", "VoiceboxCore"]),
-        .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn"]),
-        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxCore", "VoiceboxLock"]),
+        // VoiceboxBus is libdbus: the transport for the contract's declarations.
+        .target(name: "VoiceboxBus", dependencies: ["CDBus", "VoiceboxContract", "VoiceboxLock"]),
+        .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn"]),
+        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxContract", "VoiceboxCore", "VoiceboxLock"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
@@ -42,23 +52,22 @@ let package = Package(
         .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
-        .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxLock"]),
+        .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxContract", "VoiceboxLock"]),
         // The D-Bus face of the service and the wiring of real parts.
-        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxCore", "VoiceboxSpeechd",
+        .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxCore", "VoiceboxSpeechd",
                                                   "VoiceboxModels", "VoiceboxStreams", "VoiceboxLock",
                                                   "VoiceboxSpawn", "VoiceboxWorkers"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
-        // The worker protocol (one file, shared by both sides), the service's side of it, and the worker.
-        .target(name: "VoiceboxWorkerProtocol", dependencies: ["VoiceboxCore", "VoiceboxSpawn"]),
-        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxModels", "VoiceboxSpawn",
-                                                   "VoiceboxWorkerProtocol"]),
-        .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxModels", "VoiceboxPocketsphinx", "VoiceboxSndfile",
-                                                                  "VoiceboxWorkerProtocol"]),
+        // The service's side of the worker and audio-helper protocols (VoiceboxContract), and the worker.
+        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxLock", "VoiceboxModels",
+                                                   "VoiceboxSpawn"]),
+        .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxModels",
+                                                                  "VoiceboxPocketsphinx", "VoiceboxSndfile"]),
         // The sound-server connections (libpulse, which brings libsndfile), in a helper process of
         // their own, so that the service maps neither (AudioHelperProtocol).
-        .executableTarget(name: "voicebox-audio", dependencies: ["CSeccomp", "VoiceboxCore", "VoiceboxLock", "VoiceboxPulse",
-                                                                 "VoiceboxWorkerProtocol"]),
+        .executableTarget(name: "voicebox-audio", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxLock",
+                                                                 "VoiceboxPulse"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
         // The one way to start a child (clean signal state, chosen descriptors, working directory),
@@ -66,8 +75,9 @@ let package = Package(
         // spawner, the insertion helpers, the model check and the tests' subprocesses.
         .target(name: "VoiceboxSpawn", dependencies: ["VoiceboxLock"]),
         // Inserting text into the focused window (xdotool, wtype, ydotool, the clipboard): pure Swift over helper programs.
-        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxLock"]),
-        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDictation", "VoiceboxInsertion",
+        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxContract", "VoiceboxLock"]),
+        // The client: the contract and the bus, none of the service's modules.
+        .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDictation", "VoiceboxInsertion",
                                                        "VoiceboxLock"]),
 
         // The tests, in four tiers the toolchain knows (a target each; docs/testing.md):
@@ -79,20 +89,20 @@ let package = Package(
         //   SpeedTests       bounds that are the contract itself, and work that loads the machine on
         //                    purpose: run once, uninstrumented.
         // TestSupport holds the set-up they share (the stack, a voiceboxd, private servers, clean-ups).
-        .target(name: "TestSupport", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon",
+        .target(name: "TestSupport", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon",
                                                     "VoiceboxCore", "VoiceboxPulse", "VoiceboxLock", "VoiceboxPocketsphinx",
                                                     "VoiceboxModels", "VoiceboxSpeechd"],
                 path: "Tests/TestSupport"),
         .testTarget(name: "UnitTests", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn", "VoiceboxDictation",
                                                       "voicebox", "VoiceboxInsertion", "VoiceboxBus", "VoiceboxSpeechd",
                                                       "VoiceboxPulse", "VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile",
-                                                      "VoiceboxStreams", "VoiceboxWorkers", "VoiceboxWorkerProtocol", "TestSupport"]),
-        .testTarget(name: "StackTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd",
+                                                      "VoiceboxStreams", "VoiceboxWorkers", "VoiceboxContract", "TestSupport"]),
+        .testTarget(name: "StackTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxSpeechd",
                                                        "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock", "TestSupport"]),
-        .testTarget(name: "SoundServerTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxSpeechd",
+        .testTarget(name: "SoundServerTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxSpeechd",
                                                              "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock",
                                                              "TestSupport"]),
-        .testTarget(name: "SpeedTests", dependencies: ["VoiceboxBus", "VoiceboxInterface", "VoiceboxDaemon", "VoiceboxPocketsphinx", "VoiceboxSpeechd",
+        .testTarget(name: "SpeedTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxPocketsphinx", "VoiceboxSpeechd",
                                                        "VoiceboxModels", "VoiceboxSndfile", "VoiceboxCore", "VoiceboxSpawn",
                                                        "VoiceboxLock", "TestSupport"]),
     ],

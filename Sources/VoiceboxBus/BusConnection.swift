@@ -1,6 +1,9 @@
 import CDBus
+// libdbus declares a DBusError too (its C struct, `CDBus.DBusError` where used): ours is the contract's.
+import struct VoiceboxContract.DBusError
 import Glibc
 import Synchronization
+import VoiceboxContract
 import VoiceboxLock
 
 /// A connection to a message bus, served by its own event-loop thread. Every method may be

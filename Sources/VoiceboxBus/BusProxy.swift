@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// One remote object seen through its declarations: typed calls, property reads and signal
 /// subscriptions, so a client names no member in a string.
 public struct BusProxy: Sendable {
@@ -40,5 +42,12 @@ public struct BusProxy: Sendable {
         return try await connection.subscribe(filter) { received in
             if let arguments = signal.decode(received) { handler(repeat each arguments) }
         }
+    }
+}
+
+extension BusInterface {
+    /// The interface's object as seen from a client on `connection`.
+    public static func proxy(_ connection: BusConnection, destination: String = busName) -> BusProxy {
+        BusProxy(connection: connection, destination: destination, path: objectPath, interface: interfaceName)
     }
 }

@@ -1,4 +1,7 @@
 import CDBus
+// libdbus declares a DBusError too (its C struct, `CDBus.DBusError` where used): ours is the contract's.
+import struct VoiceboxContract.DBusError
+import VoiceboxContract
 
 /// Everything about one connection that only the loop thread touches: the libdbus pointer,
 /// its watches and timeouts, exported objects, signal subscriptions and watched peers.

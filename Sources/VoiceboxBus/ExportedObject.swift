@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxLock
 
 /// An object on the bus: one interface, the handler of each of its methods, and its properties.

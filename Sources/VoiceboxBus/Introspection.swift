@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// org.freedesktop.DBus.Introspectable's XML, generated from the interface descriptions.
 public enum Introspection {
     static let standardInterfaces: [InterfaceDescription] = [

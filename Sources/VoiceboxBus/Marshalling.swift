@@ -1,5 +1,8 @@
 import CDBus
+// libdbus declares a DBusError too (its C struct, `CDBus.DBusError` where used): ours is the contract's.
+import struct VoiceboxContract.DBusError
 import Glibc
+import VoiceboxContract
 
 /// Writing and reading message bodies through libdbus's message iterators (its variadic
 /// `dbus_message_append_args` is out of Swift's reach).

@@ -1,4 +1,7 @@
 import CDBus
+// libdbus declares a DBusError too (its C struct, `CDBus.DBusError` where used): ours is the contract's.
+import struct VoiceboxContract.DBusError
+import VoiceboxContract
 
 /// One reference to a libdbus message.
 ///

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import VoiceboxContract
 
 /// An incoming method call. Answer it exactly once, from any thread, now or later; a call
 /// dropped unanswered is answered with an error, so no caller waits for nothing.

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// The code behind one declared method, made from the declaration so that its arguments arrive
 /// decoded and typed, and its reply can only have the declared shape.
 public struct MethodHandler: Sendable {
@@ -5,10 +7,25 @@ public struct MethodHandler: Sendable {
     let run: @Sendable (MethodCall) async -> Void
 }
 
-/// An error that knows its D-Bus name: errors of this kind reach the caller as they are; any
-/// other error a handler throws becomes org.freedesktop.DBus.Error.Failed.
-public protocol BusErrorConvertible: Error {
-    var busError: DBusError { get }
+extension MethodHandler {
+    /// The handler of a method written against its declaration (`BusMethod.implementation`, as
+    /// the generated `implementations(of:)` make them): it runs in the caller's turn, and a `later`
+    /// answer comes from a task of its own.
+    public init(_ implementation: MethodImplementation) {
+        self.init(method: implementation.method) { call in
+            do {
+                switch try await implementation.run(call.sender, call.arguments) {
+                case .now(let values): call.reply(values)
+                case .later(let values):
+                    Task {
+                        do { call.reply(try await values()) } catch { call.fail(DBusError(replyingWith: error)) }
+                    }
+                }
+            } catch {
+                call.fail(DBusError(replyingWith: error))
+            }
+        }
+    }
 }
 
 extension DBusError {

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// A signal as a subscriber sees it.
 public struct Signal: Sendable {
     public var sender: String
@@ -12,6 +14,14 @@ public struct Signal: Sendable {
         interface = message.interface ?? ""
         member = message.member ?? ""
         arguments = (try? Marshalling.read(message.pointer)) ?? []
+    }
+}
+
+extension BusSignal {
+    /// The typed arguments of a received signal; nil if it is another signal or has another shape.
+    public func decode(_ signal: Signal) -> (repeat each Argument)? {
+        guard signal.member == name else { return nil }
+        return decode(signal.arguments)
     }
 }
 

@@ -1,6 +1,6 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import VoiceboxWorkers
 
 /// The parts that render speech into memory, shared by Speak's `output` and the Spiel provider:

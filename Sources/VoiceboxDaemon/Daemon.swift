@@ -2,8 +2,8 @@ import Dispatch
 import Glibc
 import Synchronization
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import VoiceboxModels
 import VoiceboxStreams
 import VoiceboxSpeechd

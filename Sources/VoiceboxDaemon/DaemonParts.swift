@@ -1,7 +1,7 @@
 import Glibc
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import VoiceboxStreams
 import VoiceboxSpeechd
 import VoiceboxWorkers

@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 
 /// The interruption journal as a file, `$XDG_RUNTIME_DIR/voicebox/interruption.json`: per user,

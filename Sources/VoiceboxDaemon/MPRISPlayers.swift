@@ -1,4 +1,5 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
 

@@ -1,6 +1,6 @@
 import Glibc
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 /// Who is told that the microphone is on, and for whom: besides the `Listening` property, the
 /// log gets a line when a caller's recognition takes the microphone and when it gives it back

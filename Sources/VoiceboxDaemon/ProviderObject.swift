@@ -1,6 +1,6 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 
 /// The Spiel face of the service: /org/voicebox/Speech/Provider exported with
 /// org.freedesktop.Speech.Provider (`SpeechProvider`), whose Synthesize the `SynthesisService`
@@ -13,13 +13,8 @@ public final class ProviderObject: Sendable {
 
     public init(connection: BusConnection, service: SynthesisService) throws(DBusError) {
         self.connection = connection
-        object = try connection.export(path: SpeechProvider.objectPath, interface: SpeechProvider.interface, handlers: [
-            SpeechProvider.synthesize.handler { sender, pipe, text, voice, pitch, rate, ssml, language in
-                try await service.synthesize(caller: sender, fd: pipe.descriptor, text: text, voiceID: voice, pitch: pitch,
-                                             rate: rate, ssml: ssml, language: language)
-                return NoReply()
-            },
-        ])
+        object = try connection.export(path: SpeechProvider.objectPath, interface: SpeechProvider.interface,
+                                       handlers: SpeechProvider.implementations(of: Methods(service: service)).map(MethodHandler.init))
         object.set(SpeechProvider.name, Self.displayName)
         publish(OfferedVoices())
     }
@@ -43,5 +38,18 @@ public final class ProviderObject: Sendable {
 
     public func releaseName() async {
         try? await connection.releaseName(SpeechProvider.busName)
+    }
+}
+
+extension ProviderObject {
+    /// What Synthesize does (`SpeechProviderMethods`, generated from the contract, requires it).
+    struct Methods: SpeechProviderMethods {
+        let service: SynthesisService
+
+        func synthesize(pipeFd: UnixDescriptor, text: String, voiceId: String, pitch: Double, rate: Double, isSsml: Bool,
+                        language: String, caller: String) async throws {
+            try await service.synthesize(caller: caller, fd: pipeFd.descriptor, text: text, voiceID: voiceId, pitch: pitch,
+                                         rate: rate, ssml: isSsml, language: language)
+        }
     }
 }

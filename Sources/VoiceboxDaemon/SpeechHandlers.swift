@@ -1,75 +1,74 @@
-import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 
-/// What each method of org.voicebox.Speech1 does, one handler per declaration.
-enum SpeechHandlers {
-    static func all(_ gate: ServicesGate, callers: CallerSandbox, microphone: MicrophoneNotice) -> [MethodHandler] {
-        [
-            Speech1.speak.deferredHandler { call, text, options in
-                let speech = await gate.services.speech
-                let options = try SpeakOptions(optionValues(options))
-                let id = try await speech.admit(text, options: options, caller: call.sender)
-                guard options.wait else { return call.reply(id) }
-                // Waiting for the end must not hold up the caller's next call.
-                Task {
-                    await call.answer { try await speech.outcome(of: id) }
-                }
-            },
-            Speech1.stopSpeaking.handler { sender, id in
-                await gate.services.speech.stopSpeaking(id, caller: sender)
-                return NoReply()
-            },
-            Speech1.stopAllSpeaking.handler { _ in
-                await gate.services.speech.stopAllSpeaking()
-                return NoReply()
-            },
-            Speech1.pauseSpeaking.handler { sender in
-                await gate.services.speech.pauseSpeaking(caller: sender)
-                return NoReply()
-            },
-            Speech1.resumeSpeaking.handler { sender in
-                await gate.services.speech.resumeSpeaking(caller: sender)
-                return NoReply()
-            },
-            Speech1.listVoices.handler { _, language in
-                try await gate.services.speech.listVoices(language: language)
-            },
-            Speech1.refreshVoices.handler { _ in
-                await gate.services.speech.refreshVoices()
-                return NoReply()
-            },
-            Speech1.recognize.deferredHandler { call, options in
-                let recognition = await gate.services.recognition
-                let recognizeOptions = try await RecognizeOptions(optionValues(options)) { await callers.sandbox(of: call.sender) }
-                // Admitted in the caller's order (so a StopRecognition sent right after finds it),
-                // answered from a task of its own when recognition ends.
-                let pending = try await recognition.start(recognizeOptions, caller: call.sender)
-                if recognizeOptions.isMicrophone {
-                    microphone.announce(pending.id, caller: call.sender) {
-                        do throws(VoiceboxError) { return try await pending.outcome().end.rawValue } catch { return error.kind.rawValue }
-                    }
-                }
-                Task {
-                    await call.answer {
-                        let done = try await pending.outcome()
-                        return RecognizeReply(text: done.result.text, details: details(done))
-                    }
-                }
-            },
-            Speech1.stopRecognition.handler { sender in
-                await gate.services.recognition.stopRecognition(caller: sender)
-                return NoReply()
-            },
-            Speech1.cancelRecognition.handler { sender in
-                await gate.services.recognition.cancelRecognition(caller: sender)
-                return NoReply()
-            },
-            Speech1.endRecognition.handler { _, id, cancel in
-                await gate.services.recognition.endRecognition(id, cancel: cancel)
-                return NoReply()
-            },
-        ]
+/// What each method of org.voicebox.Speech1 does: `Speech1Methods`, generated from the contract,
+/// has one requirement per method, so a method without its handler here does not compile.
+struct SpeechHandlers: Speech1Methods {
+    let gate: ServicesGate
+    let callers: CallerSandbox
+    let microphone: MicrophoneNotice
+
+    func speak(text: String, options: VarDict, caller: String) async throws -> MethodAnswer<UInt64> {
+        let speech = await gate.services.speech
+        let options = try SpeakOptions(Self.optionValues(options))
+        let id = try await speech.admit(text, options: options, caller: caller)
+        guard options.wait else { return .now(id) }
+        // Waiting for the end must not hold up the caller's next call.
+        return .later { try await speech.outcome(of: id) }
+    }
+
+    func stopSpeaking(id: UInt64, caller: String) async throws {
+        await gate.services.speech.stopSpeaking(id, caller: caller)
+    }
+
+    func stopAllSpeaking(caller: String) async throws {
+        await gate.services.speech.stopAllSpeaking()
+    }
+
+    func pauseSpeaking(caller: String) async throws {
+        await gate.services.speech.pauseSpeaking(caller: caller)
+    }
+
+    func resumeSpeaking(caller: String) async throws {
+        await gate.services.speech.resumeSpeaking(caller: caller)
+    }
+
+    func listVoices(language: String, caller: String) async throws -> MethodAnswer<[Voice]> {
+        .now(try await gate.services.speech.listVoices(language: language))
+    }
+
+    func refreshVoices(caller: String) async throws {
+        await gate.services.speech.refreshVoices()
+    }
+
+    func recognize(options: VarDict, caller: String) async throws -> MethodAnswer<Speech1.RecognizeReply> {
+        let recognition = await gate.services.recognition
+        let callers = callers
+        let recognizeOptions = try await RecognizeOptions(Self.optionValues(options)) { await callers.sandbox(of: caller) }
+        // Admitted in the caller's order (so a StopRecognition sent right after finds it),
+        // answered from a task of its own when recognition ends.
+        let pending = try await recognition.start(recognizeOptions, caller: caller)
+        if recognizeOptions.isMicrophone {
+            microphone.announce(pending.id, caller: caller) {
+                do throws(VoiceboxError) { return try await pending.outcome().end.rawValue } catch { return error.kind.rawValue }
+            }
+        }
+        return .later {
+            let done = try await pending.outcome()
+            return Speech1.RecognizeReply(text: done.result.text, details: Self.details(done))
+        }
+    }
+
+    func stopRecognition(caller: String) async throws {
+        await gate.services.recognition.stopRecognition(caller: caller)
+    }
+
+    func cancelRecognition(caller: String) async throws {
+        await gate.services.recognition.cancelRecognition(caller: caller)
+    }
+
+    func endRecognition(id: UInt64, cancel: Bool, caller: String) async throws {
+        await gate.services.recognition.endRecognition(id, cancel: cancel)
     }
 
     /// An `a{sv}` as the core's option values; other types are kept by signature, to be named

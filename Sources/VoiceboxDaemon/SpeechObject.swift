@@ -1,9 +1,9 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 
 /// The D-Bus face of the service: /org/voicebox/Speech1 exported with a handler for each
-/// declared method (`SpeechHandlers`), and the services' signals and properties as bus traffic.
+/// method of the contract (`SpeechHandlers`), and the services' signals and properties as bus traffic.
 ///
 /// Each caller's calls run in the order it sent them and different callers' independently (the
 /// bus's `CallerLanes`); property reads are answered on the bus thread at once.
@@ -20,8 +20,9 @@ public final class SpeechObject: Sendable {
         let answer = bounds[.busCall]
         let callers = CallerSandbox(connection: connection, answer: answer)
         let microphone = MicrophoneNotice(connection: connection, callers: callers, notify: notifyMicrophone, answer: answer)
+        let handlers = SpeechHandlers(gate: services, callers: callers, microphone: microphone)
         object = try connection.export(path: Speech1.objectPath, interface: Speech1.interface,
-                                       handlers: SpeechHandlers.all(services, callers: callers, microphone: microphone))
+                                       handlers: Speech1.implementations(of: handlers).map(MethodHandler.init))
     }
 
     /// Lets calls through to the services.
@@ -31,20 +32,12 @@ public final class SpeechObject: Sendable {
 }
 
 extension SpeechObject: ServiceBus {
-    /// Every declared signal's arguments are BusArguments (`Speech1` derives its declarations from
-    /// the same ones, which only compiles so), so each encodes itself; the object checks the
-    /// signature against the interface before anything is sent.
-    public func emit<each Argument>(_ signal: ServiceSignal<repeat each Argument>, _ arguments: repeat each Argument) {
-        var values: [DBusValue] = []
-        for argument in repeat each arguments {
-            // (Never fails, as said above; if it did, the signature check would refuse and log it.)
-            if let argument = argument as? any BusArgument { values.append(argument.busValue) }
-        }
-        object.emit(signal: signal.name, values)
+    /// The object checks each signal's signature against the interface before anything is sent.
+    public func emit<each Argument>(_ signal: BusSignal<repeat each Argument>, _ arguments: repeat each Argument) {
+        object.emit(signal: signal.name, signal.encode(repeat each arguments))
     }
 
-    public func publish<Value>(_ property: ServiceProperty<Value>, _ value: Value) {
-        guard let value = value as? any BusArgument else { return }
+    public func publish<Value>(_ property: BusProperty<Value>, _ value: Value) {
         object.setProperty(property.name, to: value.busValue)
     }
 
@@ -55,8 +48,4 @@ extension SpeechObject: ServiceBus {
     public func unwatchCaller(_ token: UInt64) {
         connection.unwatchPeer(token)
     }
-}
-
-extension VoiceboxError: BusErrorConvertible {
-    public var busError: DBusError { DBusError(name: dbusName, message: message) }
 }

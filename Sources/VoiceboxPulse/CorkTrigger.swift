@@ -1,6 +1,7 @@
 import CPulse
 import Dispatch
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 
 /// The silent playback stream whose `media.role` sets module-role-cork off, while it plays.

@@ -1,5 +1,6 @@
 import CPulse
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 
 /// Connecting, noticing the server go away, reconnecting with backoff, and the end.

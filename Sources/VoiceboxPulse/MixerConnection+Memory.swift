@@ -1,5 +1,6 @@
 import CPulse
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 
 /// The server's memory of stream settings, through libpulse's ext-stream-restore: PulseAudio's

@@ -1,5 +1,6 @@
 import CPulse
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 
 /// A request on its way to the server and back, as the connection tracks it. Used only in the

@@ -1,4 +1,5 @@
 import CPulse
+import VoiceboxContract
 import VoiceboxCore
 
 /// What the server is (name, version, pipewire-pulse?) and whether module-role-cork is loaded.

@@ -1,4 +1,5 @@
 import CPulse
+import VoiceboxContract
 import VoiceboxCore
 
 /// Sink inputs and source outputs: reading them, following their changes, mute and volume.

@@ -1,5 +1,6 @@
 import CPulse
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 
 /// PulseMixer's one long-lived server connection: a threaded mainloop (thread "voicebox-mixer")

@@ -1,3 +1,4 @@
+import VoiceboxContract
 import VoiceboxCore
 
 /// Microphone capture through PulseAudio (or pipewire-pulse): one server connection per recording.

@@ -1,3 +1,4 @@
+import VoiceboxContract
 import VoiceboxCore
 
 /// The sound server's streams and their mute and volume, through PulseAudio (or pipewire-pulse):

@@ -1,4 +1,5 @@
 import CPulse
+import VoiceboxContract
 import VoiceboxCore
 
 /// What libpulse calls, on the mainloop thread with the mainloop lock held (entered through

@@ -1,5 +1,6 @@
 import CPulse
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 
 /// Releasing: `close` (waits for the server), `closeSoon` (does not) and `end`, the one way out.

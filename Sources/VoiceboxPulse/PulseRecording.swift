@@ -1,5 +1,6 @@
 import CPulse
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 
 /// One recording: its own threaded mainloop, context and record stream, from connect to release.

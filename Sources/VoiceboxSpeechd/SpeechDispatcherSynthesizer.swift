@@ -1,3 +1,4 @@
+import VoiceboxContract
 import VoiceboxCore
 
 /// The production `Synthesizer`: speech-dispatcher, spoken to in SSIP directly.

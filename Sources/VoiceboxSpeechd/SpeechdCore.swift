@@ -1,4 +1,5 @@
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 
 /// Everything mutable of one synthesizer: an actor whose executor is its serial queue, so its state

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
 

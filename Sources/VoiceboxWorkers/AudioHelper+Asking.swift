@@ -1,7 +1,7 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
-import VoiceboxWorkerProtocol
 
 /// Requests to the helper: each bounded (helper-answer, or the bound it names), and a heartbeat
 /// while a recording is open.

@@ -1,5 +1,5 @@
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxWorkerProtocol
 import VoiceboxLock
 
 /// `AudioCapture`: each recording is the helper's, its samples come over the helper's socket.

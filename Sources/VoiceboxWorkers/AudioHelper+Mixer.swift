@@ -1,5 +1,5 @@
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxWorkerProtocol
 
 /// `AudioMixer`, one call to one request of the helper's (`AudioHelperProtocol.Call`).
 extension AudioHelper {

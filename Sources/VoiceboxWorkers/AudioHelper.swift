@@ -1,8 +1,8 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
 import VoiceboxSpawn
-import VoiceboxWorkerProtocol
 
 /// The sound server, reached through the `voicebox-audio` helper process (see
 /// `AudioHelperProtocol`): the service's mixer and its microphone, so that the service itself

@@ -1,4 +1,4 @@
-import VoiceboxWorkerProtocol
+import VoiceboxContract
 
 /// Reads `WorkerProtocol` messages from a worker's pipe, buffered, waiting in poll(2) at most the
 /// bound it is given for each message.

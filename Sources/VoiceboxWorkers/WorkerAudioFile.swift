@@ -1,7 +1,7 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxSpawn
-import VoiceboxWorkerProtocol
 
 /// One audio file read by a `voicebox-worker` (see `WorkerProtocol`): the worker decodes the file's
 /// format and rate; this side only reads 16 kHz samples from its pipe, each wait bounded. A worker

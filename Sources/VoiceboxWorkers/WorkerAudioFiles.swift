@@ -1,6 +1,6 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxWorkerProtocol
 
 /// The service's `AudioFiles`: this process opens the file with the path or descriptor checks
 /// (`RegularFile`) and a confined `voicebox-worker` decodes it (see `WorkerProtocol`), so a file

@@ -1,7 +1,7 @@
 import Dispatch
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxModels
-import VoiceboxWorkerProtocol
 import VoiceboxLock
 
 /// The service's `RecognitionEngine`: every decoder is a `voicebox-worker decoder` process (see

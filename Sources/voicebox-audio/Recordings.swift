@@ -1,6 +1,6 @@
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxPulse
-import VoiceboxWorkerProtocol
 
 /// The recordings the service asked for, by the service's ids; each one's samples are forwarded
 /// as they come, and its end once it has ended.

@@ -1,9 +1,9 @@
 import CSeccomp
 import Dispatch
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxPulse
-import VoiceboxWorkerProtocol
 
 // voicebox-audio: the service's sound-server connections, the helper side of AudioHelperProtocol
 // (which documents how the service starts it and what it says). Started by voiceboxd, never by

@@ -1,8 +1,8 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxModels
 import VoiceboxPocketsphinx
-import VoiceboxWorkerProtocol
 
 /// Mode `decoder` (see `WorkerProtocol`): loads one model, then decodes the recognitions the
 /// service sends it over descriptor 3, one request and one answer at a time, until the service

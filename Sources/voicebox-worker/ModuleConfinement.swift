@@ -1,6 +1,6 @@
 import CSeccomp
 import Glibc
-import VoiceboxWorkerProtocol
+import VoiceboxContract
 
 /// What a speech-dispatcher output module may do, installed before the worker executes it (see
 /// WorkerProtocol's `output-module` mode) and inherited by it: what a module needs to load its

@@ -1,5 +1,5 @@
 import Glibc
-import VoiceboxWorkerProtocol
+import VoiceboxContract
 
 /// Mode `output-module` (see WorkerProtocol's OutputModuleMode): confines itself, then becomes the
 /// module. Nothing of the worker runs after the exec.

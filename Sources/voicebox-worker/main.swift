@@ -1,8 +1,8 @@
 import Glibc
 import CSeccomp
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxSndfile
-import VoiceboxWorkerProtocol
 
 // voicebox-worker: the engine side of the worker protocol (see WorkerProtocol, which documents
 // how the service starts it and what it says). Started by voiceboxd, never by people.

@@ -1,5 +1,5 @@
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 /// The connection to the service and the subcommands' dispatch.
 struct Client: Sendable {

@@ -1,8 +1,8 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxDictation
 import VoiceboxInsertion
-import VoiceboxInterface
 
 struct DictateRequest: Equatable {
     enum Mode: Equatable {
@@ -194,7 +194,7 @@ extension Client {
         let options = try request.options(heldByKey: heldByKey, partialResults: Output.isTerminal)
         // Read before listening: a mistake in the file is told now, not after the words.
         let replacements = request.literal ? Replacements() : Replacements.load(ProcessInfo.processInfo.environment) { Output.error($0) }
-        let reply: RecognizeReply
+        let reply: Speech1.RecognizeReply
         let cue = request.cue
         do throws(Failure) {
             // The start cue when the service has begun listening; nothing waits for it.

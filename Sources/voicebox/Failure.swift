@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 
 /// The documented exit statuses.
 enum ExitStatus: Int32 {
@@ -61,7 +62,7 @@ struct Failure: Error {
             self.init("the running voiceboxd is too old for this command (update it and restart it)", .refused)
         case "org.freedesktop.DBus.Error.AccessDenied":
             self.init("the bus refused the call" + (message.isEmpty ? "" : ": \(message)"), .refused)
-        case "org.voicebox.Error.Cancelled":
+        case VoiceboxError.Kind.cancelled.dbusName:
             self.init(message.isEmpty ? "cancelled" : message, .cancelled)
         default:
             self.init(message.isEmpty ? Self.words(for: name) : message, .refused)
@@ -70,15 +71,15 @@ struct Failure: Error {
 
     /// For an error that came without a message.
     static func words(for name: String) -> String {
-        switch name.split(separator: ".").last.map(String.init) ?? name {
-        case "InvalidArgument": "the service refused an argument"
-        case "UnknownVoice": "no such voice"
-        case "UnsupportedLanguage": "that language is not supported"
-        case "TooLarge": "the text is too large"
-        case "EngineUnavailable": "the speech engine is unavailable"
-        case "Busy": "the microphone is busy"
-        case "NoMicrophone": "there is no microphone"
-        case "UnreadableFile": "the file cannot be read"
+        switch VoiceboxError.Kind(rawValue: name.split(separator: ".").last.map(String.init) ?? name) {
+        case .invalidArgument: "the service refused an argument"
+        case .unknownVoice: "no such voice"
+        case .unsupportedLanguage: "that language is not supported"
+        case .tooLarge: "the text is too large"
+        case .engineUnavailable: "the speech engine is unavailable"
+        case .busy: "the microphone is busy"
+        case .noMicrophone: "there is no microphone"
+        case .unreadableFile: "the file cannot be read"
         default: "the service failed"
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxInsertion
-import VoiceboxInterface
 
 /// `insert TEXT`: into the focused window, as dictate does.
 struct InsertRequest: Equatable {

@@ -1,4 +1,4 @@
-import VoiceboxCore
+import VoiceboxContract
 import VoiceboxInsertion
 
 /// What the command line asks for, parsed without touching the bus (so it is unit-tested).
@@ -40,7 +40,7 @@ extension Invocation {
     static let subcommands = ["say", "voices", "listen", "stop", "pause", "resume", "status", "monitor", "dictate", "insert"]
 
     /// The client's version (the service's is its Version property).
-    static let version = SpeechService.version
+    static let version = Release.version
 
     /// Parses the arguments after the program's name.
     static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {

@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 struct ListenRequest: Equatable {
     /// An audio file, as given (the client opens it and passes it open), or nil for the microphone.
@@ -99,7 +99,7 @@ extension Client {
     }
 
     /// {text, id, confidence, duration, reason, language, words: [{word, start, end}]}.
-    static func json(_ reply: RecognizeReply) -> [String: Any] {
+    static func json(_ reply: Speech1.RecognizeReply) -> [String: Any] {
         var object: [String: Any] = ["text": reply.text]
         for (key, value) in reply.details.entries where key != "words" { object[key] = Output.jsonValue(value) }
         object["words"] = (reply.details["words"]?.unwrapped.arrayElements ?? []).compactMap { element -> [String: Any]? in

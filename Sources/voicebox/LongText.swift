@@ -1,11 +1,11 @@
-import VoiceboxCore
+import VoiceboxContract
 
 /// Text longer than Speak takes (65,536 bytes of UTF-8) is spoken as several utterances, split
 /// at sentence ends: each piece as long as fits, ending at the last sentence end within the
 /// limit (or, in a sentence longer than that, at the last space; in a word longer than that,
 /// at the last whole character).
 enum LongText {
-    static let limit = SpeakOptions.maximumTextBytes
+    static let limit = Speech1.maximumTextBytes
 
     static func split(_ text: String, limit: Int = limit) -> [String] {
         var pieces: [String] = []

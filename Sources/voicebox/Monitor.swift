@@ -1,28 +1,38 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 extension Client {
-    /// `monitor`: every signal of the service, one line each, until interrupted (then exit 0).
+    /// `monitor`: every signal of the service, one line each (its name, then its arguments), until
+    /// interrupted (then exit 0).
     func monitor() async throws -> ExitStatus {
         let speech = speech
         // Lines are written in the order the bus delivers them, one queue for all.
         let queue = DispatchQueue(label: "voicebox.monitor")
         let print: @Sendable (String) -> Void = { line in queue.async { Output.line(line) } }
         try await checked { () async throws(DBusError) in
-            _ = try await speech.subscribe(Speech1.speechStarted) { id in print("SpeechStarted \(id)") }
-            _ = try await speech.subscribe(Speech1.speechMark) { id, name in print("SpeechMark \(id) \(name)") }
-            _ = try await speech.subscribe(Speech1.speechFinished) { id, reason in print("SpeechFinished \(id) \(reason)") }
-            _ = try await speech.subscribe(Speech1.voicesChanged) { print("VoicesChanged") }
-            _ = try await speech.subscribe(Speech1.recognitionStarted) { id in print("RecognitionStarted \(id)") }
-            _ = try await speech.subscribe(Speech1.recognitionPartial) { id, text in print("RecognitionPartial \(id) \(quoted(text))") }
-            _ = try await speech.subscribe(Speech1.audioLevel) { id, level in print("AudioLevel \(id) \(fixed(level))") }
-            _ = try await speech.subscribe(Speech1.recognitionProgress) { id, fraction in
-                print("RecognitionProgress \(id) \(fixed(fraction))")
+            _ = try await speech.subscribe(Speech1.speechStarted) { id in print("\(Speech1.speechStarted.name) \(id)") }
+            _ = try await speech.subscribe(Speech1.speechMark) { id, name in print("\(Speech1.speechMark.name) \(id) \(name)") }
+            _ = try await speech.subscribe(Speech1.speechFinished) { id, reason in
+                print("\(Speech1.speechFinished.name) \(id) \(reason)")
             }
-            _ = try await speech.subscribe(Speech1.recognitionFinished) { id, text in print("RecognitionFinished \(id) \(quoted(text))") }
+            _ = try await speech.subscribe(Speech1.voicesChanged) { print("\(Speech1.voicesChanged.name)") }
+            _ = try await speech.subscribe(Speech1.recognitionStarted) { id in print("\(Speech1.recognitionStarted.name) \(id)") }
+            _ = try await speech.subscribe(Speech1.recognitionPartial) { id, text in
+                print("\(Speech1.recognitionPartial.name) \(id) \(quoted(text))")
+            }
+            _ = try await speech.subscribe(Speech1.audioLevel) { id, level in
+                print("\(Speech1.audioLevel.name) \(id) \(fixed(level))")
+            }
+            _ = try await speech.subscribe(Speech1.recognitionProgress) { id, fraction in
+                print("\(Speech1.recognitionProgress.name) \(id) \(fixed(fraction))")
+            }
+            _ = try await speech.subscribe(Speech1.recognitionFinished) { id, text in
+                print("\(Speech1.recognitionFinished.name) \(id) \(quoted(text))")
+            }
             _ = try await speech.subscribe(Speech1.audioInterruption) { state, info in
-                print("AudioInterruption \(state.rawValue) \(describe((try? VarDict(busValue: info.busValue)) ?? VarDict()))")
+                let info = describe((try? VarDict(busValue: info.busValue)) ?? VarDict())
+                print("\(Speech1.audioInterruption.name) \(state.rawValue) \(info)")
             }
         }
         // Said on standard error, so that the output is only signals: from here on nothing is missed.

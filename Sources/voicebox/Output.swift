@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxLock
 
 /// Standard output and error: whole lines, flushed at once (monitor's lines must not wait in a

@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 extension Client {
     /// `pause`: a pause belongs to the caller and ends when it leaves the bus, so the pause is

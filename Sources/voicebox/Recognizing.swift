@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import VoiceboxLock
 
 /// What listen and dictate share: one Recognize call with its live display on a terminal (a
@@ -66,7 +66,7 @@ extension Client {
     /// cancels the recognition and frees the microphone at once).
     /// `onStarted` is called once, when the service announces a recognition (RecognitionStarted).
     func recognize(_ options: VarDict, microphone: Bool, timeout: Duration,
-                   onStarted: (@Sendable () -> Void)? = nil) async throws(Failure) -> RecognizeReply {
+                   onStarted: (@Sendable () -> Void)? = nil) async throws(Failure) -> Speech1.RecognizeReply {
         let speech = speech
         let display = RecognitionDisplay(microphone: microphone)
         Interrupts.onInterrupt { _ in

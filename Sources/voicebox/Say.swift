@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 struct SayRequest: Equatable {
     var text = ""

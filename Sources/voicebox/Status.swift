@@ -1,7 +1,7 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxInsertion
-import VoiceboxInterface
 
 extension Client {
     /// What status prints when the service (or the bus) cannot be reached: one line on standard

@@ -1,5 +1,6 @@
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 
 /// `--stdin`: raw PCM on standard input, streamed to the service as it comes.
 struct StdinAudio: Equatable {

@@ -1,5 +1,5 @@
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 enum StopTarget: Equatable {
     /// What this client queued (nothing, from a new process: kept for scripts).

@@ -1,5 +1,5 @@
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 extension Invocation {
     static func parseVoices(_ reader: inout ArgumentReader) throws(UsageError) -> Command {

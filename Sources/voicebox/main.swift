@@ -1,6 +1,6 @@
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 
 /// voicebox: the command-line client of voiceboxd. Each subcommand is a file of its own; this
 /// parses, connects, dispatches and turns the outcome into the exit status.

@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxDaemon
 import VoiceboxCore
 
@@ -22,7 +23,7 @@ if options.showHelp {
     exit(0)
 }
 if options.showVersion {
-    print("voiceboxd \(SpeechService.version)")
+    print("voiceboxd \(Release.version)")
     exit(0)
 }
 // voiceboxd never writes to standard output, but pocketsphinx's grammar parser echoes what it

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxSpawn
 import XCTest
 

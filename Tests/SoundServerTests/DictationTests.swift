@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// The `voicebox` command where the sound server has its part: say, listen from the microphone,

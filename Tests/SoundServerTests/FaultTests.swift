@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
 @testable import TestSupport
+import VoiceboxContract
 import VoiceboxSpawn
 import VoiceboxBus
-import VoiceboxInterface
 import XCTest
 
 /// Faults from outside, each against the real stack: what the caller sees (a named error or a

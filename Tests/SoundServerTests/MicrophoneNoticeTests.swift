@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxDaemon
-import VoiceboxInterface
 import XCTest
 
 /// Who is told that the microphone is on: the log names the caller (unique name, pid, command)

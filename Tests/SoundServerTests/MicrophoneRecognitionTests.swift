@@ -2,7 +2,7 @@ import Foundation
 @testable import TestSupport
 import Glibc
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Each test ends what it started (its recognition ended, its player stopped): one voiceboxd

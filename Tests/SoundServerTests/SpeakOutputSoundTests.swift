@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Speak with `output` where the sound server has its say: nothing is played on the sink while a

@@ -1,7 +1,7 @@
 @testable import TestSupport
 import Foundation
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Speak, StopSpeaking, ListVoices and friends against the real stack: a real dbus-daemon,

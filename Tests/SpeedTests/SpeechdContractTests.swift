@@ -1,7 +1,7 @@
 import Foundation
 @testable import TestSupport
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// The two promises about a wedged speech-dispatcher that are a matter of time, with voiceboxd's

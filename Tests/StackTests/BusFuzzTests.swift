@@ -7,7 +7,7 @@ import Glibc
 import VoiceboxLock
 // @testable: Marshalling.validate sorts out, before sending, what the client itself refuses.
 @testable import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// A seeded fuzzer over the bus: random members (the service's own, read from its Introspect reply;

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import VoiceboxContract
 import XCTest
 
 /// Descriptors that callers pass (type `h`) belong to the call: whatever voiceboxd does with the

@@ -1,9 +1,9 @@
 import Foundation
 import Glibc
 @testable import TestSupport
+import VoiceboxContract
 import VoiceboxSpawn
 import VoiceboxBus
-import VoiceboxInterface
 import XCTest
 
 /// Faults in the recognition models, against the real stack: a user's model file cut short, a

@@ -2,7 +2,7 @@ import Foundation
 @testable import TestSupport
 import Glibc
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Recognize through a real voiceboxd, PulseAudio and the real en-US model. The fake microphone

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Speak with `output`: the utterance written as a WAV file into the caller's file or pipe instead

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import VoiceboxSpawn
 import XCTest
 

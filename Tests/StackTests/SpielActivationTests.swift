@@ -5,8 +5,8 @@ import FoundationXML
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// The way a Spiel client first meets Voicebox: on a bus that knows the shipped activation files,

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// The Spiel provider under callers that misbehave: wrong descriptors and arguments, readers that

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// Voicebox as a Spiel speech provider, driven as libspiel drives one (`SpielClient`), against the

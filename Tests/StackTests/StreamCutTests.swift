@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import XCTest
 
 /// Four streams of two callers hear unbroken speech in real time (no pause for minutes, so none

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import XCTest
 
 /// What the stream test classes share: writers for many callers' streams, and how they end.

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Many callers' streams at once, taking turns for the decoders: a stream that always has audio

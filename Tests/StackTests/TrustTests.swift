@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxDaemon
-import VoiceboxInterface
 import XCTest
 
 /// What a caller can make the service read: a file it passes open (option fd, as desktop portals

@@ -1,4 +1,5 @@
 import Foundation
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
 import XCTest

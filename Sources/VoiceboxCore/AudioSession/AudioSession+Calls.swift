@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Others interrupting Voicebox: a playing or recording stream with a call role (phone,
 /// Communication) holds the targets (speech pauses, the microphone is corked) until it ends. A
 /// call also holds what Voicebox took from others: nothing is given back while it lasts, whatever
@@ -17,13 +19,13 @@ extension AudioSession {
         if now {
             callAnnounced = true
             updateInterrupted()
-            bus.emit(ServiceSignals.audioInterruption, .began, InterruptionInfo(reason: .external, id: 0))
+            bus.emit(Speech1.audioInterruption, .began, InterruptionInfo(reason: .external, id: 0))
             for target in targets { await target.externalInterruptionBegan() }
         } else {
             for target in targets { await target.externalInterruptionEnded() }
             callAnnounced = false
             updateInterrupted()
-            bus.emit(ServiceSignals.audioInterruption, .ended, InterruptionInfo(reason: .external, id: 0, shouldResume: true))
+            bus.emit(Speech1.audioInterruption, .ended, InterruptionInfo(reason: .external, id: 0, shouldResume: true))
             // What ended during the call gives others back now (after the grace).
             scheduleRestore()
         }

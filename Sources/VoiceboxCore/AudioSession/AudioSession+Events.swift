@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Following the server: its streams as they come, change and go; a server that goes away and
 /// comes back. Detection follows the mixer's events: nothing is polled.
 extension AudioSession {

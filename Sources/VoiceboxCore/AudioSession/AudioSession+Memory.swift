@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// The server's memory. PulseAudio's module-stream-restore and WirePlumber's restore-stream save a
 /// stream's volume and mute by application or role whenever a client changes them (Voicebox
 /// included), and start the next stream of that application or role from what they saved. So

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Requests to the mixer, with failures logged, naming the stream they concern.
 extension AudioSession {
     /// Runs one mixer request; a failure is logged, naming `what` and the stream it concerns.

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Voicebox interrupting others: overlapping and back-to-back activities (within `grace`) make one
 /// interruption. What is changed is written to the journal first and restored exactly: a stream
 /// the user unmuted or moved meanwhile keeps the user's setting.
@@ -13,7 +15,7 @@ extension AudioSession {
         others = OthersInterruption(reason: activity.reason, id: activity.id, policy: policy)
         await apply(policy)
         updateInterrupted()
-        if let others { bus.emit(ServiceSignals.audioInterruption, .began, others.info(shouldResume: nil)) }
+        if let others { bus.emit(Speech1.audioInterruption, .began, others.info(shouldResume: nil)) }
     }
 
     /// Pauses players and silences streams (`pause`), or lowers streams (`duck`).
@@ -243,6 +245,6 @@ extension AudioSession {
         startAfterCare(done.memory, setBack: setBackStreams)
         saveJournal()
         updateInterrupted()
-        bus.emit(ServiceSignals.audioInterruption, .ended, done.info(shouldResume: true))
+        bus.emit(Speech1.audioInterruption, .ended, done.info(shouldResume: true))
     }
 }

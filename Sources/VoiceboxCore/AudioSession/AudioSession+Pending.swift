@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Memory put back where the server did not list it in time (pipewire-pulse: WirePlumber, which
 /// holds the metadata it goes through, was busy; it was seen here falling a minute behind). The
 /// entries stay journaled, and the server is asked again at growing intervals, for about two

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Crash recovery, and the server's memory after the server went away: what a voiceboxd that died
 /// mid-interruption left changed is undone as `restoreOthers` would have, once the server is
 /// reached; the memory entries it journaled are put back; a stream that started from a change of
@@ -38,7 +40,7 @@ extension AudioSession {
             return names.sorted()
         }
         saveJournal()
-        bus.emit(ServiceSignals.audioInterruption, .ended, InterruptionInfo(reason: left.reason ?? .speaking, id: left.id ?? 0, shouldResume: true,
+        bus.emit(Speech1.audioInterruption, .ended, InterruptionInfo(reason: left.reason ?? .speaking, id: left.id ?? 0, shouldResume: true,
                                                              pausedPlayers: resumed, mutedStreams: unmuted, duckedStreams: restored))
     }
 

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// The audio session: what Voicebox does to other audio while it speaks or listens, and what
 /// it does when something more important (a call) takes the audio. Like AVAudioSession, every
 /// begin and end is announced (AudioInterruption) and shown (property Interrupted).
@@ -132,7 +134,7 @@ public actor AudioSession {
     /// Publishes Interrupted and takes over a journal a crash left behind (undone once the sound
     /// server is reached, which `run` follows). Call before taking the bus name.
     public func start() {
-        bus.publish(ServiceProperties.interrupted, false)
+        bus.publish(Speech1.interrupted, false)
         if let left = journal.store.load(), !left.isEmpty { leftover = left }
     }
 
@@ -249,7 +251,7 @@ public actor AudioSession {
             callAnnounced = false
             calls = []
             updateInterrupted()
-            bus.emit(ServiceSignals.audioInterruption, .ended, InterruptionInfo(reason: .external, id: 0, shouldResume: false))
+            bus.emit(Speech1.audioInterruption, .ended, InterruptionInfo(reason: .external, id: 0, shouldResume: false))
         }
     }
 
@@ -258,7 +260,7 @@ public actor AudioSession {
         let now = others != nil || !calls.isEmpty
         guard now != interrupted else { return }
         interrupted = now
-        bus.publish(ServiceProperties.interrupted, now)
+        bus.publish(Speech1.interrupted, now)
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 
 /// What Voicebox changed in others' audio, written down before it changes it, so that a
 /// voiceboxd that died mid-interruption is cleaned up after by the next one: no desktop is left

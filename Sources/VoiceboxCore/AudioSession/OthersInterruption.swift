@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// What one interruption of others did: the players it paused, the streams it muted or lowered,
 /// and the server's memory entries of those streams as they were before. Plain data, owned by
 /// the AudioSession; everything in it is in the journal before the change it describes is made.

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// What the service needs from a microphone. PulseAudio stands behind it in production
 /// (module VoiceboxPulse); tests swap in a scripted one.
 ///
@@ -28,13 +30,4 @@ public protocol CaptureStream: Sendable {
     /// Releases the microphone: when this returns, the server no longer records for us
     /// (the recording indicator goes away). Idempotent.
     func close() async
-}
-
-public enum CaptureError: Error, Sendable, Equatable, Codable {
-    /// The named source does not exist (or went away), or there is no source at all.
-    case noMicrophone(String)
-    /// The sound server cannot be reached, or went away during the recording.
-    case serverUnavailable(String)
-    /// Anything else the server refused; the reason is for people.
-    case failed(String)
 }

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// A recognition under way.
 public struct PendingRecognition: Sendable {
     public let id: UInt64

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// What a caller is told when recognition goes wrong: the engine's and the microphone's errors
 /// as `VoiceboxError`s, naming the option at fault where there is one.
 enum RecognitionFault {

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Reading a file: all of it (or `max_seconds` of it), cut into utterances at every pause as
 /// pocketsphinx_continuous cuts it (`FileReading`), with progress and partials as it goes.
 extension RecognitionRun {
@@ -36,7 +38,7 @@ extension RecognitionRun {
                 }
             }, afterChunk: { seconds, segments in
                 if let total, total > 0, progress.allow(at: .now) {
-                    dependencies.bus.emit(ServiceSignals.recognitionProgress, id, min(1, seconds / total))
+                    dependencies.bus.emit(Speech1.recognitionProgress, id, min(1, seconds / total))
                 }
                 reportPartial(decoder, after: segments)
             })
@@ -45,7 +47,7 @@ extension RecognitionRun {
         }
         if let total, total > 0 {
             // The last word on progress: 1 at the end of the file or the limit, less when stopped.
-            dependencies.bus.emit(ServiceSignals.recognitionProgress, id, reading.end == .stopped ? min(1, reading.seconds / total) : 1)
+            dependencies.bus.emit(Speech1.recognitionProgress, id, reading.end == .stopped ? min(1, reading.seconds / total) : 1)
         }
         return Recognition(id: id, result: reading.result, duration: reading.seconds, end: reading.end,
                            language: language)

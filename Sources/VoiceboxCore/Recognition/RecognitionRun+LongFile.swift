@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// A long file on every core: cut at pauses into parts of at most about `file-part` (a minute), as
 /// many for each core (`FileParts`), which
 /// this recognition and up to a core's worth of helpers decode at once, each helper on a turn of

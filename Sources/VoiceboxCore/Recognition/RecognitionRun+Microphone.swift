@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Listening: one utterance from a microphone, ended by trailing silence, `max_seconds`, or a request.
 extension RecognitionRun {
     func listen(source: String?) async throws(VoiceboxError) -> Recognition {
@@ -25,7 +27,7 @@ extension RecognitionRun {
         if control.isHeldByCall { await microphone.setCorked(true) }
         // Only one microphone recognition runs at a time (the service sees to it, and frees the
         // slot only once this returns), so Listening can be set from here without a race.
-        dependencies.bus.publish(ServiceProperties.listening, true)
+        dependencies.bus.publish(Speech1.listening, true)
         begin()
 
         var live = LiveAudio(decoder: decoder, options: options)
@@ -36,7 +38,7 @@ extension RecognitionRun {
         control.detach()
         let recordingFailure = await microphone.failure
         await microphone.close()
-        dependencies.bus.publish(ServiceProperties.listening, false)
+        dependencies.bus.publish(Speech1.listening, false)
         await dependencies.session?.end(.listening, id: id)
 
         if let fault { throw fault }
@@ -88,7 +90,7 @@ extension RecognitionRun {
         let reported = try decode(decoder, samples)
         let (inSpeech, discard) = live.warmUp.feed(inSpeech: reported, seconds: seconds)
         if discard { try drop(decoder) }
-        if live.levels.allow(at: .now) { dependencies.bus.emit(ServiceSignals.audioLevel, id, live.meter.read()) }
+        if live.levels.allow(at: .now) { dependencies.bus.emit(Speech1.audioLevel, id, live.meter.read()) }
         reportPartial(decoder, after: earlier)
         switch live.endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
         case .continue: return nil

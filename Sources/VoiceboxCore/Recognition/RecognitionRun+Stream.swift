@@ -1,4 +1,5 @@
 import Dispatch
+import VoiceboxContract
 import VoiceboxLock
 
 /// Reading the caller's stream: as a file is read (to its end, cut into utterances at pauses, the
@@ -204,7 +205,7 @@ extension RecognitionRun {
                 }
             }, afterChunk: { _, segments in
                 // Not while a cut utterance is heard again: that audio was metered when it came.
-                if !audio.replaying, levels.allow(at: .now) { dependencies.bus.emit(ServiceSignals.audioLevel, id, meter.read()) }
+                if !audio.replaying, levels.allow(at: .now) { dependencies.bus.emit(Speech1.audioLevel, id, meter.read()) }
                 reportPartial(decoder, after: earlier + segments)
             }, yieldAtPause: {
                 !audio.replaying && heard.shouldYield(control)

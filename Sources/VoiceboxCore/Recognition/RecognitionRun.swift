@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// One recognition, from opening its audio to its answer.
 ///
 /// It runs on a dispatch queue of its own (`QueueExecutor`): it waits in poll(2) on a caller's
@@ -64,7 +66,7 @@ actor RecognitionRun {
             outcome = .failure(control.request == .cancel ? RecognitionFault.cancelled : error)
         }
         if started {
-            dependencies.bus.emit(ServiceSignals.recognitionFinished, id, (try? outcome.get())?.result.text ?? "")
+            dependencies.bus.emit(Speech1.recognitionFinished, id, (try? outcome.get())?.result.text ?? "")
         }
         return outcome
     }
@@ -83,7 +85,7 @@ actor RecognitionRun {
 
     func begin() {
         started = true
-        dependencies.bus.emit(ServiceSignals.recognitionStarted, id)
+        dependencies.bus.emit(Speech1.recognitionStarted, id)
     }
 
     /// The answer when a stop or cancel came before any audio was taken: nothing heard.
@@ -108,7 +110,7 @@ actor RecognitionRun {
     /// Sends RecognitionProgress: `fraction` of the audio decoded, never less than already sent.
     func reportProgress(_ fraction: Double) {
         progressSent = max(progressSent, min(1, fraction))
-        dependencies.bus.emit(ServiceSignals.recognitionProgress, id, progressSent)
+        dependencies.bus.emit(Speech1.recognitionProgress, id, progressSent)
     }
 
     /// The same for utterances already heard, without a decoder's guess. `whole`: the final
@@ -116,7 +118,7 @@ actor RecognitionRun {
     func reportPartial(heard: [RecognitionResult], whole: Bool = false) {
         guard options.partialResults else { return }
         let text = RecognitionResult(joining: heard).text
-        if partials.shouldSend(text, at: .now, whole: whole) { dependencies.bus.emit(ServiceSignals.recognitionPartial, id, text) }
+        if partials.shouldSend(text, at: .now, whole: whole) { dependencies.bus.emit(Speech1.recognitionPartial, id, text) }
     }
 
     func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {

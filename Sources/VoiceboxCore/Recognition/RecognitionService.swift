@@ -1,3 +1,4 @@
+import VoiceboxContract
 import VoiceboxLock
 
 /// Recognizing: the behaviour behind Recognize, StopRecognition, CancelRecognition and
@@ -66,10 +67,10 @@ public actor RecognitionService {
 
     /// Publishes the initial properties.
     public func run() {
-        dependencies.bus.publish(ServiceProperties.listening, false)
-        dependencies.bus.publish(ServiceProperties.listeningID, 0)
-        dependencies.bus.publish(ServiceProperties.dictationID, 0)
-        dependencies.bus.publish(ServiceProperties.recognitionLanguages, dependencies.engine.languages)
+        dependencies.bus.publish(Speech1.listening, false)
+        dependencies.bus.publish(Speech1.listeningID, 0)
+        dependencies.bus.publish(Speech1.dictationID, 0)
+        dependencies.bus.publish(Speech1.recognitionLanguages, dependencies.engine.languages)
     }
 
     /// Admits a recognition and starts it; its answer comes from the returned handle. Admission
@@ -89,8 +90,8 @@ public actor RecognitionService {
         // Published at admission, so that another process (a shortcut's second press) can end
         // it even while its model is still loading.
         if options.isMicrophone {
-            dependencies.bus.publish(ServiceProperties.listeningID, id)
-            if options.dictation { dependencies.bus.publish(ServiceProperties.dictationID, id) }
+            dependencies.bus.publish(Speech1.listeningID, id)
+            if options.dictation { dependencies.bus.publish(Speech1.dictationID, id) }
         }
         if isStream {
             // A stream gives its turn back while its writer sends nothing (`park`), and its
@@ -245,8 +246,8 @@ public actor RecognitionService {
             if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
         }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
-        if entry.microphone { dependencies.bus.publish(ServiceProperties.listeningID, 0) }
-        if entry.dictation { dependencies.bus.publish(ServiceProperties.dictationID, 0) }
+        if entry.microphone { dependencies.bus.publish(Speech1.listeningID, 0) }
+        if entry.dictation { dependencies.bus.publish(Speech1.dictationID, 0) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 

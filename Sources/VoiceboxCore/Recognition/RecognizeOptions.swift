@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// The options of Recognize, checked. Everything a caller can get wrong is refused here, naming
 /// the key, before a model, a file or the microphone is touched.
 public struct RecognizeOptions: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Which streams are "others" to an interruption, and which are calls: by the settings' roles and
 /// our own process.
 struct StreamKinds: Sendable {

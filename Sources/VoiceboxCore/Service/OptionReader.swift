@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Reads an `a{sv}` of options strictly: unknown keys and wrong types are errors, since a
 /// silently ignored misspelt option is a bug the caller never finds.
 struct OptionReader {

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// A caller's SSML, checked before anything of it reaches speech-dispatcher.
 ///
 /// speech-dispatcher 0.11 trusts what it is given: the output module reports every `<mark>` back to

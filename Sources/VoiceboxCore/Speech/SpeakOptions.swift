@@ -1,7 +1,7 @@
+import VoiceboxContract
+
 /// The options of Speak, checked.
 public struct SpeakOptions: Sendable, Equatable {
-    public static let maximumTextBytes = 65_536
-
     public var voice: String?
     public var language: String?
     public var rate: Double = 1

@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 
 /// Speak with `output`: the utterance is written as a WAV file into the caller's descriptor instead
 /// of being played. Its id, SpeechStarted (its first audio written), SpeechMark (once the audio

@@ -1,11 +1,11 @@
+import VoiceboxContract
+
 /// Speaking: the behaviour behind Speak, StopSpeaking, StopAllSpeaking, PauseSpeaking,
 /// ResumeSpeaking, ListVoices and RefreshVoices, over a Synthesizer and a ServiceBus.
 ///
 /// Nothing here waits on another caller: the synthesizer bounds every exchange with its engine,
 /// and stopping or pausing never waits for the engine at all.
 public actor SpeechService {
-    public static let version = "0.2.0"
-
     struct Utterance {
         let caller: String
         /// Spoken with `wait`: the caller is waiting for it, so it ends if the caller leaves.
@@ -57,18 +57,18 @@ public actor SpeechService {
         self.session = session
         callers = CallerTracker(bus: bus)
         voices = VoiceCache(policy: voicePolicy, lister: { try await synthesizer.listVoices() }, onChange: { list in
-            bus.publish(ServiceProperties.voiceCount, UInt32(clamping: list.count))
-            bus.emit(ServiceSignals.voicesChanged)
+            bus.publish(Speech1.voiceCount, UInt32(clamping: list.count))
+            bus.emit(Speech1.voicesChanged)
         })
     }
 
     /// Publishes the properties and starts warming the voice cache. Call before taking the
     /// bus name, so the first caller (perhaps the one that activated us) finds them.
     public func start() async {
-        bus.publish(ServiceProperties.version, Self.version)
-        bus.publish(ServiceProperties.speaking, false)
-        bus.publish(ServiceProperties.paused, false)
-        bus.publish(ServiceProperties.voiceCount, 0)
+        bus.publish(Speech1.version, Release.version)
+        bus.publish(Speech1.speaking, false)
+        bus.publish(Speech1.paused, false)
+        bus.publish(Speech1.voiceCount, 0)
         await voices.refresh()
     }
 
@@ -91,8 +91,8 @@ public actor SpeechService {
     /// Queues `text` and returns its id once the engine accepted it, with `wait` or not; `outcome(of:)`
     /// then waits for its end. For callers that answer later than they admit.
     public func admit(_ text: String, options: SpeakOptions, caller: String) async throws(VoiceboxError) -> UInt64 {
-        guard text.utf8.count <= SpeakOptions.maximumTextBytes else {
-            throw .init(.tooLarge, "text is \(text.utf8.count) bytes; the limit is \(SpeakOptions.maximumTextBytes)")
+        guard text.utf8.count <= Speech1.maximumTextBytes else {
+            throw .init(.tooLarge, "text is \(text.utf8.count) bytes; the limit is \(Speech1.maximumTextBytes)")
         }
         guard text.contains(where: { !$0.isWhitespace }) else {
             throw .invalidArgument("text is empty: there is nothing to speak")
@@ -175,7 +175,7 @@ public actor SpeechService {
     public func pauseSpeaking(caller: String) async {
         guard pauseHolders.insert(caller).inserted else { return }
         watch(caller)
-        if pauseHolders.count == 1 { bus.publish(ServiceProperties.paused, true) }
+        if pauseHolders.count == 1 { bus.publish(Speech1.paused, true) }
         await applyPause()
     }
 
@@ -183,7 +183,7 @@ public actor SpeechService {
     public func resumeSpeaking(caller: String) async {
         guard pauseHolders.remove(caller) != nil else { return }
         release(caller)
-        if pauseHolders.isEmpty { bus.publish(ServiceProperties.paused, false) }
+        if pauseHolders.isEmpty { bus.publish(Speech1.paused, false) }
         await applyPause()
     }
 
@@ -223,18 +223,18 @@ public actor SpeechService {
         case .started(let id):
             guard utterances[id] != nil else { return }
             utterances[id]?.started = true
-            bus.emit(ServiceSignals.speechStarted, id)
+            bus.emit(Speech1.speechStarted, id)
             updateSpeaking()
         case .mark(let id, let name):
             guard utterances[id] != nil else { return }
-            bus.emit(ServiceSignals.speechMark, id, name)
+            bus.emit(Speech1.speechMark, id, name)
         case .failed(let id, let reason):
             guard utterances[id] != nil else { return }
             utterances[id]?.failure = reason
         case .finished(let id, let end):
             guard let utterance = utterances.removeValue(forKey: id) else { return }
             if end == .error, utterance.owedToCaller, let failure = utterance.failure { failures[id] = failure }
-            bus.emit(ServiceSignals.speechFinished, id, end)
+            bus.emit(Speech1.speechFinished, id, end)
             for waiter in utterance.waiters { waiter.resume(returning: end) }
             release(utterance.caller)
             updateSpeaking()
@@ -252,7 +252,7 @@ public actor SpeechService {
         let now = !heldByCall && utterances.values.contains { $0.started && !$0.rendered }
         guard now != speaking else { return }
         speaking = now
-        bus.publish(ServiceProperties.speaking, now)
+        bus.publish(Speech1.speaking, now)
     }
 
     // MARK: Callers
@@ -273,7 +273,7 @@ public actor SpeechService {
         callers.left(caller)
         await stop(utterances.filter { $0.value.caller == caller && $0.value.owedToCaller }.map(\.key).sorted())
         if pauseHolders.remove(caller) != nil {
-            if pauseHolders.isEmpty { bus.publish(ServiceProperties.paused, false) }
+            if pauseHolders.isEmpty { bus.publish(Speech1.paused, false) }
             await applyPause()
         }
     }

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// What the service needs from a speech synthesizer. speech-dispatcher stands behind it in
 /// production (module VoiceboxSpeechd); tests swap in a scripted one.
 ///
@@ -22,30 +24,6 @@ public protocol Synthesizer: Sendable {
     /// Every voice of every output module. Slowish: espeak-ng alone has thousands.
     /// Throws when the engine cannot be reached; may return [] while the engine starts up.
     func listVoices() async throws -> [Voice]
-}
-
-public struct Voice: Sendable, Hashable, Comparable {
-    /// Stable and unique: "<engine>/<name>" (e.g. "espeak-ng/English (Great Britain)").
-    public var id: String { ownID ?? engine + "/" + name }
-    public let name: String
-    /// BCP-47 as the engine reports it, e.g. "en-gb"; compare case-insensitively.
-    public var language: String
-    public var variant: String
-    /// The speech-dispatcher output module, e.g. "espeak-ng".
-    public let engine: String
-    /// The id where it is not "<engine>/<name>". Kept apart only then: the service holds
-    /// thousands of voices, and an id string of each one's own is a visible part of its memory.
-    private let ownID: String?
-
-    public init(id: String, name: String, language: String, variant: String, engine: String) {
-        ownID = id == engine + "/" + name ? nil : id
-        self.name = name
-        self.language = language
-        self.variant = variant
-        self.engine = engine
-    }
-
-    public static func < (a: Voice, b: Voice) -> Bool { a.id < b.id }
 }
 
 /// speech-dispatcher's priorities, with its semantics (see docs/speech.md).
@@ -82,17 +60,6 @@ public struct SynthesisRequest: Sendable, Equatable {
         self.pitch = pitch
         self.volume = volume
     }
-}
-
-public enum SynthesisEnd: String, Sendable {
-    /// Spoken to the end.
-    case done
-    /// Stopped because we asked (`stop`).
-    case cancelled
-    /// Dropped by the engine for a message of higher priority.
-    case interrupted
-    /// The engine failed or went away.
-    case error
 }
 
 public enum SynthesisEvent: Sendable, Equatable {

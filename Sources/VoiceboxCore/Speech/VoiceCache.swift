@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// The voices of every engine, listed once in the background and answered from memory.
 ///
 /// An empty or failed listing is never taken as the truth: it is retried with bounded

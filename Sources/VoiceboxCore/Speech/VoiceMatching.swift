@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Which voices answer a language request, best first.
 public enum VoiceMatching {
     /// "" gives every voice; "en" every English voice; "en-GB" voices of that region only.

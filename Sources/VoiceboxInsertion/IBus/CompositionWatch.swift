@@ -1,4 +1,5 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxLock
 
 /// The compositions (preedits) IBus shows in each input context, watched from when this starts:

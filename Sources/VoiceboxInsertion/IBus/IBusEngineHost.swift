@@ -1,4 +1,5 @@
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxLock
 
 /// What the daemon has told this process's engine, in the order it came.

@@ -1,4 +1,5 @@
 import VoiceboxBus
+import VoiceboxContract
 
 /// The IBus interfaces Voicebox speaks, as ibus 1.5.27 declares them (src/ibusengine.c,
 /// src/ibusfactory.c, bus/ibusimpl.c): the daemon's own object, the factory it asks for an engine,

@@ -1,4 +1,5 @@
 import VoiceboxBus
+import VoiceboxContract
 
 /// IBus's objects as they travel on its bus (libibus's IBusSerializable): a struct whose first
 /// field is the type's name and the second its attachments (a{sv}), then the type's own fields in

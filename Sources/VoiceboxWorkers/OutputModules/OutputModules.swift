@@ -1,8 +1,8 @@
 import Dispatch
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
-import VoiceboxWorkerProtocol
 
 /// Speech rendered into memory by speech-dispatcher's own output modules, each run in a confined
 /// process (WorkerProtocol's `output-module` mode) and spoken to in the output-module protocol with

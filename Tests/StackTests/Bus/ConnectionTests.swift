@@ -1,6 +1,7 @@
 @testable import TestSupport
 import Foundation
 import Synchronization
+import VoiceboxContract
 import VoiceboxLock
 import XCTest
 @testable import VoiceboxBus

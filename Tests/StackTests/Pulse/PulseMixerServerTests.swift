@@ -1,5 +1,6 @@
 import Foundation
 @testable import TestSupport
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxPulse
 import XCTest

@@ -1,5 +1,6 @@
 @testable import TestSupport
 import Foundation
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxPulse
 import XCTest

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// A `voicebox` process whose standard output (a pipe, or a pseudo-terminal) and standard

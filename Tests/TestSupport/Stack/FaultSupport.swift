@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxLock
 import XCTest
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import VoiceboxContract
 import XCTest
 
 /// A real GNOME session, headless: gnome-shell 43 as a Wayland compositor with a virtual monitor,

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// Keeps every core busy (a shell spinning per core) while a test runs, as other work on a

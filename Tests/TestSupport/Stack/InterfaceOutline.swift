@@ -1,8 +1,8 @@
 import Foundation
 import FoundationXML
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// An introspection document reduced to comparable lines: "method Speak in text s", ...
@@ -35,7 +35,8 @@ enum InterfaceOutline {
                 interfaces[interface ?? ""]?.append(member)
             case "arg":
                 interfaces[interface ?? ""]?.append("\(member) arg \(name) \(attributes["type"] ?? "") \(attributes["direction"] ?? (member.hasPrefix("signal") ? "" : "in"))")
-            case "annotation":
+            case "annotation" where !name.hasPrefix("org.voicebox."):
+                // (Ours are for the generator of the Swift declarations; the bus does not serve them.)
                 interfaces[interface ?? ""]?.append("\(member) annotation \(name)=\(attributes["value"] ?? "")")
             default:
                 break

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
-import VoiceboxInterface
+import VoiceboxContract
 import VoiceboxLock
 import XCTest
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import VoiceboxContract
 import XCTest
 
 /// What the end-to-end tests add to the shared recordings.

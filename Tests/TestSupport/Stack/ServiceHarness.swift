@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import VoiceboxBus
 @testable import VoiceboxDaemon
-import VoiceboxInterface
+import VoiceboxContract
 import XCTest
 
 /// One voiceboxd on the test bus and a client connection that records its signals.

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxInterface
 import XCTest
 
 /// A client that does what libspiel 1.0 does (spiel-collect-providers.c, spiel-speaker.c,

@@ -1,6 +1,7 @@
 @testable import TestSupport
 import CDBus
 import Glibc
+import VoiceboxContract
 import XCTest
 @testable import VoiceboxBus
 

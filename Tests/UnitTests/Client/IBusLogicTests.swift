@@ -1,6 +1,7 @@
 import Foundation
 import VoiceboxBus
 @testable import VoiceboxInsertion
+import VoiceboxContract
 import XCTest
 @testable import voicebox
 

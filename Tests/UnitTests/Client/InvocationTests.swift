@@ -1,6 +1,7 @@
 @testable import TestSupport
 import Foundation
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxInsertion
 import XCTest
 @testable import voicebox

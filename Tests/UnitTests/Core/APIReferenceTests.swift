@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 #endif
 @testable import TestSupport
+import VoiceboxContract
 import XCTest
 
 /// docs/api.md is written by hand; dbus/org.voicebox.Speech1.xml is the contract. The page must
@@ -58,6 +59,13 @@ final class APIReferenceTests: XCTestCase {
         for error in contract.errors where !rows.contains(error) {
             XCTFail("docs/api.md's table of errors lacks the row | `org.voicebox.Error.\(error)` | the XML documents")
         }
+    }
+
+    /// The service's error names are generated from the same list (Plugins/ContractPlugin): the
+    /// generator reads it as this test does.
+    func testTheServicesErrorsAreTheListedOnes() {
+        XCTAssertEqual(Set(VoiceboxError.Kind.allCases.map(\.rawValue)), contract.errors)
+        XCTAssertEqual(VoiceboxError.Kind.busy.dbusName, "org.voicebox.Error.Busy")
     }
 
     func testThePageNamesNothingTheContractLacks() {

@@ -1,5 +1,6 @@
 @testable import TestSupport
 @testable import VoiceboxCore
+import VoiceboxContract
 import XCTest
 
 /// How a waiting record tells what an entry or its stream shows: what it kept, a change of ours

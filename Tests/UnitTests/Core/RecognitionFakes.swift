@@ -1,5 +1,6 @@
 @testable import TestSupport
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
 
@@ -259,14 +260,14 @@ final class RecordingBus: ServiceBus {
     var properties: [RecordedProperty] { state.withLock { $0.properties } }
     var watchedCallers: [String] { state.withLock { $0.watches.values.map(\.caller).sorted() } }
 
-    func emit<each Argument>(_ signal: ServiceSignal<repeat each Argument>, _ arguments: repeat each Argument) {
+    func emit<each Argument>(_ signal: BusSignal<repeat each Argument>, _ arguments: repeat each Argument) {
         var values: [any Sendable] = []
         for argument in repeat each arguments { values.append(argument) }
         let recorded = RecordedSignal(signal.name, values)
         state.withLock { $0.signals.append(recorded) }
     }
 
-    func publish<Value>(_ property: ServiceProperty<Value>, _ value: Value) {
+    func publish<Value>(_ property: BusProperty<Value>, _ value: Value) {
         let recorded = RecordedProperty(property.name, value)
         state.withLock { $0.properties.append(recorded) }
     }

@@ -1,8 +1,9 @@
 @testable import TestSupport
 @testable import VoiceboxCore
+import VoiceboxContract
 
 /// A signal as `RecordingBus` saw it, in a shape tests can compare. Made from the service's own
-/// declarations (`ServiceSignals`) by name; a signal this does not know stops the test run.
+/// declarations (`Speech1`) by name; a signal this does not know stops the test run.
 enum RecordedSignal: Equatable {
     case speechStarted(UInt64)
     case speechMark(UInt64, String)
@@ -21,16 +22,16 @@ enum RecordedSignal: Equatable {
             return value
         }
         switch name {
-        case ServiceSignals.speechStarted.name: self = .speechStarted(value(0))
-        case ServiceSignals.speechMark.name: self = .speechMark(value(0), value(1))
-        case ServiceSignals.speechFinished.name: self = .speechFinished(value(0), value(1))
-        case ServiceSignals.voicesChanged.name: self = .voicesChanged
-        case ServiceSignals.recognitionStarted.name: self = .recognitionStarted(value(0))
-        case ServiceSignals.recognitionPartial.name: self = .recognitionPartial(value(0), value(1))
-        case ServiceSignals.audioLevel.name: self = .audioLevel(value(0), value(1))
-        case ServiceSignals.recognitionProgress.name: self = .recognitionProgress(value(0), value(1))
-        case ServiceSignals.recognitionFinished.name: self = .recognitionFinished(value(0), value(1))
-        case ServiceSignals.audioInterruption.name: self = .audioInterruption(value(0), value(1))
+        case Speech1.speechStarted.name: self = .speechStarted(value(0))
+        case Speech1.speechMark.name: self = .speechMark(value(0), value(1))
+        case Speech1.speechFinished.name: self = .speechFinished(value(0), value(1))
+        case Speech1.voicesChanged.name: self = .voicesChanged
+        case Speech1.recognitionStarted.name: self = .recognitionStarted(value(0))
+        case Speech1.recognitionPartial.name: self = .recognitionPartial(value(0), value(1))
+        case Speech1.audioLevel.name: self = .audioLevel(value(0), value(1))
+        case Speech1.recognitionProgress.name: self = .recognitionProgress(value(0), value(1))
+        case Speech1.recognitionFinished.name: self = .recognitionFinished(value(0), value(1))
+        case Speech1.audioInterruption.name: self = .audioInterruption(value(0), value(1))
         default: fatalError("RecordedSignal does not know \(name)")
         }
     }
@@ -54,15 +55,15 @@ enum RecordedProperty: Equatable {
             return typed
         }
         switch name {
-        case ServiceProperties.version.name: self = .version(typed())
-        case ServiceProperties.speaking.name: self = .speaking(typed())
-        case ServiceProperties.paused.name: self = .paused(typed())
-        case ServiceProperties.interrupted.name: self = .interrupted(typed())
-        case ServiceProperties.voiceCount.name: self = .voiceCount(typed())
-        case ServiceProperties.listening.name: self = .listening(typed())
-        case ServiceProperties.listeningID.name: self = .listeningID(typed())
-        case ServiceProperties.dictationID.name: self = .dictationID(typed())
-        case ServiceProperties.recognitionLanguages.name: self = .recognitionLanguages(typed())
+        case Speech1.version.name: self = .version(typed())
+        case Speech1.speaking.name: self = .speaking(typed())
+        case Speech1.paused.name: self = .paused(typed())
+        case Speech1.interrupted.name: self = .interrupted(typed())
+        case Speech1.voiceCount.name: self = .voiceCount(typed())
+        case Speech1.listening.name: self = .listening(typed())
+        case Speech1.listeningID.name: self = .listeningID(typed())
+        case Speech1.dictationID.name: self = .dictationID(typed())
+        case Speech1.recognitionLanguages.name: self = .recognitionLanguages(typed())
         default: fatalError("RecordedProperty does not know \(name)")
         }
     }

@@ -1,4 +1,5 @@
 @testable import TestSupport
+import VoiceboxContract
 import XCTest
 @testable import VoiceboxCore
 

@@ -1,3 +1,4 @@
+import VoiceboxContract
 import VoiceboxCore
 import XCTest
 

@@ -1,5 +1,6 @@
 @testable import TestSupport
 @testable import VoiceboxCore
+import VoiceboxContract
 import XCTest
 
 /// SpeechService over a scripted synthesizer and a recording bus: the behaviour behind the
@@ -157,7 +158,7 @@ final class SpeechServiceTests: XCTestCase {
     }
 
     func testBadTextIsRefusedBeforeTheEngine() async throws {
-        for text in ["", "   ", String(repeating: "a", count: SpeakOptions.maximumTextBytes + 1)] {
+        for text in ["", "   ", String(repeating: "a", count: Speech1.maximumTextBytes + 1)] {
             do {
                 _ = try await speak(text)
                 XCTFail("spoke \(text.prefix(10))")

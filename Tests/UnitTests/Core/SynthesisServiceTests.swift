@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxLock
 import XCTest

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 @testable import TestSupport
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxWorkerProtocol
 import XCTest
 @testable import VoiceboxWorkers
 

@@ -1,6 +1,6 @@
 @testable import TestSupport
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxWorkerProtocol
 import XCTest
 
 /// Every message of the audio helper protocol reads back as it was written, through the service's

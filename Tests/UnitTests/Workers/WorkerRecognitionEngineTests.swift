@@ -1,12 +1,12 @@
 import Foundation
 import Glibc
 @testable import TestSupport
+import VoiceboxContract
 import VoiceboxCore
 import VoiceboxModels
 import VoiceboxPocketsphinx
 import VoiceboxSndfile
 import VoiceboxSpawn
-import VoiceboxWorkerProtocol
 import XCTest
 @testable import VoiceboxWorkers
 

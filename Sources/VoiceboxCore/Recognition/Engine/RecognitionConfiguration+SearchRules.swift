@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// What can be wrong with the search a configuration asks for: its grammar, keyphrases and hint.
 /// The rules live here once; RecognizeOptions applies them to a caller's options (with the
 /// service's limits, naming the option) and an engine to its configuration (as a

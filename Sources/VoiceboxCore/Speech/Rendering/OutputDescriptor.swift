@@ -1,4 +1,5 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxLock
 
 /// A caller's descriptor that speech is written into (Synthesize's pipe, Speak's `output`), checked

@@ -1,22 +1,6 @@
-/// One voice as a Spiel speech provider offers it (org.freedesktop.Speech.Provider's `Voices`,
-/// `a(ssstas)`): a name for people, the id Synthesize takes, the output format as GStreamer caps,
-/// the feature flags (`SpielFeatures`) and its languages (BCP-47, lower case, the language itself
-/// and then each shorter prefix, as other providers list them: libspiel matches them exactly).
-public struct ProviderVoice: Sendable, Hashable {
-    public var name: String
-    public var id: String
-    public var outputFormat: String
-    public var features: UInt64
-    public var languages: [String]
+import VoiceboxContract
 
-    public init(name: String, id: String, outputFormat: String, features: UInt64, languages: [String]) {
-        self.name = name
-        self.id = id
-        self.outputFormat = outputFormat
-        self.features = features
-        self.languages = languages
-    }
-
+extension ProviderVoice {
     /// `voice` rendered by `engine`: its ListVoices name and id.
     public init(_ voice: Voice, engine: RenderEngine) {
         self.init(name: voice.name, id: voice.id, outputFormat: Self.caps(engine), features: engine.features,

@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// Renderings waiting for and holding an engine, shared fairly among callers: each caller has at
 /// most `perCaller` renderings at once (rendering, or written from memory as its reader takes them)
 /// and the service at most `running` engines; the next to start is taken from the callers in turn,

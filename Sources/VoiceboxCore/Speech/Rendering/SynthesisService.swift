@@ -1,3 +1,5 @@
+import VoiceboxContract
+
 /// The behaviour behind org.freedesktop.Speech.Provider: the voices offered (`Voices`) and
 /// Synthesize, which checks everything, keeps the caller's pipe and returns at once; the rendering
 /// is written while the caller reads (`RenderQueue`).
@@ -72,8 +74,8 @@ public actor SynthesisService {
                            ssml: Bool, language: String) async throws(VoiceboxError) {
         guard Self.pitches.contains(pitch) else { throw .invalidArgument("pitch must be between 0 and 2, not \(pitch)") }
         guard Self.rates.contains(rate) else { throw .invalidArgument("rate must be between 0.1 and 10, not \(rate)") }
-        guard text.utf8.count <= SpeakOptions.maximumTextBytes else {
-            throw .init(.tooLarge, "text is \(text.utf8.count) bytes; the limit is \(SpeakOptions.maximumTextBytes)")
+        guard text.utf8.count <= Speech1.maximumTextBytes else {
+            throw .init(.tooLarge, "text is \(text.utf8.count) bytes; the limit is \(Speech1.maximumTextBytes)")
         }
         guard language.isEmpty || LanguageTag.isWellFormed(language) else {
             throw .invalidArgument("'\(language)' is not a BCP-47 language tag")

@@ -1,5 +1,3 @@
-import VoiceboxCore
-
 /// # The audio helper protocol, version 1: the boundary between the service and the sound server
 ///
 /// voiceboxd does not link libpulse: libpulse brings libsndfile (and more) into any process that
@@ -20,7 +18,7 @@ import VoiceboxCore
 ///
 /// ## Frames
 /// Both ways: a tag byte, a payload length (UInt32, little-endian, at most `maximumPayload`) and
-/// the payload. JSON payloads are the Codable shapes of the types named (VoiceboxCore's `JSON`).
+/// the payload. JSON payloads are the Codable shapes of the types named (`JSON`).
 ///
 /// Service → helper:
 /// - `R` request: `Request` (an id chosen by the service, and the `Call`). Each is answered by

@@ -1,40 +1,40 @@
-import VoiceboxBus
-import VoiceboxCore
+/// Why an audio interruption is in progress.
+public enum InterruptionReason: String, Sendable, Codable {
+    /// Voicebox is speaking: others are paused, ducked or left alone (option `others`).
+    case speaking
+    /// Voicebox is listening to a microphone.
+    case listening
+    /// Something more important (a call) took the audio: Voicebox holds its own work.
+    case external
+}
 
-// The service's signals and properties are declared once, in VoiceboxCore (`ServiceSignals`,
-// `ServiceProperties`); their D-Bus declarations are derived here, and the few Core types they
-// carry say how they travel. A signal whose argument is not a BusArgument does not compile here.
+/// AudioInterruption's `info`.
+public struct InterruptionInfo: Sendable, Equatable {
+    public var reason: InterruptionReason
+    /// The utterance or recognition concerned; 0 for external.
+    public var id: UInt64
+    /// On `ended` only: whether the interrupted side should (and, for what Voicebox controls, did) resume.
+    public var shouldResume: Bool?
+    public var pausedPlayers: [String]
+    public var mutedStreams: UInt32
+    public var duckedStreams: UInt32
+    public var corkedStreams: UInt32
 
-extension BusSignal {
-    /// The D-Bus declaration of one of the service's signals.
-    public init(_ signal: ServiceSignal<repeat each Argument>) {
-        self.init(signal.name, signal.summary, argumentNames: signal.argumentNames)
+    public init(reason: InterruptionReason, id: UInt64, shouldResume: Bool? = nil, pausedPlayers: [String] = [],
+                mutedStreams: UInt32 = 0, duckedStreams: UInt32 = 0, corkedStreams: UInt32 = 0) {
+        self.reason = reason
+        self.id = id
+        self.shouldResume = shouldResume
+        self.pausedPlayers = pausedPlayers
+        self.mutedStreams = mutedStreams
+        self.duckedStreams = duckedStreams
+        self.corkedStreams = corkedStreams
     }
 }
 
-extension BusProperty {
-    /// The D-Bus declaration of one of the service's properties.
-    public init(_ property: ServiceProperty<Value>) {
-        self.init(property.name, property.summary, Value.self)
-    }
+public enum InterruptionState: String, Sendable, StringCodedArgument {
+    case began, ended
 }
-
-/// An enum that travels as its raw string.
-public protocol StringCodedArgument: BusArgument, RawRepresentable<String> {}
-
-extension StringCodedArgument {
-    public static var busType: DBusType { .string }
-    public var busValue: DBusValue { .string(rawValue) }
-    public init(busValue: DBusValue) throws(DBusError) {
-        guard case .string(let text) = busValue, let value = Self(rawValue: text) else {
-            throw .invalidArgs("expected one of \(Self.self)'s names, got \(busValue)")
-        }
-        self = value
-    }
-}
-
-extension SynthesisEnd: BusArgument, StringCodedArgument {}
-extension InterruptionState: BusArgument, StringCodedArgument {}
 
 /// AudioInterruption's `info`: reason, id, paused_players, muted/ducked/corked_streams, and
 /// should_resume on `ended` only.

@@ -1,5 +1,4 @@
 import Glibc
-import VoiceboxSpawn
 
 /// Reads frames (a tag byte, a UInt32 little-endian payload length, the payload) from a pipe or
 /// socket, buffered, waiting in poll(2) at most the bound it is given for each frame. Both of the
@@ -54,7 +53,7 @@ public struct FrameReader {
             if let deadline {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return .silent }
-                timeout = Child.milliseconds(left)
+                timeout = Self.milliseconds(left)
             }
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let ready = poll(&entry, 1, timeout)
@@ -99,11 +98,18 @@ public struct FrameReader {
                 let left = deadline - ContinuousClock.now
                 guard left > .zero else { return ETIMEDOUT }
                 var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&entry, 1, Child.milliseconds(left))
+                _ = poll(&entry, 1, Self.milliseconds(left))
             default:
                 return errno
             }
         }
         return nil
+    }
+
+    /// poll(2)'s timeout for `duration`: whole milliseconds, rounded up (at most a day).
+    static func milliseconds(_ duration: Duration) -> Int32 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, duration > .zero else { return 0 }
+        return Int32(min(86_400_000, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
     }
 }

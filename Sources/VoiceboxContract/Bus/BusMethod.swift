@@ -33,7 +33,7 @@ public struct BusMethod<each Input: BusArgument, Output: BusReply>: Sendable {
         return names
     }
 
-    static var inputTypes: [DBusType] {
+    public static var inputTypes: [DBusType] {
         var types: [DBusType] = []
         for type in repeat (each Input).self { types.append(type.busType) }
         return types
@@ -47,7 +47,7 @@ public struct BusMethod<each Input: BusArgument, Output: BusReply>: Sendable {
     }
 
     /// Decodes a call's arguments; the count and signature were checked against `description`.
-    func decode(_ values: [DBusValue]) throws(DBusError) -> (repeat each Input) {
+    public func decode(_ values: [DBusValue]) throws(DBusError) -> (repeat each Input) {
         var index = 0
         func next<T: BusArgument>(_ type: T.Type) throws(DBusError) -> T {
             guard index < values.count else { throw .invalidArgs("\(name) takes \(inputNames.count) arguments") }
@@ -57,7 +57,7 @@ public struct BusMethod<each Input: BusArgument, Output: BusReply>: Sendable {
         return (repeat try next((each Input).self))
     }
 
-    func encode(_ inputs: repeat each Input) -> [DBusValue] {
+    public func encode(_ inputs: repeat each Input) -> [DBusValue] {
         var values: [DBusValue] = []
         for input in repeat each inputs { values.append(input.busValue) }
         return values

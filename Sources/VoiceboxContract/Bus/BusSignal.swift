@@ -29,14 +29,13 @@ public struct BusSignal<each Argument: BusArgument>: Sendable {
         return values
     }
 
-    /// The typed arguments of a received signal; nil if it is another signal or has another shape.
-    public func decode(_ signal: Signal) -> (repeat each Argument)? {
-        guard signal.member == name else { return nil }
+    /// The typed arguments of a received signal of this name; nil if they have another shape.
+    public func decode(_ arguments: [DBusValue]) -> (repeat each Argument)? {
         var index = 0
         func next<T: BusArgument>(_ type: T.Type) throws(DBusError) -> T {
-            guard index < signal.arguments.count else { throw .invalidArgs("too few arguments") }
+            guard index < arguments.count else { throw .invalidArgs("too few arguments") }
             defer { index += 1 }
-            return try T(busValue: signal.arguments[index])
+            return try T(busValue: arguments[index])
         }
         return try? (repeat next((each Argument).self))
     }

@@ -31,3 +31,9 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
         DBusError(name: "org.freedesktop.DBus.Error.NoMemory", message: "out of memory")
     }
 }
+
+/// An error that knows its D-Bus name: errors of this kind reach the caller as they are; any
+/// other error a handler throws becomes org.freedesktop.DBus.Error.Failed.
+public protocol BusErrorConvertible: Error {
+    var busError: DBusError { get }
+}

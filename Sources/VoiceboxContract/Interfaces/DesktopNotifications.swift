@@ -1,8 +1,6 @@
-import VoiceboxBus
-
 /// The part of org.freedesktop.Notifications (the Desktop Notifications Specification) that
 /// voiceboxd calls: one notification shown while a recording lasts, closed when it ends.
-public enum DesktopNotifications {
+public enum DesktopNotifications: BusInterface {
     public static let busName = "org.freedesktop.Notifications"
     public static let objectPath = "/org/freedesktop/Notifications"
     public static let interfaceName = "org.freedesktop.Notifications"
