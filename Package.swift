@@ -46,7 +46,6 @@ let package = Package(
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
         // Audio files as 16 kHz mono samples (libsndfile, libsamplerate): what a file worker runs.
-        // Also callers' raw streams, resampled when they are not 16 kHz.
         .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "CSamplerate", "VoiceboxCore"]),
         // A caller's raw stream read as 16 kHz mono (pure Swift: the service links no resampler library).
         .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore"]),
