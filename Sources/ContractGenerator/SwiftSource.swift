@@ -152,31 +152,9 @@ struct SwiftSource {
         """
         var handlers: [String] = []
         for method in methods {
-            let inputs = method.arguments.filter { !$0.isOutput }
-            let outputs = method.arguments.filter(\.isOutput)
-            var parameters: [String] = []
-            var names: [String] = []
-            for input in inputs {
-                let name = SwiftNames.argument(input.name)
-                guard name != "caller", name != "object" else {
-                    throw GeneratorError("\(method.name): an argument named \(input.name) clashes with the generated code's own")
-                }
-                parameters.append("\(name): \(try swiftType(input, of: method))")
-                names.append(name)
-            }
-            parameters.append("caller: String")
-            let swiftName = SwiftNames.member(method.name)
-            var result = ""
-            switch outputs.count {
-            case 0: result = ""
-            case 1: result = " -> MethodAnswer<\(try swiftType(outputs[0], of: method))>"
-            default: result = " -> MethodAnswer<\(type).\(replyType(method))>"
-            }
-            out += "    /// \(method.name)\(summaryLine(method))\n"
-            out += "    func \(swiftName)(" + parameters.joined(separator: ", ") + ") async throws\(result)\n"
-            let closureParameters = (["caller"] + names).joined(separator: ", ")
-            let call = "object.\(swiftName)(" + (names.map { "\($0): \($0)" } + ["caller: caller"]).joined(separator: ", ") + ")"
-            handlers.append("            \(swiftName).implementation { \(closureParameters) in try await \(call) },")
+            let (requirement, handler) = try requirementAndHandler(method)
+            out += requirement
+            handlers.append(handler)
         }
         out += "}\n\n"
         out += "extension \(type) {\n"
@@ -184,6 +162,35 @@ struct SwiftSource {
         out += "    public static func implementations(of object: some \(protocolName)) -> [MethodImplementation] {\n"
         out += "        [\n" + handlers.joined(separator: "\n") + "\n        ]\n"
         out += "    }\n}\n"
+    }
+
+    /// One method's requirement in the protocol, and its line in `implementations(of:)`.
+    private func requirementAndHandler(_ method: InterfaceFile.Member) throws -> (String, String) {
+        let inputs = method.arguments.filter { !$0.isOutput }
+        let outputs = method.arguments.filter(\.isOutput)
+        var parameters: [String] = []
+        var names: [String] = []
+        for input in inputs {
+            let name = SwiftNames.argument(input.name)
+            guard name != "caller", name != "object" else {
+                throw GeneratorError("\(method.name): an argument named \(input.name) clashes with the generated code's own")
+            }
+            parameters.append("\(name): \(try swiftType(input, of: method))")
+            names.append(name)
+        }
+        parameters.append("caller: String")
+        let swiftName = SwiftNames.member(method.name)
+        var result = ""
+        switch outputs.count {
+        case 0: result = ""
+        case 1: result = " -> MethodAnswer<\(try swiftType(outputs[0], of: method))>"
+        default: result = " -> MethodAnswer<\(type).\(replyType(method))>"
+        }
+        let requirement = "    /// \(method.name)\(summaryLine(method))\n"
+            + "    func \(swiftName)(" + parameters.joined(separator: ", ") + ") async throws\(result)\n"
+        let closureParameters = (["caller"] + names).joined(separator: ", ")
+        let call = "object.\(swiftName)(" + (names.map { "\($0): \($0)" } + ["caller: caller"]).joined(separator: ", ") + ")"
+        return (requirement, "            \(swiftName).implementation { \(closureParameters) in try await \(call) },")
     }
 
     private func summaryLine(_ member: InterfaceFile.Member) -> String {
