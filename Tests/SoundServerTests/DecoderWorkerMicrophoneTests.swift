@@ -131,8 +131,13 @@ final class UnansweringDecoderWorkerTests: XCTestCase {
             let workers = ServiceProcesses.decoderWorkers(of: pid)
             for worker in workers { XCTAssertEqual(kill(worker, SIGSTOP), 0) }
             addTeardownBlock { for worker in workers { kill(worker, SIGCONT) } }
-            // Stopped: the recognition's next request waits for an answer that does not come.
+            // Stopped: the recognition's next request waits for an answer that does not come. The
+            // cancel must find it waiting so (else it ends between requests, and no worker is
+            // interrupted): a stopped worker that is not waiting for its next request says so.
             try await waitUntil("the workers stopped") { workers.allSatisfy(ForeignProcess.isStopped) }
+            try await waitUntil("a request unanswered by a stopped worker", timeout: .seconds(30)) {
+                workers.contains { !ServiceProcesses.waitsForRequest($0) }
+            }
             _ = try await service.call("CancelRecognition")
             let error = await failing.value
             player?.stop()

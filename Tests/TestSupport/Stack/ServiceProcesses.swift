@@ -49,6 +49,26 @@ enum ServiceProcesses {
         return !stat[afterName.upperBound...].hasPrefix("Z")
     }
 
+    /// Bytes waiting unread in the receive queue of `pid`'s socket `fd` (`ss -x`'s Recv-Q), nil if
+    /// it has no such socket. A stopped worker with bytes there has a request it cannot answer.
+    static func unreadBytes(pid: pid_t, fd: Int32) -> Int? {
+        guard let listing = try? runProgram(["ss", "-xpn"], seconds: 10), listing.status == 0 else { return nil }
+        for line in listing.output.split(separator: "\n") where line.contains("pid=\(pid),fd=\(fd))") {
+            let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+            if columns.count > 2, let queued = Int(columns[2]) { return queued }
+        }
+        return nil
+    }
+
+    /// Whether worker `pid` sits waiting for its next request: in poll(2), ppoll or read(2)
+    /// (/proc/PID/syscall: x86_64's numbers 7, 271, 0), with nothing unread on its socket, descriptor 3.
+    /// A stopped worker that does not has a request it has not answered.
+    static func waitsForRequest(_ pid: pid_t) -> Bool {
+        guard let syscall = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8),
+              let number = syscall.split(separator: " ").first.flatMap({ Int($0) }) else { return false }
+        return [0, 7, 271].contains(number) && unreadBytes(pid: pid, fd: 3) == 0
+    }
+
     /// voiceboxd's children running the worker in decoder mode (busy or warm).
     static func decoderWorkers(of daemon: pid_t) -> [pid_t] {
         workers(of: daemon, mode: "decoder")
