@@ -67,7 +67,7 @@ public enum Daemon {
         try? await connection.releaseName(Speech1.busName)
         await connection.close()
         parts.synthesizer.shutdown()
-        parts.audio.shutdown()
+        await parts.audio.shutdown()
         return status
     }
 

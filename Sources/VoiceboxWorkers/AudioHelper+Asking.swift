@@ -1,7 +1,6 @@
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
 
 /// Requests to the helper: each bounded (helper-answer, or the bound it names), and a heartbeat
 /// while a recording is open.
@@ -11,86 +10,77 @@ extension AudioHelper {
     /// and replaced. A cancelled task stops waiting at once.
     func ask(_ call: AudioHelperProtocol.Call, within bound: Duration? = nil) async -> Reply {
         let bound = bound ?? bounds[.helperAnswer]
-        let wait = state.withLock { state -> Duration? in
-            guard state.process == nil, !state.shutDown else { return nil }
-            return state.startFailed ? bounds[.helperStartFailed] : bounds[.helperReplacement]
+        if process == nil, !shutDown {
+            await helperReplaced(within: startFailed ? bounds[.helperStartFailed] : bounds[.helperReplacement])
         }
-        if let wait { await helperReplaced(within: wait) }
-        let (process, id, lastEnd) = takeRequestID()
+        let id = takeRequestID()
         guard let process else { return .unreachable(lastEnd) }
         let frame = AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))
+        let generation = process.generation
         return await withTaskCancellationHandler {
-            await withHandOver { (reply: HandOver<Reply>) in
+            await withCheckedContinuation { (reply: CheckedContinuation<Reply, Never>) in
                 let timeout = Task { [weak self] in
-                    guard (try? await Task.sleep(for: bound)) != nil, let self else { return }
-                    guard self.state.withLock({ $0.waiting[id] != nil }) else { return }
-                    // Stuck: killed, and lost at once (this answer with it), so that a call asked
-                    // again waits for the replacement rather than going to it.
-                    process.child.signal(SIGKILL)
-                    self.lost(process, "it did not answer within \(bound)")
+                    guard (try? await Task.sleep(for: bound)) != nil else { return }
+                    await self?.unanswered(id, generation: generation, within: bound)
                 }
-                let registered = state.withLock { state -> Bool in
-                    guard state.process === process else { return false }
-                    state.waiting[id] = Waiting(reply: reply, timeout: timeout)
-                    return true
-                }
-                guard registered else {
-                    timeout.cancel()
-                    return reply.resume(returning: .unreachable(lastEnd))
-                }
+                waiting[id] = Waiting(reply: reply, timeout: timeout)
                 if Task.isCancelled { return cancel(id) }
                 if !process.send(frame) {
-                    process.child.signal(SIGKILL)  // gone or stuck: its reader sees the end
+                    process.child.signal(SIGKILL)  // gone or stuck: its end is read next
                 }
             }
         } onCancel: {
-            cancel(id)
+            onQueue { $0.cancel(id) }
         }
     }
 
-    /// The helper running now (nil: why none does), and a new request id.
-    private func takeRequestID() -> (process: Process?, id: UInt32, lastEnd: String) {
-        state.withLock { state in
-            defer { state.nextRequest &+= 1 }
-            return (state.process, state.nextRequest, state.lastEnd)
-        }
+    /// A new request id (taken whether a helper runs or not).
+    private func takeRequestID() -> UInt32 {
+        defer { nextRequest &+= 1 }
+        return nextRequest
+    }
+
+    /// Request `id` to the helper of `generation` was not answered within `bound`: that helper
+    /// is stuck. Killed, and lost at once (this answer with it), so that a call asked again waits
+    /// for the replacement rather than going to it.
+    private func unanswered(_ id: UInt32, generation: UInt64, within bound: Duration) {
+        guard waiting[id] != nil, let process, process.generation == generation else { return }
+        process.child.signal(SIGKILL)
+        lost(process, "it did not answer within \(bound)")
     }
 
     /// Returns once a helper runs again, or after `bound`, or at a cancel.
     private func helperReplaced(within bound: Duration) async {
-        let key = state.withLock { state in
-            defer { state.nextAwaiting += 1 }
-            return state.nextAwaiting
-        }
-        let resumeIfWaiting: @Sendable () -> Void = { [state] in state.withLock { $0.awaitingHelper.removeValue(forKey: key) }?.resume() }
-        let timeout = Task {
+        let key = nextAwaiting
+        nextAwaiting += 1
+        let timeout = Task { [weak self] in
             try? await Task.sleep(for: bound)
-            resumeIfWaiting()
+            await self?.stopAwaiting(key)
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (arrived: CheckedContinuation<Void, Never>) in
-                let waits = state.withLock { state -> Bool in
-                    guard state.process == nil, !state.shutDown else { return false }
-                    state.awaitingHelper[key] = arrived
-                    return true
-                }
-                if !waits { arrived.resume() }
+                guard process == nil, !shutDown else { return arrived.resume() }
+                awaitingHelper[key] = arrived
             }
         } onCancel: {
-            resumeIfWaiting()
+            onQueue { $0.stopAwaiting(key) }
         }
         timeout.cancel()
     }
 
+    private func stopAwaiting(_ key: UInt64) {
+        awaitingHelper.removeValue(forKey: key)?.resume()
+    }
+
     private func cancel(_ id: UInt32) {
-        guard let entry = state.withLock({ $0.waiting.removeValue(forKey: id) }) else { return }
+        guard let entry = waiting.removeValue(forKey: id) else { return }
         entry.timeout.cancel()
         entry.reply.resume(returning: .cancelled)
     }
 
     /// Sends `call` without waiting for its answer (a dropped recording's close).
     func tell(_ call: AudioHelperProtocol.Call) {
-        let (process, id, _) = takeRequestID()
+        let id = takeRequestID()
         guard let process else { return }
         if !process.send(AudioHelperProtocol.frame(.request, json: AudioHelperProtocol.Request(id: id, call: call))) {
             process.child.signal(SIGKILL)
@@ -100,20 +90,22 @@ extension AudioHelper {
     /// Asks the helper to answer every helper-ping while any recording is open; one that does not
     /// answer in time is killed, which fails its recordings (`ask`'s bound).
     func keepHeartbeat() {
-        guard state.withLock({ state -> Bool in
-            defer { state.heartbeatRuns = true }
-            return !state.heartbeatRuns
-        }) else { return }
+        guard !heartbeatRuns else { return }
+        heartbeatRuns = true
         let heartbeat = bounds[.helperPing]
         Task { [weak self] in
             while true {
                 try? await Task.sleep(for: heartbeat)
-                guard let self, self.state.withLock({ state -> Bool in
-                    if state.captures.isEmpty { state.heartbeatRuns = false }
-                    return !state.captures.isEmpty
-                }) else { return }
+                guard let self, await self.recording() else { return }
                 _ = await self.ask(.ping, within: heartbeat)
             }
         }
+    }
+
+    /// Whether any recording's samples are still taken; the heartbeat stops once none is.
+    private func recording() -> Bool {
+        let any = captures.values.contains { $0.chunks != nil }
+        if !any { heartbeatRuns = false }
+        return any
     }
 }

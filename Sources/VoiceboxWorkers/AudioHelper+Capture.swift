@@ -1,89 +1,96 @@
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
 
 /// `AudioCapture`: each recording is the helper's, its samples come over the helper's socket.
+/// What is known of a recording (its samples' end, its failure, whether it is being closed) is
+/// the actor's (`Capture`), from its open until its stream is dropped.
 extension AudioHelper {
     public func open(source: String?) async throws -> any CaptureStream {
         let (chunks, sink) = AsyncStream.makeStream(of: [Int16].self, bufferingPolicy: .bufferingNewest(256))
-        let failure = Locked<CaptureError?>(nil)
         // Registered before the request: samples may follow the answer at once.
-        let id = state.withLock { state in
-            defer { state.nextCapture &+= 1 }
-            state.captures[state.nextCapture] = CaptureSink(chunks: sink, failure: failure)
-            return state.nextCapture
-        }
-        let forget = { [state] in _ = state.withLock { $0.captures.removeValue(forKey: id) } }
+        let id = nextCapture
+        nextCapture &+= 1
+        captures[id] = Capture(chunks: sink)
         switch await ask(.openCapture(capture: id, source: source)) {
         case .outcome(.done):
             keepHeartbeat()
-            return HelperCaptureStream(id: id, helper: self, chunks: chunks, failure: failure)
+            return HelperCaptureStream(id: id, helper: self, chunks: chunks)
         case .outcome(.captureError(let error)):
-            forget()
+            captures[id] = nil
             throw error
         case .outcome(let other):
-            forget()
+            captures[id] = nil
             tell(.closeCapture(capture: id))
             throw CaptureError.failed("the audio helper answered \(other)")
         case .unreachable(let why), .lost(let why):
-            forget()
+            captures[id] = nil
             tell(.closeCapture(capture: id))  // it may still open it
             throw CaptureError.serverUnavailable(why)
         case .cancelled:
-            forget()
+            captures[id] = nil
             tell(.closeCapture(capture: id))  // the helper closes it once it is open
             throw CancellationError()
         }
     }
 
+    /// Returns once the helper says the server no longer records for us, or after helper-close
+    /// (then the helper is killed, which hangs up its server connections, and replaced). Only the
+    /// first close waits; the others return at once.
+    func closeCapture(_ id: UInt32) async {
+        guard let capture = captures[id], !capture.closed else { return }
+        captures[id]?.closed = true
+        _ = await ask(.closeCapture(capture: id), within: bounds[.helperClose])
+        finishCapture(id)
+    }
+
+    /// A recording's stream is gone: forgotten, and closed if it was not (the microphone is released).
+    func dropCapture(_ id: UInt32) {
+        guard let capture = captures.removeValue(forKey: id), !capture.closed else { return }
+        capture.chunks?.finish()
+        tell(.closeCapture(capture: id))
+    }
+
+    func failure(ofCapture id: UInt32) -> CaptureError? {
+        captures[id]?.failure
+    }
+
     /// A recording ends on the service's side: no more samples are taken for it.
-    func finishCapture(_ id: UInt32) {
-        guard let sink = state.withLock({ $0.captures.removeValue(forKey: id) }) else { return }
-        sink.chunks.finish()
+    private func finishCapture(_ id: UInt32) {
+        captures[id]?.chunks?.finish()
+        captures[id]?.chunks = nil
     }
 }
 
-/// One recording held by the audio helper. Sendable: immutable references to Sendable things.
+/// One recording held by the audio helper: its id and samples; the rest is the actor's.
 final class HelperCaptureStream: CaptureStream {
     let id: UInt32
     private let helper: AudioHelper
     let chunks: AsyncStream<[Int16]>
-    private let failureBox: Locked<CaptureError?>
-    private let closed = Locked(false)
 
-    init(id: UInt32, helper: AudioHelper, chunks: AsyncStream<[Int16]>, failure: Locked<CaptureError?>) {
+    init(id: UInt32, helper: AudioHelper, chunks: AsyncStream<[Int16]>) {
         self.id = id
         self.helper = helper
         self.chunks = chunks
-        self.failureBox = failure
     }
 
     deinit {
         // Forgotten without close(): release the microphone anyway.
-        guard !closed.withLock({ $0 }) else { return }
-        helper.finishCapture(id)
-        helper.tell(.closeCapture(capture: id))
+        let helper = helper, id = id
+        Task { await helper.dropCapture(id) }
     }
 
     var failure: CaptureError? {
-        get async { failureBox.withLock { $0 } }
+        get async { await helper.failure(ofCapture: id) }
     }
 
     func setCorked(_ corked: Bool) async {
         _ = await helper.ask(.setCaptureCorked(capture: id, corked: corked))
     }
 
-    /// Returns once the helper says the server no longer records for us, or after helper-close
-    /// (then the helper is killed, which hangs up its server connections, and replaced).
+    /// Returns once the helper says the server no longer records for us, or after helper-close.
     func close() async {
-        let first = closed.withLock { closed in
-            defer { closed = true }
-            return !closed
-        }
-        guard first else { return }
         // Not cancelled with the caller's task: the microphone must be released before we return.
         let helper = helper, id = id
-        await Task { _ = await helper.ask(.closeCapture(capture: id), within: helper.bounds[.helperClose]) }.value
-        helper.finishCapture(id)
+        await Task { await helper.closeCapture(id) }.value
     }
 }

@@ -26,7 +26,7 @@ extension AudioHelper {
         _ = try await mixerCall(.setVolume(stream: stream, volume: volume))
     }
 
-    public func attenuate(_ volume: [UInt32], byDecibels decibels: Double) -> [UInt32] {
+    public nonisolated func attenuate(_ volume: [UInt32], byDecibels decibels: Double) -> [UInt32] {
         CubicVolume.attenuate(volume, byDecibels: decibels)
     }
 

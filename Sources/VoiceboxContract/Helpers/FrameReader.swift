@@ -2,7 +2,8 @@ import Glibc
 
 /// Reads frames (a tag byte, a UInt32 little-endian payload length, the payload) from a pipe or
 /// socket, buffered, waiting in poll(2) at most the bound it is given for each frame. Both of the
-/// service's helper protocols frame their messages so.
+/// service's helper protocols frame their messages so; the frames are cut by `FrameParser`, which
+/// a reader that must not wait (the service's `AudioHelper`) feeds itself.
 public struct FrameReader {
     public enum Outcome: Equatable {
         case frame(tag: UInt8, payload: [UInt8])
@@ -17,37 +18,23 @@ public struct FrameReader {
     }
 
     private let descriptor: Int32
-    private let maximumPayload: Int
-    private var buffer: [UInt8] = []
-    private var start = 0
+    private var parser: FrameParser
     /// What one read(2) fills, kept from read to read.
     private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
     public init(descriptor: Int32, maximumPayload: Int) {
         self.descriptor = descriptor
-        self.maximumPayload = maximumPayload
-        buffer.reserveCapacity(1 << 16)
+        parser = FrameParser(maximumPayload: maximumPayload)
     }
 
     /// The next frame; `bound` nil waits as long as it takes.
     public mutating func next(within bound: Duration?) -> Outcome {
         let deadline = bound.map { ContinuousClock.now + $0 }
         while true {
-            let available = buffer.count - start
-            if available >= 5 {
-                var length = 0
-                for index in 0..<4 { length |= Int(buffer[start + 1 + index]) << (8 * index) }
-                guard length <= maximumPayload else { return .malformed("a message of \(length) bytes") }
-                if available >= 5 + length {
-                    let tag = buffer[start]
-                    let payload = Array(buffer[(start + 5)..<(start + 5 + length)])
-                    start += 5 + length
-                    return .frame(tag: tag, payload: payload)
-                }
-            }
-            if start > 0 {
-                buffer.removeFirst(start)
-                start = 0
+            switch parser.next() {
+            case .frame(let tag, let payload): return .frame(tag: tag, payload: payload)
+            case .malformed(let why): return .malformed(why)
+            case .partial: break
             }
             var timeout: Int32 = -1
             if let deadline {
@@ -68,7 +55,7 @@ public struct FrameReader {
                 return .failed(errno)
             }
             if got == 0 { return .closed }
-            buffer.append(contentsOf: chunk[0..<got])
+            chunk.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
         }
     }
 
