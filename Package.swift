@@ -23,8 +23,9 @@ let package = Package(
         // Linux calls Glibc's module map hides (header only, nothing to link).
         .systemLibrary(name: "CSystem"),
 
-        // A lock ThreadSanitizer can see (a pthread mutex), used instead of Synchronization.Mutex.
-        .target(name: "VoiceboxLock"),
+        // Threads of our own and what crosses them: a lock ThreadSanitizer can see (a pthread mutex,
+        // instead of Synchronization.Mutex), handing a value from a thread to a task, starting a thread.
+        .target(name: "VoiceboxThreads"),
 
         // The contract, at the bottom: what crosses a process boundary and the values it carries.
         // The D-Bus interfaces (org.voicebox.Speech1, the Spiel provider) and their errors, the
@@ -39,9 +40,9 @@ let package = Package(
 
         // One small Swift module per C library; each hides its pointers and callbacks.
         // VoiceboxBus is libdbus: the transport for the contract's declarations.
-        .target(name: "VoiceboxBus", dependencies: ["CDBus", "VoiceboxContract", "VoiceboxLock"]),
-        .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn"]),
-        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxContract", "VoiceboxCore", "VoiceboxLock"]),
+        .target(name: "VoiceboxBus", dependencies: ["CDBus", "VoiceboxContract", "VoiceboxThreads"]),
+        .target(name: "VoiceboxSpeechd", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxThreads", "VoiceboxSpawn"]),
+        .target(name: "VoiceboxPulse", dependencies: ["CPulse", "VoiceboxContract", "VoiceboxCore", "VoiceboxThreads"]),
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
@@ -51,33 +52,33 @@ let package = Package(
         .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
-        .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxContract", "VoiceboxLock"]),
+        .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxContract", "VoiceboxThreads"]),
         // The D-Bus face of the service and the wiring of real parts.
         .target(name: "VoiceboxDaemon", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxCore", "VoiceboxSpeechd",
-                                                  "VoiceboxModels", "VoiceboxStreams", "VoiceboxLock",
+                                                  "VoiceboxModels", "VoiceboxStreams", "VoiceboxThreads",
                                                   "VoiceboxSpawn", "VoiceboxWorkers"]),
 
         .executableTarget(name: "voiceboxd", dependencies: ["VoiceboxDaemon"]),
         // The service's side of the worker and audio-helper protocols (VoiceboxContract), and the worker.
-        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxLock", "VoiceboxModels",
+        .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxThreads", "VoiceboxModels",
                                                    "VoiceboxSpawn"]),
         .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxModels",
                                                                   "VoiceboxPocketsphinx", "VoiceboxSndfile"]),
         // The sound-server connections (libpulse, which brings libsndfile), in a helper process of
         // their own, so that the service maps neither (AudioHelperProtocol).
-        .executableTarget(name: "voicebox-audio", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxLock",
+        .executableTarget(name: "voicebox-audio", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxThreads",
                                                                  "VoiceboxPulse"]),
         // Dictation's text handling (spoken punctuation): pure Swift, depends on nothing.
         .target(name: "VoiceboxDictation"),
         // The one way to start a child (clean signal state, chosen descriptors, working directory),
         // watch it through its pidfd, bound its wait and decode its end: the speech-dispatcher
         // spawner, the insertion helpers, the model check and the tests' subprocesses.
-        .target(name: "VoiceboxSpawn", dependencies: ["VoiceboxLock"]),
+        .target(name: "VoiceboxSpawn", dependencies: ["VoiceboxThreads"]),
         // Inserting text into the focused window (xdotool, wtype, ydotool, the clipboard): pure Swift over helper programs.
-        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxContract", "VoiceboxLock"]),
+        .target(name: "VoiceboxInsertion", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxContract", "VoiceboxThreads"]),
         // The client: the contract and the bus, none of the service's modules.
         .executableTarget(name: "voicebox", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDictation", "VoiceboxInsertion",
-                                                       "VoiceboxLock"]),
+                                                       "VoiceboxThreads"]),
 
         // The tests, in four tiers the toolchain knows (a target each; docs/testing.md):
         //   UnitTests        nothing outside the test process and this package's programs: no bus daemon,
@@ -89,21 +90,21 @@ let package = Package(
         //                    purpose: run once, uninstrumented.
         // TestSupport holds the set-up they share (the stack, a voiceboxd, private servers, clean-ups).
         .target(name: "TestSupport", dependencies: ["VoiceboxSpawn", "VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon",
-                                                    "VoiceboxCore", "VoiceboxPulse", "VoiceboxLock", "VoiceboxPocketsphinx",
+                                                    "VoiceboxCore", "VoiceboxPulse", "VoiceboxThreads", "VoiceboxPocketsphinx",
                                                     "VoiceboxModels", "VoiceboxSpeechd"],
                 path: "Tests/TestSupport"),
-        .testTarget(name: "UnitTests", dependencies: ["VoiceboxCore", "VoiceboxLock", "VoiceboxSpawn", "VoiceboxDictation",
+        .testTarget(name: "UnitTests", dependencies: ["VoiceboxCore", "VoiceboxThreads", "VoiceboxSpawn", "VoiceboxDictation",
                                                       "voicebox", "VoiceboxInsertion", "VoiceboxBus", "VoiceboxSpeechd",
                                                       "VoiceboxPulse", "VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile",
                                                       "VoiceboxStreams", "VoiceboxWorkers", "VoiceboxContract", "TestSupport"]),
         .testTarget(name: "StackTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxSpeechd",
-                                                       "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock", "TestSupport"]),
+                                                       "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxThreads", "TestSupport"]),
         .testTarget(name: "SoundServerTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxSpeechd",
-                                                             "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxLock",
+                                                             "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxThreads",
                                                              "TestSupport"]),
         .testTarget(name: "SpeedTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxPocketsphinx", "VoiceboxSpeechd",
                                                        "VoiceboxModels", "VoiceboxSndfile", "VoiceboxCore", "VoiceboxSpawn",
-                                                       "VoiceboxLock", "TestSupport"]),
+                                                       "VoiceboxThreads", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,7 @@ import struct VoiceboxContract.DBusError
 import Glibc
 import Synchronization
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A connection to a message bus, served by its own event-loop thread. Every method may be
 /// called from any thread or task; work is handed to the loop in order, so signals and

@@ -1,4 +1,4 @@
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Runs each caller's calls one after another, in the order they came, while different callers'
 /// calls run independently: a caller whose call is stuck holds up only itself.

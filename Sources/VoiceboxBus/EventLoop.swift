@@ -1,6 +1,6 @@
 import CDBus
 import Glibc
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The one thread that touches a libdbus connection, and the work handed to it.
 ///

@@ -1,6 +1,6 @@
 import Glibc
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// An object on the bus: one interface, the handler of each of its methods, and its properties.
 /// org.freedesktop.DBus.Introspectable and .Properties are answered here; .Peer by libdbus.

@@ -1,7 +1,7 @@
 import VoiceboxBus
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Media players over MPRIS on the session bus: `Pause()` and `Play()` (never `PlayPause()`,
 /// which would start a stopped player). playerctld is skipped: it only proxies another player,

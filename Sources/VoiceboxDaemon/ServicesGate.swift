@@ -1,5 +1,5 @@
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 struct Services: Sendable {
     let speech: SpeechService

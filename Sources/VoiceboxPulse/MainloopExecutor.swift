@@ -1,7 +1,7 @@
 import CPulse
 import Dispatch
 import Glibc
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The serial executor of an actor whose state libpulse's threaded mainloop guards. A job runs on
 /// `queue` holding the mainloop lock; libpulse's callbacks run on the mainloop thread with that lock

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A started child process: watched through its pidfd, reaped exactly once, its end decoded once.
 ///

@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Lists the voices of every output module over a separate short-lived connection, on its own queue,
 /// so that a listing (speech-dispatcher only lists the current output module's voices, and switching

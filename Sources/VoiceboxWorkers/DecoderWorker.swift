@@ -1,9 +1,9 @@
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxModels
 import VoiceboxSpawn
+import VoiceboxThreads
 
 /// One `voicebox-worker decoder` process with its model loaded (see `WorkerProtocol`): the
 /// service's end of its socket, and a bounded exchange of one request and one answer at a time.

@@ -1,7 +1,7 @@
 import Dispatch
 import VoiceboxCore
 import VoiceboxModels
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Decoder workers kept warm per model and kind, so that no recognition waits for a start it
 /// could have avoided: when one is taken and none is left, a fresh one starts in the background.

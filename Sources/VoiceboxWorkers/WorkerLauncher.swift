@@ -1,8 +1,8 @@
-import Glibc
 import Dispatch
+import Glibc
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxSpawn
+import VoiceboxThreads
 
 /// Starts workers, always from one thread of its own that lives as long as the launcher.
 ///

@@ -2,7 +2,7 @@ import Dispatch
 import VoiceboxContract
 import VoiceboxCore
 import VoiceboxModels
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The service's `RecognitionEngine`: every decoder is a `voicebox-worker decoder` process (see
 /// `WorkerProtocol`), so this process never loads a model nor decodes, and a model or audio that

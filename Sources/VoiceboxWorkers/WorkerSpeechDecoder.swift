@@ -1,7 +1,7 @@
 import Dispatch
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// One recognition's decoder in a worker process: each call is one bounded request and answer
 /// (see `WorkerProtocol`). A worker that dies, or does not answer in time, fails the call with

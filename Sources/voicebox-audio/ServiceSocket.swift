@@ -1,7 +1,7 @@
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The helper's end of the service's socket, for writing: frames go out whole, one at a time.
 /// A service that takes nothing for `writeBound` is stuck or gone: the helper ends.

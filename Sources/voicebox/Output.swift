@@ -1,7 +1,7 @@
 import Foundation
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Standard output and error: whole lines, flushed at once (monitor's lines must not wait in a
 /// pipe's buffer), JSON for scripts, and one updating status line on a terminal.

@@ -1,7 +1,7 @@
 import Foundation
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// What listen and dictate share: one Recognize call with its live display on a terminal (a
 /// level meter and the partial text for the microphone, a progress bar for a file), cleared

@@ -3,7 +3,7 @@ import Glibc
 @testable import TestSupport
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 final class StreamSessionTests: ServiceTestCase {

@@ -4,7 +4,7 @@ import FoundationXML
 #endif
 import Glibc
 @testable import TestSupport
-import VoiceboxLock
+import VoiceboxThreads
 // @testable: Marshalling.validate sorts out, before sending, what the client itself refuses.
 @testable import VoiceboxBus
 import VoiceboxContract

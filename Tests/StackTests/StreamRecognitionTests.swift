@@ -3,7 +3,7 @@ import Glibc
 @testable import TestSupport
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// Recognize with `stream`: the caller's own audio through a pipe, into a real voiceboxd and the

@@ -1,7 +1,7 @@
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxModels
 import VoiceboxPocketsphinx
+import VoiceboxThreads
 
 /// Decodes in the test process what a decoder worker decodes in its own: the model the service
 /// picks for a configuration (as `WorkerRecognitionEngine.makeDecoder` does), loaded by

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A PulseAudio of the test's own (its own socket, runtime and home directories), so a test can
 /// kill and restart it without disturbing the stack's server other tests use. The one starter for

@@ -1,7 +1,7 @@
 import Foundation
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 @testable import VoiceboxSpeechd
 

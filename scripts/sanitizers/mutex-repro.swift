@@ -1,4 +1,4 @@
-// Why Voicebox locks with VoiceboxLock.Locked (a pthread mutex) and not Synchronization.Mutex:
+// Why Voicebox locks with VoiceboxThreads.Locked (a pthread mutex) and not Synchronization.Mutex:
 // on Linux, ThreadSanitizer does not see Mutex's lock (atomics and futex calls inside the
 // uninstrumented standard library), so accesses made under it are reported as races. Four threads
 // appending under Mutex.withLock are reported as a "Swift access race" (not on every run: the
@@ -6,7 +6,7 @@
 //   swiftc -sanitize=thread -g scripts/sanitizers/mutex-repro.swift -o /tmp/repro
 //   for i in 1 2 3 4 5; do /tmp/repro 2>&1 | grep -c 'WARNING: ThreadSanitizer'; done   # mostly 1
 //   for i in 1 2 3 4 5; do USE_NSLOCK=1 /tmp/repro 2>&1 | grep -c 'WARNING: ThreadSanitizer'; done   # 0
-// (Swift 6.3.1, Debian 12. Tests/VoiceboxLockTests does the same over Locked under scripts/test
+// (Swift 6.3.1, Debian 12. Tests/VoiceboxThreadsTests does the same over Locked under scripts/test
 // --sanitize=thread.)
 import Foundation
 import Synchronization

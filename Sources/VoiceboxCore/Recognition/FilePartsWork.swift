@@ -1,4 +1,4 @@
-import VoiceboxLock
+import VoiceboxThreads
 
 /// One more core for a long file's parts: a decoder of its own, on a dispatch queue of its own.
 actor PartLane {

@@ -1,4 +1,4 @@
-import VoiceboxLock
+import VoiceboxThreads
 
 /// How StopRecognition and CancelRecognition reach a recognition that is busy decoding on its
 /// own queue: a flag its loop checks at every chunk, and the open microphone, which is closed

@@ -1,6 +1,6 @@
 import Dispatch
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Reading the caller's stream: as a file is read (to its end, cut into utterances at pauses, the
 /// same words as the same audio in a file), or with `silence_seconds`, as the microphone is

@@ -1,5 +1,5 @@
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Recognizing: the behaviour behind Recognize, StopRecognition, CancelRecognition and
 /// EndRecognition, over a RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.

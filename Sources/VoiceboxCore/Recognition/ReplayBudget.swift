@@ -1,4 +1,4 @@
-import VoiceboxLock
+import VoiceboxThreads
 
 /// How much audio all of the service's streams may keep to hear an utterance again (see
 /// `RecognitionRun.replaySeconds`): a cut stream keeps its utterance until its next decoder

@@ -1,6 +1,6 @@
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The compositions (preedits) IBus shows in each input context, watched from when this starts:
 /// `dictate` starts it before it listens. Switching IBus's engine ends a composition as a focus

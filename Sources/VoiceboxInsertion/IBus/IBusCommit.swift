@@ -1,5 +1,5 @@
 import VoiceboxBus
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Committing, piece by piece, each shown by the field before the next is sent. mutter keeps one
 /// pending commit per text-input client until it sends the frame's `done`: a second commit in the

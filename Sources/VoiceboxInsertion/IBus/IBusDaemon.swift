@@ -1,6 +1,6 @@
 import Glibc
 import VoiceboxBus
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The session's IBus daemon as seen from one connection to its bus (not the session bus: see
 /// IBusAddress): whether it answers, which engine the user has, switching engines. Every call is

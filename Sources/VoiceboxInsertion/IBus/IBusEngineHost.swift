@@ -1,6 +1,6 @@
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// What the daemon has told this process's engine, in the order it came.
 struct EngineReport: Sendable {

@@ -1,8 +1,8 @@
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxSpawn
+import VoiceboxThreads
 
 /// Why a module could not do what it was asked; the reason is for people (the log, a caller).
 struct ModuleFailure: Error, CustomStringConvertible {

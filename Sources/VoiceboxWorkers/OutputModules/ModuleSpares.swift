@@ -1,7 +1,7 @@
 import Dispatch
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// The module processes: one probe per engine (can it render into memory, in what format, does it
 /// report marks), and two spares started ahead per engine in use, so that a rendering takes a

@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Speech rendered into memory by speech-dispatcher's own output modules, each run in a confined
 /// process (WorkerProtocol's `output-module` mode) and spoken to in the output-module protocol with

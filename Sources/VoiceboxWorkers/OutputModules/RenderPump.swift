@@ -1,7 +1,7 @@
 import Glibc
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxSpawn
+import VoiceboxThreads
 
 /// What all renderings hold read ahead of their readers, bounded in all: past `limit` a rendering
 /// reads its module no further ahead than its reader takes (it keeps its module meanwhile), so that

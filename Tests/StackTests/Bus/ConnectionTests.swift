@@ -2,7 +2,7 @@
 import Foundation
 import Synchronization
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 @testable import VoiceboxBus
 

@@ -2,8 +2,8 @@ import Foundation
 @testable import TestSupport
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxPulse
+import VoiceboxThreads
 import XCTest
 
 /// A private PulseAudio with one null sink as the default, for mixer tests: players, recorders

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// What the fault tests share: figures in the suite's METRIC format, and the caller's view of

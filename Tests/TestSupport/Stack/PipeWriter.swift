@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import VoiceboxBus
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// A pipe whose write end a thread fills, in `piece`s `pause` apart, then closes (or keeps open

@@ -1,5 +1,5 @@
 import Foundation
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// The set-up most end-to-end classes share: the test stack, a voiceboxd on it, stopped after the

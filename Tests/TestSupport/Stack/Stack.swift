@@ -1,5 +1,5 @@
 import Foundation
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// The real stack that scripts/test brought up (scripts/stack writes these variables).

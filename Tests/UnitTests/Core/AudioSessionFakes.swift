@@ -2,7 +2,7 @@
 import Foundation
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A sound server in memory: streams a test sets up, changes recorded, events on demand, and a
 /// memory of stream settings that behaves as the real servers' (measured; see ServerMemory):

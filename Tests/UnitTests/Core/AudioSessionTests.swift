@@ -2,7 +2,7 @@
 import Foundation
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// The audio-session policy over a scripted sound server and players, on a clock the test moves:

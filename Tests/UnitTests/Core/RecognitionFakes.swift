@@ -2,7 +2,7 @@
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Scripted parts for RecognitionService: loud samples (|x| > 1000) are "speech", each chunk of
 /// speech is one word, "w1 w2 ...".

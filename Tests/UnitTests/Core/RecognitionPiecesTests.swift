@@ -1,5 +1,5 @@
 @testable import TestSupport
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 @testable import VoiceboxCore
 

@@ -1,6 +1,6 @@
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// Renderings shared among callers: four at once per caller, sixteen in all, the next taken from

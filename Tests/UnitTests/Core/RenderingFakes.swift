@@ -1,6 +1,6 @@
 import Glibc
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A SpeechRenderer a test drives: it records what it is asked to render, ends a rendering when
 /// told (or at once when cancelled), and renders only the engines it is given.

@@ -1,7 +1,7 @@
 @testable import TestSupport
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A Synthesizer a test drives: it records what the service asks, reports begins and ends when
 /// told to, and ends stopped utterances with `.cancelled` as the real one does.

@@ -1,7 +1,7 @@
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 /// The Spiel provider's behaviour over a scripted renderer: which voices are offered, what

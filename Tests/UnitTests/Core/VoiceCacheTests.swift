@@ -1,6 +1,6 @@
 @testable import TestSupport
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 @testable import VoiceboxCore
 

@@ -1,6 +1,6 @@
 import Foundation
 @testable import TestSupport
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 @testable import VoiceboxPocketsphinx
 import VoiceboxSndfile

@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 @testable import TestSupport
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 @testable import VoiceboxSpeechd
 

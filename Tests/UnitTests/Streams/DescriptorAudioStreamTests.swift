@@ -7,7 +7,7 @@ import CSamplerate
 import VoiceboxSndfile
 @testable import VoiceboxStreams
 import VoiceboxCore
-import VoiceboxLock
+import VoiceboxThreads
 
 /// Raw PCM through a real pipe or socket, read as the service reads a `stream`, decoded by the
 /// real model.

@@ -1,8 +1,8 @@
 import Foundation
 import Glibc
 import VoiceboxCore
-import VoiceboxLock
 import VoiceboxSpawn
+import VoiceboxThreads
 @testable import TestSupport
 import XCTest
 @testable import VoiceboxWorkers

@@ -1,6 +1,6 @@
 import Glibc
 import VoiceboxContract
-import VoiceboxLock
+import VoiceboxThreads
 
 /// A caller's descriptor that speech is written into (Synthesize's pipe, Speak's `output`), checked
 /// before anything is written and duplicated: the call's own copy closes when the call is answered,

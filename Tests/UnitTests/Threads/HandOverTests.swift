@@ -1,6 +1,6 @@
 @testable import TestSupport
 import Foundation
-import VoiceboxLock
+import VoiceboxThreads
 import XCTest
 
 final class HandOverTests: XCTestCase {
