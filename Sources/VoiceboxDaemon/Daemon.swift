@@ -38,9 +38,15 @@ public enum Daemon {
         if stopRequested.isSet {
             await connection.close()
             parts.synthesizer.shutdown()
+            await parts.audio.shutdown()
             return 0
         }
-        if let failed = await takeName(on: connection, options) { return failed }
+        if let failed = await takeName(on: connection, options) {
+            // The audio helper is told to go (it exits 0, its server connections closed), not killed.
+            parts.synthesizer.shutdown()
+            await parts.audio.shutdown()
+            return failed
+        }
         log("serving \(Speech1.busName) as \(connection.uniqueName)")
         let providerWait = options.bounds[.providerVoices]
         let providerName = Task { await claimProviderName(provider, waitingAtMost: providerWait) }

@@ -4,8 +4,9 @@ import VoiceboxSpawn
 
 /// Starting the helper, watching it, and losing and replacing it.
 extension AudioHelper {
-    /// A start ended: the new helper is taken over and watched, or the failure is noted and a
-    /// replacement scheduled. Calls waiting for a helper go on either way.
+    /// A start ended: the new helper is taken over and watched, and the calls waiting for a helper
+    /// go on; or the failure is noted and a replacement scheduled, and they wait on for it (at most
+    /// helper-replacement, or helper-start-failed once no helper could be started).
     func started(_ result: Result<Started, any Error>) {
         let started: Started
         switch result {

@@ -36,9 +36,9 @@ public enum ProcessEnvironment {
 
     /// The cores this process may run on: its affinity (sched_getaffinity: taskset, systemd's
     /// CPUAffinity=), which sysconf does not look at; the online count if the kernel will not say.
-    public static var usableCores: Int { usableCores(ofProcess: 0) }
+    public static var usableCores: Int { usableCores(ofProcess: getpid()) }
 
-    /// The cores process `pid` may run on (0: the calling thread), as `usableCores`.
+    /// The cores process `pid` may run on (its main thread's mask; 0: the calling thread), as `usableCores`.
     public static func usableCores(ofProcess pid: pid_t) -> Int {
         let allowed = Int(voicebox_affinity_cores(pid))
         return allowed > 0 ? min(allowed, onlineProcessors) : onlineProcessors
