@@ -491,6 +491,8 @@ final class RecognitionServiceQueueTests: XCTestCase {
     func testAWaitingFileCanBeStoppedCancelledOrLeftWithoutStarting() async throws {
         let service = makeService()
         let endless = try await service.start(file("/endless"), caller: ":1.1")
+        // Its run starts on a task of its own: the files below wait behind it once it has.
+        try await waitFor("the endless file to start") { self.startedIDs == [endless.id] }
         let stopped = try await service.start(file("/a.wav"), caller: ":1.2")
         let cancelled = try await service.start(file("/a.wav"), caller: ":1.3")
         let abandoned = try await service.start(file("/a.wav"), caller: ":1.4")
