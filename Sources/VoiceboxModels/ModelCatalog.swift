@@ -139,3 +139,20 @@ public struct ModelCatalog: Sendable, Equatable {
         return value
     }
 }
+
+extension ModelCatalog {
+    /// The model a recognition with `configuration` runs on, its search checked first: what an
+    /// engine does before it starts a decoder. Throws `RecognitionError` (a bad search, or no
+    /// model for the language), in that order.
+    public func model(checking configuration: RecognitionConfiguration) throws -> SpeechModel {
+        do {
+            try configuration.checkSearch()
+        } catch {
+            throw error.recognitionError
+        }
+        guard let model = model(for: configuration.language) else {
+            throw RecognitionError.unsupportedLanguage(configuration.language)
+        }
+        return model
+    }
+}

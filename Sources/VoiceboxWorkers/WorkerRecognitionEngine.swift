@@ -24,14 +24,7 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
     public var languages: [String] { catalog.models().map(\.language) }
 
     public func makeDecoder(_ configuration: RecognitionConfiguration) async throws -> sending any SpeechDecoder {
-        do {
-            try configuration.checkSearch()
-        } catch {
-            throw error.recognitionError
-        }
-        guard let model = catalog.model(for: configuration.language) else {
-            throw RecognitionError.unsupportedLanguage(configuration.language)
-        }
+        let model = try catalog.model(checking: configuration)
         let pool = self.pool
         let kind = DecoderWorkerPool.Kind(model: model, languageModel: configuration.usesLanguageModel)
         // A warm worker may have died while idle (the OOM killer): then one more, started afresh.

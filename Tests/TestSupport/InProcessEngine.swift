@@ -27,14 +27,7 @@ struct InProcessEngine: RecognitionEngine {
     /// The model a worker for `configuration` would load, loaded; it makes one decoder at a time.
     /// Throws `RecognitionError` where the service's engine would, in the same order.
     func loadModel(for configuration: RecognitionConfiguration) throws -> LoadedModel {
-        do {
-            try configuration.checkSearch()
-        } catch {
-            throw error.recognitionError
-        }
-        guard let model = catalog.model(for: configuration.language) else {
-            throw RecognitionError.unsupportedLanguage(configuration.language)
-        }
+        let model = try catalog.model(checking: configuration)
         let log = self.log
         return try Self.loading.withLock { loads in
             loads += 1
