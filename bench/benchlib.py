@@ -93,6 +93,21 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children(pid):
+    """The processes pid started (every thread's), from /proc; [] once it is gone."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            found += [int(c) for c in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        except OSError:
+            pass
+    return found
+
+
 def rss_mib(pid):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmRSS:"):
