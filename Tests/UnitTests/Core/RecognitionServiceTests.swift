@@ -333,6 +333,9 @@ final class RecognitionServiceTests: XCTestCase {
 
         let next = try await service.start(options(), caller: ":1.1")
         _ = try await microphone(1)
+        // Started (and so owed a RecognitionFinished) once the open microphone is attached, a
+        // moment after it opens; a cancel before that ends it with neither signal.
+        try await waitFor("the second to start") { self.bus.signals.contains(.recognitionStarted(next.id)) }
         await service.cancelRecognition(caller: ":1.1")
         let kind = await errorKind { _ = try await next.outcome() }
         XCTAssertEqual(kind, .cancelled)
