@@ -35,7 +35,7 @@ public struct DaemonOptions: Sendable, Equatable {
           --speechd-recovery WHAT    a speech-dispatcher that stops speaking or answering is restarted (restart,
                                      the default: if it runs as this user) or only reconnected to (reconnect)
           --voices-wait SECONDS      how long ListVoices waits for a first voice list (default 10)
-          --model-idle SECONDS       free a recognition model this long after its last use (default 300)
+          --model-idle SECONDS       free a recognition model this long after its last use (default 15)
           --speaking-others POLICY   what Speak does to other audio by default: duck (default), pause, mix
           --listening-others POLICY  what a microphone Recognize does to other audio: pause (default), duck, mix
           --duck-db DECIBELS         how far duck lowers other streams as heard, -60 ... 0 (default -15)

@@ -172,6 +172,42 @@ final class ResilienceTests: XCTestCase {
         let used = try cpuSeconds(of: service.daemon.pid) - before
         XCTAssertLessThanOrEqual(used, 0.02, "idle voiceboxd used \(used) s of CPU in 3 s")
     }
+
+    /// At rest the service keeps only its audio helper: the decoder workers of a recognition and
+    /// the spare output modules of start-up are let go (issue 38's family at rest). Their standard
+    /// bounds, 15 s each, made 1 s here; the next recognition loads its model again and hears.
+    func testAServiceAtRestKeepsOnlyItsAudioHelper() async throws {
+        let stack = try Stack.require()
+        try Recordings.require()
+        let service = try await startService(on: stack, extraArguments: ["--bound", "model-idle=1", "--bound", "module-spare-unused=1"])
+        let pid = service.daemon.pid
+        try await service.waitForProvider()
+        let spoken = try await service.speak("At rest.")
+        _ = try await service.waitForFinish(spoken)
+        let heard = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(heard.text, "go forward ten meters")
+        XCTAssertFalse(ServiceProcesses.decoderWorkers(of: pid).isEmpty, "a decoder worker stays warm after the recognition")
+        try await waitUntil("only the audio helper to be left", timeout: .seconds(20)) {
+            Self.childNames(of: pid) == ["voicebox-audio"]
+        }
+        // Stays so: nothing comes back by itself.
+        try await Task.sleep(for: .seconds(2))
+        XCTAssertEqual(Self.childNames(of: pid), ["voicebox-audio"])
+        let again = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
+        XCTAssertEqual(again.text, "go forward ten meters", "a model loaded again hears as the first did")
+    }
+
+    /// The names (/proc/PID/comm) of `pid`'s children, sorted.
+    static func childNames(of pid: pid_t) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.compactMap { child -> String? in
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+                  let afterName = stat.range(of: ") "),
+                  pid_t(stat[afterName.upperBound...].split(separator: " ").dropFirst().first ?? "") == pid,
+                  let comm = try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8) else { return nil }
+            return comm.trimmingCharacters(in: .whitespacesAndNewlines)
+        }.sorted()
+    }
 }
 
 /// User + system CPU time of a process, from /proc.

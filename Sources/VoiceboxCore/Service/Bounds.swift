@@ -59,6 +59,7 @@ public enum Bound: String, CaseIterable, Sendable {
     case moduleReader = "module-reader"
     case moduleExit = "module-exit"
     case moduleSpareIdle = "module-spare-idle"
+    case moduleSpareUnused = "module-spare-unused"
     case moduleProbeAgain = "module-probe-again"
     // voiceboxd's own (Daemon)
     case busCall = "bus-call"
@@ -110,7 +111,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .serverRestoreWindow: .seconds(2)
         case .memorySettle: .milliseconds(300)
         case .voicesWait: .seconds(10)
-        case .modelIdle: .seconds(300)
+        case .modelIdle: .seconds(15)
         case .workerStart: .seconds(5)
         case .workerModelLoad: .seconds(15)
         case .workerAnswer: .seconds(10)
@@ -125,6 +126,7 @@ public enum Bound: String, CaseIterable, Sendable {
         case .moduleReader: .seconds(60)
         case .moduleExit: .milliseconds(500)
         case .moduleSpareIdle: .seconds(300)
+        case .moduleSpareUnused: .seconds(15)
         case .moduleProbeAgain: .seconds(60)
         case .busCall: .seconds(2)
         case .providerVoices: .seconds(15)
@@ -189,7 +191,8 @@ public enum Bound: String, CaseIterable, Sendable {
         case .moduleSilence: "an output module rendering to send more, while its reader waits for it"
         case .moduleReader: "a reader that takes nothing while its rendering, read ahead as far as it may, holds an output module"
         case .moduleExit: "an output module that closed its output to end, so that the error names how it ended"
-        case .moduleSpareIdle: "a spare output module nobody took is let go after this (an idle service holds none)"
+        case .moduleSpareIdle: "spare output modules nobody took since the last rendering are let go after this (an idle service holds none)"
+        case .moduleSpareUnused: "spare output modules started at start-up, before any rendering, are let go after this if none is taken"
         case .moduleProbeAgain: "an output module whose probe failed is probed again when asked after this"
         case .busCall: "the bus daemon's answer (taking our names, a caller's process, whether a caller is still there), and the notification daemon's (--notify-microphone)"
         case .providerVoices: "the Spiel provider's name waits this long for a first voice list"

@@ -8,7 +8,9 @@ import VoiceboxThreads
 /// module that is loaded already and the next ones load meanwhile. Two: utterances come in bursts
 /// (libspiel queues several at once; one after another, the next came before its spare had loaded
 /// on a loaded machine, 120 ms late). Spares nobody takes for the bound module-spare-idle are let
-/// go: an idle service holds none.
+/// go: an idle service holds none. Those started at start-up, for the default engine once it is
+/// probed (a Spiel client that activated the service speaks at once), go after module-spare-unused
+/// if no rendering came: a service only asked to Speak or Recognize holds none 20 s after.
 actor ModuleSpares {
     static let sparesPerEngine = 2
 
@@ -56,7 +58,7 @@ actor ModuleSpares {
     /// still runs), else one started now; either way the next spare starts.
     func take(_ module: ModuleCatalog.Module) async throws -> ModuleProcess {
         let spare = spares[module.name]?.isEmpty == false ? spares[module.name]!.removeFirst() : nil
-        startSpares(module)
+        startSpares(module, keptFor: bounds[.moduleSpareIdle])
         if let process = await spare?.value {
             if !process.hasEnded { return process }
             await runDismiss(process)
@@ -69,15 +71,15 @@ actor ModuleSpares {
         return try await runBlocking(on: starting) { try ModuleProcess(module, bounds: bounds, workerPath: workerPath, launcher: launcher) }
     }
 
-    /// Tops the engine's spares up to `sparesPerEngine`, and restarts their idle clock.
-    private func startSpares(_ module: ModuleCatalog.Module) {
+    /// Tops the engine's spares up to `sparesPerEngine`, and restarts their idle clock at `idle`.
+    private func startSpares(_ module: ModuleCatalog.Module, keptFor idle: Duration) {
         let name = module.name
         while spares[name, default: []].count < Self.sparesPerEngine {
             spares[name, default: []].append(Task { try? await self.start(module) })
         }
         expiries[name]?.cancel()
         expiries[name] = Task {
-            try? await Task.sleep(for: self.bounds[.moduleSpareIdle])
+            try? await Task.sleep(for: idle)
             guard !Task.isCancelled else { return }
             await self.expire(name)
         }
@@ -103,7 +105,7 @@ actor ModuleSpares {
                 defer { process.dismiss(ended: false) }
                 return try Self.probe(process, language: language)
             }
-            if module.name == defaultEngine { startSpares(module) }
+            if module.name == defaultEngine { startSpares(module, keptFor: bounds[.moduleSpareUnused]) }
             return found
         } catch {
             log("output module \(module.name) does not render into memory, its voices are not offered: \(error)")

@@ -37,7 +37,12 @@ final class ServiceHarness: Sendable {
         let address = self.speechdAddress.map { ["--speechd-address", $0] } ?? []
         // The stack's keep-alive streams and the players that feed its fake microphone have role
         // "test": an audio interruption must leave them alone, or listening would silence the microphone.
-        daemon = try Subprocess(stack.daemonPath, (autospawn ? [] : ["--no-autospawn"]) + ["--spare-role", "test"] + address + extraArguments,
+        // Start-up's spare output modules stay until a test is done with them (their standard,
+        // module-spare-unused 15 s, would let them go in the middle of tests that count
+        // voiceboxd's descriptors or modules after `waitUntilSettled`), unless the test says.
+        let spares = extraArguments.contains { $0.hasPrefix("module-spare-unused=") } ? [] : ["--bound", "module-spare-unused=3600"]
+        daemon = try Subprocess(stack.daemonPath, (autospawn ? [] : ["--no-autospawn"]) + ["--spare-role", "test"] + address + spares
+                                + extraArguments,
                                 environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                 stderrFD: stderrFD)
         client = try BusConnection(address: stack.busAddress)
