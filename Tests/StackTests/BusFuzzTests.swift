@@ -50,6 +50,9 @@ final class BusFuzzTests: XCTestCase {
     /// instances are loaded and how much of their tables decoding has touched would swamp the
     /// measure), and freed memory given back (voiceboxd does it 0.5 s after the last call).
     static let quiet: Duration = .seconds(4)
+    /// The family's memory (PSS of voiceboxd and every process under it) is the least of this many
+    /// readings 5 s apart (VOICEBOX_FUZZ_FAMILY_SAMPLES; bench/fuzz asks for 6, as issue 38 measures).
+    static let familySamples = max(1, Int(ProcessInfo.processInfo.environment["VOICEBOX_FUZZ_FAMILY_SAMPLES"] ?? "") ?? 1)
     static let connectionCount = 4
     static let concurrency = 32
     /// D-Bus's own default. A fuzzed file Recognize waits its turn in the file queue behind the
@@ -134,6 +137,10 @@ final class BusFuzzTests: XCTestCase {
         var descriptorsAdded: [String] = []
         /// Before the warm-up (voices listed), after it, and at the end.
         var rssStart = 0
+        /// The family's PSS in KiB: before the warm-up, after it, at the end (`familySamples`).
+        var familyStart = 0
+        var familyBefore = 0
+        var familyAfter = 0
         var rssBefore = 0
         var rssAfter = 0
         /// (units sent since the warm-up, VmRSS) after every `sampleEvery` units: growth that goes on
@@ -216,6 +223,7 @@ final class BusFuzzTests: XCTestCase {
             // keyphrases); with `model-idle=1` they are unloaded again before memory is read.
             var warmUp = Run()
             run.rssStart = residentBytes(run.pid) ?? 0
+            run.familyStart = try await leastFamilyPSS(run.pid)
             let speechd = stack.pid(of: "speechd")
             let grammar = (try? String(contentsOfFile: "/usr/share/pocketsphinx/test/data/cards/cards.gram", encoding: .utf8)) ?? ""
             await perform([.init(call: .init(interface: ServiceHarness.interface, member: "Recognize",
@@ -242,6 +250,7 @@ final class BusFuzzTests: XCTestCase {
             run.descriptorsBefore = await settledDescriptorCount(run.pid, atMost: 0, settle: .milliseconds(300)) ?? 0
             try await Task.sleep(for: quiet)
             run.rssBefore = residentBytes(run.pid) ?? 0
+            run.familyBefore = try await leastFamilyPSS(run.pid)
             let targetsBefore = descriptorTargets(run.pid)
             if let output = heaptrackOutput { heaptrack = try await attachHeaptrack(to: run.pid, output: output) }
 
@@ -266,6 +275,7 @@ final class BusFuzzTests: XCTestCase {
             // Settled: at rest, and given up to 3 s more to come down to where it was.
             run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore) ?? Int.max
             run.rssAfter = await settledResidentBytes(run.pid, towards: run.rssBefore)
+            run.familyAfter = try await leastFamilyPSS(run.pid)
             run.descriptorsAdded = descriptorTargets(run.pid).subtracting(targetsBefore).sorted()
             run.failures = warmUp.failures.map { "warm-up " + $0 } + run.failures
 
@@ -301,11 +311,38 @@ final class BusFuzzTests: XCTestCase {
             \(run.daemonExit.map { "EXITED with status \($0)" } ?? "still running"), \
             \(run.ownerIsSameProcess ? "still owns the name" : "NO LONGER OWNS THE NAME"), \
             \(run.answersPing ? "answers Ping" : "DOES NOT ANSWER PING")
+            BusFuzzTests: family PSS (KiB, the least of \(familySamples) readings 5 s apart): \(run.familyStart) before the warm-up, \
+            \(run.familyBefore) after it, \(run.familyAfter) at the end
             BusFuzzTests: VmRSS growth (KiB) after units: \(run.rssSamples.map { "\($0.units): \(($0.bytes - run.rssBefore) >> 10)" }.joined(separator: ", "))
             BusFuzzTests: outcomes: \(names)
             BusFuzzTests: another caller's Speak heard after each batch: \(run.speechHeard.map { $0 ? "heard" : "never" }.joined(separator: ", "))
             """)
         return run
+    }
+
+    /// The least of `familySamples` readings, 5 s apart, of the PSS (KiB) of `pid` and every
+    /// process under it (the decoder workers, voicebox-audio, output modules).
+    static func leastFamilyPSS(_ pid: pid_t) async throws -> Int {
+        var least = Int.max
+        for reading in 0..<familySamples {
+            if reading > 0 { try await Task.sleep(for: .seconds(5)) }
+            least = min(least, familyPSS(pid))
+        }
+        return least
+    }
+
+    static func familyPSS(_ root: pid_t) -> Int {
+        var family: [pid_t] = [root], index = 0
+        while index < family.count {
+            let children = (try? String(contentsOfFile: "/proc/\(family[index])/task/\(family[index])/children", encoding: .utf8)) ?? ""
+            family += children.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            index += 1
+        }
+        return family.reduce(0) { total, pid in
+            let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+            let line = rollup.split(separator: "\n").first { $0.hasPrefix("Pss:") }
+            return total + (line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0)
+        }
     }
 
     /// "N -> target" for each open descriptor of `pid`.
