@@ -2,30 +2,25 @@ import Dispatch
 import Glibc
 import VoiceboxCore
 
-/// An SSIP client on one non-blocking socket, driven by readiness: a read and a write DispatchSource
-/// and one deadline timer, all on the owner's serial `queue`, so every handler already runs on the
-/// owner. No thread of its own, no polling.
+/// An SSIP client on one non-blocking socket, driven by readiness (`WatchedSocket`: a read and a
+/// write source and one deadline timer on the owner's serial queue). No thread of its own, no
+/// polling.
 ///
 /// Commands are pipelined: `send` appends the line to the output, puts the reply handler in a FIFO and
 /// returns; speech-dispatcher answers in order, and the reply (or the deadline, or the end of the
 /// connection) completes the handler. A SPEAK's text may only follow its `230`, so commands sent after
 /// a SPEAK wait here until its text is written.
 ///
-/// Not Sendable: the compiler keeps it in the isolation of whoever made it, `SpeechdCore` (an actor
-/// whose executor is `queue`) or a voice listing or health probe running on `queue`. Its Dispatch
-/// sources fire on that same `queue`, and `send` and `close` check that they are called there
-/// (`dispatchPrecondition`). deinit, which may run anywhere, only cancels the sources, whose
-/// handlers hold the connection weakly.
+/// Not Sendable: the compiler keeps it in the actor that made it, `SpeechdCore` or an
+/// `SSIPConversation` (a voice listing, a health probe), each on a `QueueExecutor` of the queue
+/// given here. Readiness only tells that owner (`events`), which enters its isolation and calls
+/// `handle`; so every call in here, and every handler it calls back, runs in the owner's isolation.
 final class SSIPConnection {
     typealias ReplyHandler = (Result<SSIPReply, SynthesizerError>) -> Void
 
-    let queue: DispatchQueue
-    private let descriptor: Int32
+    private let socket: WatchedSocket
     /// How long speech-dispatcher may take to answer, in seconds (`speechd-reply`, see `Configuration.bounds`).
     let timeout: Double
-    private let readSource: any DispatchSourceRead
-    private let writeSource: any DispatchSourceWrite
-    private let timer: any DispatchSourceTimer
 
     private var parser = SSIPParser()
     private var output: [UInt8] = []
@@ -34,7 +29,6 @@ final class SSIPConnection {
     private var heldBack: [(bytes: [UInt8], pending: SSIPPendingCommand)] = []
     private var awaitingSpeakGo = false
     private var connecting: Bool
-    private var writing = false
     private(set) var isOpen = true
     /// The connection ended because speech-dispatcher left a command unanswered past its deadline
     /// (the server is there but wedged), not because the socket closed.
@@ -46,40 +40,32 @@ final class SSIPConnection {
     /// pending handler has failed. Not called after `close()`.
     var onClose: ((String) -> Void)?
 
-    init(_ opened: SSIPSocket.Opened, queue: DispatchQueue, timeout: Double) {
-        self.queue = queue
-        descriptor = opened.descriptor
+    /// `events` runs on `queue` at each readiness: it enters the owner, which calls `handle`.
+    init(_ opened: SSIPSocket.Opened, queue: DispatchQueue, timeout: Double,
+         events: @escaping @Sendable (WatchedSocket.Event) -> Void) {
+        socket = WatchedSocket(descriptor: opened.descriptor, queue: queue, events: events)
         connecting = opened.connecting
         self.timeout = timeout
-        readSource = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-        writeSource = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        let descriptor = self.descriptor
-        // Dispatch wants the descriptor open until both of its sources are cancelled.
-        let bothCancelled = DispatchGroup()
-        bothCancelled.enter()
-        bothCancelled.enter()
-        readSource.setCancelHandler { bothCancelled.leave() }
-        writeSource.setCancelHandler { bothCancelled.leave() }
-        bothCancelled.notify(queue: queue) { _ = Glibc.close(descriptor) }
-        readSource.setEventHandler { [weak self] in self?.readable() }
-        writeSource.setEventHandler { [weak self] in self?.writable() }
-        timer.setEventHandler { [weak self] in self?.checkDeadlines() }
-        timer.schedule(deadline: .distantFuture)
-        readSource.activate()
-        timer.activate()
-        if connecting { startWriting() }
+        if connecting { socket.startWriting() }
     }
 
     deinit {
-        // Sources hold their handlers weakly: just make sure they end (and close the descriptor).
-        if isOpen { cancelSources() }
+        // Stops watching (and closes the descriptor) if the owner dropped it open.
+        if isOpen { socket.cancel() }
+    }
+
+    /// One readiness of the socket, told by the owner from `events`.
+    func handle(_ event: WatchedSocket.Event) {
+        switch event {
+        case .readable: readable()
+        case .writable: writable()
+        case .deadline: checkDeadlines()
+        }
     }
 
     /// Queues one command line. `text` makes it a SPEAK-like command whose body follows the 230.
     func send(_ line: [UInt8], text: [UInt8]? = nil, inactivityTimeout: Bool = false,
               _ handler: @escaping ReplyHandler) {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard isOpen else {
             // At once, from within the call: the owner already learned of the end (onClose or close()).
             handler(.failure(.unavailable("the connection to speech-dispatcher is closed")))
@@ -98,17 +84,16 @@ final class SSIPConnection {
     /// Ends the connection from our side: no handler or onClose is called any more. `farewell` is
     /// written first if the socket takes it at once (it never waits).
     func close(farewell: [UInt8] = []) {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard isOpen else { return }
         if !connecting && !awaitingSpeakGo && output.isEmpty && !farewell.isEmpty {
-            _ = farewell.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = farewell.withUnsafeBytes { Glibc.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
         isOpen = false
         pending.removeAll()
         heldBack.removeAll()
         onEvent = nil // they usually capture the owner, which holds this connection
         onClose = nil
-        cancelSources()
+        socket.cancel()
     }
 
     // MARK: Writing
@@ -123,20 +108,20 @@ final class SSIPConnection {
     private func flush() {
         guard !connecting, isOpen else { return }
         while !output.isEmpty {
-            let sent = output.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = output.withUnsafeBytes { Glibc.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent > 0 {
                 output.removeFirst(sent)
             } else if sent < 0 && errno == EINTR {
                 continue
             } else if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                startWriting()
+                socket.startWriting()
                 return
             } else {
                 fail("cannot write to speech-dispatcher: \(SSIPSocket.errorText())")
                 return
             }
         }
-        stopWriting()
+        socket.stopWriting()
     }
 
     private func writable() {
@@ -144,7 +129,7 @@ final class SSIPConnection {
         if connecting {
             var code: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
-            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
+            getsockopt(socket.descriptor, SOL_SOCKET, SO_ERROR, &code, &length)
             guard code == 0 else {
                 fail("cannot connect to speech-dispatcher: \(String(cString: strerror(code)))")
                 return
@@ -152,18 +137,6 @@ final class SSIPConnection {
             connecting = false
         }
         flush()
-    }
-
-    private func startWriting() {
-        guard !writing else { return }
-        writing = true
-        writeSource.resume()
-    }
-
-    private func stopWriting() {
-        guard writing else { return }
-        writing = false
-        writeSource.suspend()
     }
 
     // MARK: Reading
@@ -174,7 +147,7 @@ final class SSIPConnection {
     private func readable() {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while isOpen {
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            let count = chunk.withUnsafeMutableBytes { recv(socket.descriptor, $0.baseAddress, $0.count, 0) }
             // A reset (the server died with our command unread) is a close like any other.
             if count < 0 && errno != ECONNRESET {
                 if errno == EINTR { continue }
@@ -249,7 +222,7 @@ final class SSIPConnection {
 
     private func armTimer() {
         let earliest = (pending.map(\.deadline) + heldBack.map(\.pending.deadline)).min()
-        timer.schedule(deadline: earliest ?? .distantFuture)
+        socket.schedule(deadline: earliest ?? .distantFuture)
     }
 
     private func checkDeadlines() {
@@ -270,7 +243,7 @@ final class SSIPConnection {
     private func fail(_ reason: String) {
         guard isOpen else { return }
         isOpen = false
-        cancelSources()
+        socket.cancel()
         let waiting = pending.map(\.handler) + heldBack.map(\.pending.handler)
         pending.removeAll()
         heldBack.removeAll()
@@ -279,15 +252,5 @@ final class SSIPConnection {
         self.onClose = nil
         onEvent = nil
         onClose?(reason)
-    }
-
-    private func cancelSources() {
-        timer.cancel()
-        readSource.cancel()
-        writeSource.cancel()
-        if !writing {
-            writing = true
-            writeSource.resume() // a suspended source never runs its cancel handler
-        }
     }
 }

@@ -49,7 +49,9 @@ extension SpeechdCore {
             close(opened.descriptor)
             return
         }
-        let connection = SSIPConnection(opened, queue: queue, timeout: timings.reply)
+        let connection = SSIPConnection(opened, queue: queue, timeout: timings.reply) { [weak self] event in
+            self?.onQueue { $0.socketEvent(event, generation: attemptGeneration) }
+        }
         attempt = connection
         connection.onEvent = { [weak self] event in self?.onQueue { $0.handle(event, generation: attemptGeneration) } }
         connection.onClose = { [weak self, unowned connection] reason in
@@ -57,6 +59,16 @@ extension SpeechdCore {
             self?.onQueue { $0.closed(reason, unanswered: unanswered, generation: attemptGeneration) }
         }
         handshake(connection, generation: attemptGeneration)
+    }
+
+    /// Readiness of the socket of connection `eventGeneration`: read or written by that
+    /// connection, here in the actor, if it is still ours (one dropped stops watching).
+    private func socketEvent(_ event: WatchedSocket.Event, generation eventGeneration: UInt64) {
+        if case .connected(let link) = phase, link.generation == eventGeneration {
+            link.connection.handle(event)
+        } else if let attempt, generation == eventGeneration {
+            attempt.handle(event)
+        }
     }
 
     /// CLIENT_NAME and notifications (both required), then the server's defaults, all pipelined.

@@ -1,4 +1,4 @@
-import Dispatch
+import VoiceboxCore
 
 /// Asks speech-dispatcher, on a short connection of its own, for an output module's voices: the one
 /// question it cannot answer without that module. Measured with 0.11.4: a server speaking another
@@ -13,53 +13,54 @@ enum SpeechdProbe {
         case silent(String)
     }
 
-    private static let queue = DispatchQueue(label: "voicebox.speechd.probe")
-
     /// Whether speech-dispatcher can still speak. Definitive answers first: a process of it stopped
     /// (SIGSTOP) is wedged; a voice list that fails (321: the module crashed, or the server is frozen
     /// by a bad mark) is wedged; a list that comes is not. A list that does not come in time is no
     /// verdict by itself: under load, or with a module listing 13,000 voices, it took 2.5–3 s on
     /// an idle server. Then the server and its modules are looked at (see
     /// SpeechdServerProcess.activity): if any did anything while we waited, it is busy, not wedged.
-    /// `completion` runs once, on the probe's own queue.
+    /// `completion` runs once, from a task.
     static func health(_ configuration: SpeechDispatcherSynthesizer.Configuration, timeout: Double, module: String?,
                        completion: @escaping @Sendable (Verdict) -> Void) {
-        queue.async {
-            let server = SpeechdServerProcess.find(address: configuration.address)
-            if let server, let stopped = server.stopped.first {
-                let what = stopped == server.pid ? "speech-dispatcher (pid \(stopped))" : "its output module (pid \(stopped))"
-                return completion(.wedged("\(what) is stopped"))
-            }
-            let before = server?.activity
-            voices(configuration, timeout: timeout, module: module) { verdict in
-                guard case .silent(let why) = verdict else { return completion(verdict) }
-                if let server, let before, server.activity != before {
-                    return completion(.answering)
-                }
-                completion(.wedged(why))
-            }
-        }
+        let conversation = SSIPConversation(label: "voicebox.speechd.probe")
+        Task { completion(await conversation.health(configuration, timeout: timeout, module: module)) }
     }
 
     /// Never autospawns; every reply is bounded by `timeout` seconds (the listing by the silence
-    /// between reads). `completion` runs once, on the probe's own queue.
+    /// between reads). `completion` runs once, from a task.
     static func voices(_ configuration: SpeechDispatcherSynthesizer.Configuration, timeout: Double, module: String?,
                        completion: @escaping @Sendable (Verdict) -> Void) {
-        queue.async {
-            let opened: SSIPSocket.Opened
-            switch SpeechdConnector.open(address: configuration.address, spawnWithin: nil) {
-            case .success(let socket): opened = socket
-            case .failure(let error): return completion(.wedged(SpeechdCore.reason(of: error)))
-            }
-            let connection = SSIPConnection(opened, queue: queue, timeout: timeout)
-            var answered = false
-            func done(_ verdict: Verdict) {
-                guard !answered else { return }
-                answered = true
-                connection.close(farewell: SSIPText.command("QUIT"))
-                completion(verdict)
-            }
-            connection.onClose = { done(.silent($0)) }
+        let conversation = SSIPConversation(label: "voicebox.speechd.probe")
+        Task { completion(await conversation.voices(configuration, timeout: timeout, module: module)) }
+    }
+}
+
+extension SSIPConversation {
+    /// Reading /proc and opening the socket happen on this conversation's own queue.
+    fileprivate func health(_ configuration: SpeechDispatcherSynthesizer.Configuration, timeout: Double,
+                            module: String?) async -> SpeechdProbe.Verdict {
+        let server = SpeechdServerProcess.find(address: configuration.address)
+        if let server, let stopped = server.stopped.first {
+            let what = stopped == server.pid ? "speech-dispatcher (pid \(stopped))" : "its output module (pid \(stopped))"
+            return .wedged("\(what) is stopped")
+        }
+        let before = server?.activity
+        let verdict = await voices(configuration, timeout: timeout, module: module)
+        guard case .silent(let why) = verdict else { return verdict }
+        if let server, let before, server.activity != before {
+            return .answering
+        }
+        return .wedged(why)
+    }
+
+    fileprivate func voices(_ configuration: SpeechDispatcherSynthesizer.Configuration, timeout: Double,
+                            module: String?) async -> SpeechdProbe.Verdict {
+        let opened: SSIPSocket.Opened
+        switch SpeechdConnector.open(address: configuration.address, spawnWithin: nil) {
+        case .success(let socket): opened = socket
+        case .failure(let error): return .wedged(SpeechdCore.reason(of: error))
+        }
+        return await converse(on: opened, timeout: timeout, ended: { .silent($0) }) { connection, done in
             connection.send(SpeechdConnector.clientNameCommand(client: configuration.clientName, component: "probe")) { _ in }
             if let module {
                 connection.send(SSIPText.command("SET", "self", "OUTPUT_MODULE", module)) { _ in }

@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 import VoiceboxContract
 import VoiceboxCore
@@ -22,7 +21,6 @@ import VoiceboxThreads
 /// attempt held speech-dispatcher's answers to everyone else up for as long. A listing holds up no
 /// caller of ours but those waiting for a first list (`--voices-wait`), so it gets 10 s.
 final class VoiceLister: Sendable {
-    private let queue = DispatchQueue(label: "voicebox.speechd.voices")
     private let configuration: SpeechDispatcherSynthesizer.Configuration
     private let timings: SpeechdTimings
     private let closed = Atomic<Bool>(false)
@@ -40,32 +38,13 @@ final class VoiceLister: Sendable {
         guard !closed.load(ordering: .relaxed) else {
             throw SynthesizerError.unavailable("the synthesizer was shut down")
         }
-        let (configuration, timings, queue) = (self.configuration, self.timings, self.queue)
-        return try await withHandOver { (waiter: HandOver<Result<[Voice], SynthesizerError>>) in
-            queue.async {
-                Self.list(configuration, timings, on: queue) { waiter.resume(returning: $0) }
-            }
-        }.get()
+        return try await SSIPConversation(label: "voicebox.speechd.voices").listVoices(configuration, timings).get()
     }
 
-    /// On `queue`. Opening may block (autospawn); that only holds up this listing's own queue.
-    private static func list(_ configuration: SpeechDispatcherSynthesizer.Configuration, _ timings: SpeechdTimings,
-                             on queue: DispatchQueue, completion: @escaping (Result<[Voice], SynthesizerError>) -> Void) {
-        let opened: SSIPSocket.Opened
-        switch SpeechdConnector.open(address: configuration.address, spawnWithin: configuration.autospawn ? timings.start : nil) {
-        case .success(let socket): opened = socket
-        case .failure(let error): return completion(.failure(error))
-        }
-        let connection = SSIPConnection(opened, queue: queue, timeout: timings.list)
-        var answered = false
-        func done(_ result: Result<[Voice], SynthesizerError>) {
-            guard !answered else { return }
-            answered = true
-            connection.close(farewell: SSIPText.command("QUIT"))
-            completion(result)
-        }
-        connection.onClose = { done(.failure(.unavailable($0))) }
-        connection.send(SpeechdConnector.clientNameCommand(client: configuration.clientName, component: "voices")) { _ in }
+    /// The output modules, then each one's voices, pipelined.
+    fileprivate static func list(on connection: SSIPConnection, client: String,
+                                 done: @escaping (Result<[Voice], SynthesizerError>) -> Void) {
+        connection.send(SpeechdConnector.clientNameCommand(client: client, component: "voices")) { _ in }
         connection.send(SSIPText.command("LIST", "OUTPUT_MODULES")) { result in
             switch result {
             case .failure(let error):
@@ -121,6 +100,21 @@ final class VoiceLister: Sendable {
             guard let name = fields.first, !name.isEmpty else { return nil }
             return Entry(name: String(name), language: fields.count > 1 ? String(fields[1]) : "",
                          variant: fields.count > 2 ? String(fields[2]) : "none")
+        }
+    }
+}
+
+extension SSIPConversation {
+    /// Opening may block (autospawn): that holds up only this conversation's own queue.
+    fileprivate func listVoices(_ configuration: SpeechDispatcherSynthesizer.Configuration,
+                                _ timings: SpeechdTimings) async -> Result<[Voice], SynthesizerError> {
+        let opened: SSIPSocket.Opened
+        switch SpeechdConnector.open(address: configuration.address, spawnWithin: configuration.autospawn ? timings.start : nil) {
+        case .success(let socket): opened = socket
+        case .failure(let error): return .failure(error)
+        }
+        return await converse(on: opened, timeout: timings.list, ended: { .failure(.unavailable($0)) }) { connection, finish in
+            VoiceLister.list(on: connection, client: configuration.clientName, done: finish)
         }
     }
 }

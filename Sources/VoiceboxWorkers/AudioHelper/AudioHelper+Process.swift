@@ -6,24 +6,15 @@ import VoiceboxSpawn
 
 extension AudioHelper {
     /// One running helper: the process and the service's end of its socket, non-blocking, watched
-    /// by a read and a write Dispatch source and a write-deadline timer on the actor's queue. No
-    /// thread waits on it: the read source's handler takes what the socket has and cuts it into
-    /// frames; requests go into an output buffer written as the socket takes them.
+    /// on the actor's queue (`WatchedSocket`: a read and a write source, and its timer as the
+    /// write deadline). No thread waits on it: a readable socket's bytes are cut into frames;
+    /// requests go into an output buffer written as the socket takes them.
     ///
-    /// Not Sendable: the compiler keeps it in the actor. Its sources fire on the actor's queue and
-    /// only tell the actor (`Event`, with the process's generation), which enters its isolation
-    /// with `assumeIsolated` and calls back in here. Dropped without `close()` (the actor gone), it
+    /// Not Sendable: the compiler keeps it in the actor. Its readiness only tells the actor
+    /// (`WatchedSocket.Event`, with the process's generation), which enters its isolation with
+    /// `assumeIsolated` and calls back in here. Dropped without `close()` (the actor gone), it
     /// closes its socket, which ends the helper.
     final class Process {
-        enum Event: Sendable {
-            /// The socket has bytes, or its end.
-            case readable
-            /// The socket takes bytes again.
-            case writable
-            /// The frame being written has been at it for helper-write.
-            case writeDeadline
-        }
-
         /// How the helper's side of the socket ended.
         enum End {
             /// It closed its end, or was reset (a helper killed with data unread): how it ended
@@ -36,12 +27,9 @@ extension AudioHelper {
         let child: Child
         let generation: UInt64
         let started = ContinuousClock.now
-        private let socket: Int32
+        private let socket: WatchedSocket
         /// How long the frame at the head of the output may take to be taken (helper-write).
         private let writeBound: Duration
-        private let readSource: any DispatchSourceRead
-        private let writeSource: any DispatchSourceWrite
-        private let writeTimer: any DispatchSourceTimer
 
         private var parser = FrameParser(maximumPayload: AudioHelperProtocol.maximumPayload)
         /// What one read(2) fills, kept from read to read.
@@ -53,33 +41,16 @@ extension AudioHelper {
         private var frames: [Int] = []
         /// When the head frame began to be written (helper-write runs from there).
         private var headSince = DispatchTime.now()
-        private var writing = false
-        private(set) var isOpen = true
+        var isOpen: Bool { socket.isWatched }
 
-        /// `socket` is made non-blocking; `events` is called on `queue` for each readiness.
+        /// `socket` is made non-blocking; `events` is called on `queue` for each readiness (its
+        /// `.deadline`: the head frame's write deadline).
         init(child: Child, socket: Int32, generation: UInt64, queue: DispatchQueue, writeBound: Duration,
-             events: @escaping @Sendable (Event) -> Void) {
+             events: @escaping @Sendable (WatchedSocket.Event) -> Void) {
             self.child = child
-            self.socket = socket
+            self.socket = WatchedSocket(descriptor: socket, queue: queue, events: events)
             self.generation = generation
             self.writeBound = writeBound
-            _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
-            readSource = DispatchSource.makeReadSource(fileDescriptor: socket, queue: queue)
-            writeSource = DispatchSource.makeWriteSource(fileDescriptor: socket, queue: queue)
-            writeTimer = DispatchSource.makeTimerSource(queue: queue)
-            // Dispatch wants the descriptor open until both of its sources are cancelled.
-            let bothCancelled = DispatchGroup()
-            bothCancelled.enter()
-            bothCancelled.enter()
-            readSource.setCancelHandler { bothCancelled.leave() }
-            writeSource.setCancelHandler { bothCancelled.leave() }
-            bothCancelled.notify(queue: queue) { _ = Glibc.close(socket) }
-            readSource.setEventHandler { events(.readable) }
-            writeSource.setEventHandler { events(.writable) }
-            writeTimer.setEventHandler { events(.writeDeadline) }
-            writeTimer.schedule(deadline: .distantFuture)
-            readSource.activate()
-            writeTimer.activate()
         }
 
         deinit {
@@ -90,15 +61,8 @@ extension AudioHelper {
         /// closed once Dispatch lets go of it.
         func close() {
             guard isOpen else { return }
-            isOpen = false
-            Glibc.shutdown(socket, Int32(SHUT_RDWR))
-            writeTimer.cancel()
-            readSource.cancel()
-            writeSource.cancel()
-            if !writing {
-                writing = true
-                writeSource.resume()  // a suspended source never runs its cancel handler
-            }
+            Glibc.shutdown(socket.descriptor, Int32(SHUT_RDWR))
+            socket.cancel()
         }
 
         // MARK: Reading
@@ -109,7 +73,7 @@ extension AudioHelper {
         /// raises no second readiness event.
         func read(_ deliver: (UInt8, [UInt8]) -> String?) -> End? {
             while isOpen {
-                let got = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                let got = chunk.withUnsafeMutableBytes { recv(socket.descriptor, $0.baseAddress, $0.count, 0) }
                 if got < 0 {
                     switch errno {
                     case EINTR: continue
@@ -150,7 +114,7 @@ extension AudioHelper {
         func flush() -> Bool {
             while isOpen && written < output.count {
                 let sent = output[written...].withUnsafeBytes {
-                    Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                    Glibc.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 }
                 if sent >= 0 {
                     taken(sent)
@@ -177,7 +141,7 @@ extension AudioHelper {
 
         /// Sets the timer to the head frame's deadline again (after one that was not late).
         func armWriteTimer() {
-            writeTimer.schedule(deadline: frames.isEmpty ? .distantFuture : headSince + writeBound.inSeconds)
+            socket.schedule(deadline: frames.isEmpty ? .distantFuture : headSince + writeBound.inSeconds)
         }
 
         private func taken(_ count: Int) {
@@ -198,18 +162,15 @@ extension AudioHelper {
             }
         }
 
+        /// Asks for `.writable` while output waits, with the head frame's deadline.
         private func startWriting() {
-            guard !writing else { return }
-            writing = true
             armWriteTimer()
-            writeSource.resume()
+            socket.startWriting()
         }
 
         private func stopWriting() {
-            guard writing, isOpen else { return }
-            writing = false
-            writeTimer.schedule(deadline: .distantFuture)
-            writeSource.suspend()
+            socket.schedule(deadline: .distantFuture)
+            socket.stopWriting()
         }
     }
 }

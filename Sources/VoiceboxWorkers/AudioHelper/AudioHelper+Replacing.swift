@@ -34,7 +34,7 @@ extension AudioHelper {
 
     /// Readiness of a helper's socket, or its write deadline (on the actor's queue, from its
     /// sources); events of a helper already lost are dropped.
-    private func handle(_ event: Process.Event, of generation: UInt64) {
+    private func handle(_ event: WatchedSocket.Event, of generation: UInt64) {
         guard let process, process.generation == generation else { return }
         switch event {
         case .readable:
@@ -45,7 +45,7 @@ extension AudioHelper {
             }
         case .writable:
             if !process.flush() { process.child.signal(SIGKILL) }  // gone or stuck: its end is read next
-        case .writeDeadline:
+        case .deadline:
             // What the socket takes now is not late: this queue may have been the late one.
             if !process.flush() || process.writeIsLate {
                 process.child.signal(SIGKILL)  // it did not take a request within helper-write

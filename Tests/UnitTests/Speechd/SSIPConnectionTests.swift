@@ -8,15 +8,12 @@ import XCTest
 
 /// The SSIP client against a scripted server on the other end of a socket pair: no speech-dispatcher.
 final class SSIPConnectionTests: XCTestCase {
-    private let queue = DispatchQueue(label: "test.ssip.owner")
-
-    /// (our connection, the server's descriptor).
-    private func pair(timeout: Double = 2) -> (SSIPConnection, Int32) {
+    /// (the owner of our connection, the server's descriptor).
+    private func pair(timeout: Double = 2) -> (SSIPTestOwner, Int32) {
         var fds: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
         XCTAssertGreaterThanOrEqual(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK), 0)
-        let connection = queue.sync { SSIPConnection(.init(descriptor: fds[0], connecting: false), queue: queue, timeout: timeout) }
-        return (connection, fds[1])
+        return (SSIPTestOwner(label: "test.ssip.owner", descriptor: fds[0], timeout: timeout), fds[1])
     }
 
     private func serverWrite(_ fd: Int32, _ text: String) {
@@ -58,11 +55,11 @@ final class SSIPConnectionTests: XCTestCase {
     }
 
     func testPipelinedRepliesAndEventsInOrder() {
-        let (connection, server) = pair()
-        defer { close(server); queue.sync { connection.close() } }
+        let (owner, server) = pair()
+        defer { close(server); owner.sync { connection in connection.close() } }
         let results = Results()
         let events = Locked<[SSIPEvent]>([])
-        queue.sync {
+        owner.sync { connection in
             connection.onEvent = { event in events.withLock { $0.append(event) } }
             connection.send(SSIPText.command("GET", "LANGUAGE")) { results.add($0) }
             connection.send(SSIPText.command("BOGUS")) { results.add($0) }
@@ -75,10 +72,10 @@ final class SSIPConnectionTests: XCTestCase {
 
     /// A command sent after SPEAK must not reach the server before SPEAK's text (it would be read as text).
     func testCommandsWaitBehindSpeakUntilItsTextIsSent() {
-        let (connection, server) = pair()
-        defer { close(server); queue.sync { connection.close() } }
+        let (owner, server) = pair()
+        defer { close(server); owner.sync { connection in connection.close() } }
         let results = Results()
-        queue.sync {
+        owner.sync { connection in
             connection.send(SSIPText.command("SPEAK"), text: SSIPText.speakData("Hi")) { results.add($0) }
             connection.send(SSIPText.command("STOP", "self")) { results.add($0) }
         }
@@ -90,11 +87,11 @@ final class SSIPConnectionTests: XCTestCase {
     }
 
     func testServerClosingMidReplyFailsThePendingCommands() {
-        let (connection, server) = pair()
-        defer { withExtendedLifetime(connection) {} }
+        let (owner, server) = pair()
+        defer { withExtendedLifetime(owner) {} }
         let results = Results()
         let closed = Locked<String?>(nil)
-        queue.sync {
+        owner.sync { connection in
             connection.onClose = { reason in closed.withLock { $0 = reason } }
             connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES")) { results.add($0) }
             connection.send(SSIPText.command("GET", "RATE")) { results.add($0) }
@@ -105,17 +102,17 @@ final class SSIPConnectionTests: XCTestCase {
         XCTAssertEqual(got.count, 2, "the pending commands hang: \(got)")
         XCTAssertTrue(got.allSatisfy { $0.hasPrefix("failure") && $0.contains("closed the connection") }, "\(got)")
         XCTAssertEqual(closed.withLock { $0 }, "speech-dispatcher closed the connection in the middle of a reply")
-        queue.sync { XCTAssertFalse(connection.isOpen) }
+        owner.sync { connection in XCTAssertFalse(connection.isOpen) }
     }
 
     /// The command fails naming its timeout, and not before the timeout (a lower bound: it holds
     /// however slow the machine is).
     func testNoAnswerFailsAfterTheTimeoutNamingIt() {
-        let (connection, server) = pair(timeout: 0.3)
-        defer { close(server); withExtendedLifetime(connection) {} }
+        let (owner, server) = pair(timeout: 0.3)
+        defer { close(server); withExtendedLifetime(owner) {} }
         let results = Results()
         let start = DispatchTime.now()
-        queue.sync { connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
+        owner.sync { connection in connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
         let got = results.wait(for: 1)
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         XCTAssertEqual(got, ["failure unavailable(\"speech-dispatcher did not answer GET RATE within 0.3 s\")"])
@@ -126,13 +123,13 @@ final class SSIPConnectionTests: XCTestCase {
     /// when the deadline fires. It is the answer, not a timeout.
     func testAnAnswerWaitingInTheSocketWhenTheDeadlinePassesIsTaken() {
         for _ in 0..<3 {
-            let (connection, server) = pair(timeout: 0.2)
-            defer { close(server); queue.sync { connection.close() } }
+            let (owner, server) = pair(timeout: 0.2)
+            defer { close(server); owner.sync { connection in connection.close() } }
             let results = Results()
-            queue.sync { connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
+            owner.sync { connection in connection.send(SSIPText.command("GET", "RATE")) { results.add($0) } }
             XCTAssertEqual(serverRead(server, atLeast: 10), "GET RATE\r\n")
             let busy = DispatchSemaphore(value: 0)
-            queue.async { busy.wait() }  // the owner is busy ...
+            owner.queue.async { busy.wait() }  // the owner is busy ...
             serverWrite(server, "251-0\r\n251 OK GET RATE\r\n")  // ... while the answer arrives ...
             usleep(300_000)  // ... and the deadline (0.2 s) passes: both wait for the owner
             busy.signal()
@@ -152,10 +149,10 @@ final class SSIPConnectionTests: XCTestCase {
     /// is not cut off. (Its pieces come 0.1 s apart against a 1 s timeout: only a writer held up ten
     /// times as long as it asked could make it fail.)
     func testInactivityTimeoutIsResetByEachByte() {
-        let (connection, server) = pair(timeout: 1)
-        defer { close(server); queue.sync { connection.close() } }
+        let (owner, server) = pair(timeout: 1)
+        defer { close(server); owner.sync { connection in connection.close() } }
         let results = Results()
-        queue.sync {
+        owner.sync { connection in
             connection.send(SSIPText.command("LIST", "SYNTHESIS_VOICES"), inactivityTimeout: true) { results.add($0) }
         }
         let start = DispatchTime.now()

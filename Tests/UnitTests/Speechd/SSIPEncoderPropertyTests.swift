@@ -25,9 +25,8 @@ final class SSIPEncoderPropertyTests: XCTestCase {
         var fds: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        let queue = DispatchQueue(label: "test.ssip.encoder")
-        let connection = queue.sync { SSIPConnection(.init(descriptor: fds[0], connecting: false), queue: queue, timeout: 10) }
-        defer { queue.sync { connection.close() } }
+        let owner = SSIPTestOwner(label: "test.ssip.encoder", descriptor: fds[0], timeout: 10)
+        defer { owner.sync { $0.close() } }
         let server = ScriptedSpeakServer(fd: fds[1], expected: texts.map { Array(SSIPText.content(of: $0).utf8) })
         let serving = Thread { server.serve() }
         serving.start()
@@ -36,7 +35,7 @@ final class SSIPEncoderPropertyTests: XCTestCase {
         let answered = DispatchSemaphore(value: 0)
         let failures = Locked<[String]>([])
         for (index, text) in texts.enumerated() {
-            queue.sync {  // send never blocks, and its handler never re-enters `queue`
+            owner.sync { connection in  // send never blocks, and its handler never re-enters the queue
                 connection.send(SSIPText.command("SPEAK"), text: SSIPText.speakData(text)) { result in
                     if case .success(let reply) = result, reply.code == 225, reply.lines == ["\(index)"] {
                     } else {
