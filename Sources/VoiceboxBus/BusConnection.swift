@@ -56,9 +56,9 @@ public final class BusConnection: Sendable {
         uniqueName = dbus_bus_get_unique_name(connection).map { String(cString: $0) } ?? ""
         let state = ConnectionState(connection: connection)
         state.install()
-        loop = EventLoop(state: state)
+        loop = EventLoop()
         state.loopHandle = loop
-        loop.start(name: "dbus " + uniqueName)
+        loop.start(name: "dbus " + uniqueName, state: state)
     }
 
     deinit { loop.submit { $0.stopped = true } }

@@ -17,11 +17,9 @@ final class EventLoop: Sendable {
 
     private let queue = Locked(Queue())
     private let wakeFD: Int32
-    let state: LoopConfined<ConnectionState>
 
-    init(state: ConnectionState) {
+    init() {
         wakeFD = vb_wakeup_fd()
-        self.state = LoopConfined(state)
     }
 
     deinit { close(wakeFD) }
@@ -42,12 +40,14 @@ final class EventLoop: Sendable {
         _ = write(wakeFD, &one, 8)
     }
 
-    func start(name: String) {
-        OwnThread.start(name: name) { [self] in run() }
+    /// Starts the loop thread, which takes `state` with it: the compiler lets no other code keep
+    /// it (libdbus's callbacks reach it through user-data pointers, and only run inside the
+    /// libdbus calls that this thread makes).
+    func start(name: String, state: sending ConnectionState) {
+        OwnThread.start(name: name) { [self] in run(state) }
     }
 
-    private func run() {
-        let state = state.value
+    private func run(_ state: ConnectionState) {
         while !state.stopped {
             var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
             var watches: [OpaquePointer] = []
@@ -95,16 +95,6 @@ final class EventLoop: Sendable {
         }
         for entry in leftovers { entry.orElse?() }
     }
-}
-
-/// A value only the loop thread uses.
-///
-/// `@unchecked Sendable` is safe because `value` is read only on the loop thread: jobs receive
-/// it as a parameter there, and libdbus's callbacks, which reach it through user-data
-/// pointers, only run inside libdbus calls that the loop thread makes.
-final class LoopConfined<Value: AnyObject>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// libdbus's timeouts, each with the time it is next due.

@@ -6,8 +6,9 @@ import Glibc
 /// service for this one thing.
 public enum OwnThread {
     /// Starts `body` on a new detached thread named `name` (at most 15 bytes are kept).
+    /// `body` is sent there: what it holds is the thread's alone (the bus loop's connection state).
     /// A thread that cannot be created is a fatal error: the process has run out of threads.
-    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+    public static func start(name: String, _ body: sending @escaping () -> Void) {
         let box = Unmanaged.passRetained(ThreadBody(run: body, name: name)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, runThreadBody, box)
@@ -16,11 +17,12 @@ public enum OwnThread {
     }
 }
 
-private final class ThreadBody: Sendable {
-    let run: @Sendable () -> Void
+/// Crosses to the new thread through pthread_create's argument, and is used only there.
+private final class ThreadBody {
+    let run: () -> Void
     let name: String
 
-    init(run: @escaping @Sendable () -> Void, name: String) {
+    init(run: sending @escaping () -> Void, name: String) {
         self.run = run
         self.name = name
     }
