@@ -37,9 +37,9 @@ actor Recordings {
         entries[id] = .open(stream)
         let service = service
         Task {
-            for await chunk in stream.chunks { service.send(AudioHelperProtocol.samplesFrame(capture: id, chunk)) }
+            for await chunk in stream.chunks { await service.send(AudioHelperProtocol.samplesFrame(capture: id, chunk)) }
             let failure = await stream.failure
-            service.send(AudioHelperProtocol.frame(.captureEnded, json: AudioHelperProtocol.CaptureEnd(capture: id, failure: failure)))
+            await service.send(AudioHelperProtocol.frame(.captureEnded, json: AudioHelperProtocol.CaptureEnd(capture: id, failure: failure)))
             self.forget(id)
         }
         return .done

@@ -1,50 +1,113 @@
+import Dispatch
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
-import VoiceboxThreads
 
-/// The helper's end of the service's socket, for writing: frames go out whole, one at a time.
-/// A service that takes nothing for `writeBound` is stuck or gone: the helper ends.
-final class ServiceSocket: Sendable {
-    /// The descriptor, behind the lock that keeps frames whole. (Not `Locked<Void>`: ThreadSanitizer
-    /// reports accesses to a zero-sized value under the lock as races.)
-    private let writing: Locked<Int32>
+/// The helper's end of the service's socket: an actor on a queue of its own, where the socket is
+/// watched (`WatchedSocket`). Requests are read as they come and each handed to `handle`; frames
+/// go out whole and in the order they were sent, as the socket takes them. No thread waits on the
+/// socket. The service closing its end, or taking nothing for `AudioHelperProtocol.writeBound`
+/// while frames wait (stuck or gone), ends the helper: the sound server hangs up its streams and
+/// recordings with the connection.
+actor ServiceSocket {
+    private nonisolated let executor = QueueExecutor(label: "voicebox-audio.service")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    private let descriptor: Int32
+    private var socket: WatchedSocket?
+    private var handle: (@Sendable (AudioHelperProtocol.Request) -> Void)?
+    private var parser = FrameParser(maximumPayload: AudioHelperProtocol.maximumPayload)
+    /// What one read(2) fills, kept from read to read.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    /// Frames not yet taken by the socket: `output` from `written` on.
+    private var output: [UInt8] = []
+    private var written = 0
 
     init(descriptor: Int32) {
-        writing = Locked(descriptor)
-    }
-
-    func send(_ frame: [UInt8]) {
-        let failed = writing.withLock { descriptor in
-            FrameReader.write(frame, to: descriptor, until: .now + AudioHelperProtocol.writeBound)
-        }
-        if failed != nil { _exit(0) }
-    }
-}
-
-/// Reads the service's requests on a thread of its own; the service closing its end ends the helper
-/// (the server hangs up its streams and recordings with the connection).
-final class RequestReader: Sendable {
-    private let descriptor: Int32
-    private let handle: @Sendable (AudioHelperProtocol.Request) -> Void
-
-    init(descriptor: Int32, handle: @escaping @Sendable (AudioHelperProtocol.Request) -> Void) {
         self.descriptor = descriptor
-        self.handle = handle
     }
 
-    func start() {
-        let descriptor = descriptor, handle = handle
-        OwnThread.start(name: "requests") {
-            var reader = FrameReader(descriptor: descriptor, maximumPayload: AudioHelperProtocol.maximumPayload)
-            while true {
-                guard case .frame(let tag, let payload) = reader.next(within: nil) else { _exit(0) }
-                guard tag == AudioHelperProtocol.Tag.request.rawValue,
-                      let request = try? JSON.decode(AudioHelperProtocol.Request.self, from: payload) else {
-                    fail("a malformed request from the service", status: 1)
+    /// Starts reading requests; each goes to `handle` (which answers it on a task of its own).
+    nonisolated func start(handling handle: @escaping @Sendable (AudioHelperProtocol.Request) -> Void) {
+        executor.queue.async {
+            self.assumeIsolated { channel in
+                channel.handle = handle
+                channel.socket = WatchedSocket(descriptor: channel.descriptor, queue: channel.executor.queue) { [weak channel] event in
+                    channel?.assumeIsolated { $0.socketEvent(event) }
                 }
-                handle(request)
             }
         }
+    }
+
+    /// Queues `frame` after those sent before and writes what the socket takes now.
+    func send(_ frame: [UInt8]) {
+        if written == output.count, !output.isEmpty {
+            output.removeAll(keepingCapacity: output.count <= 1 << 16)
+            written = 0
+        }
+        let waited = written < output.count
+        output += frame
+        flush(progress: !waited)
+    }
+
+    private func socketEvent(_ event: WatchedSocket.Event) {
+        switch event {
+        case .readable: readRequests()
+        case .writable: flush(progress: false)
+        case .deadline: _exit(0)  // frames waited writeBound with nothing taken: the service is stuck or gone
+        }
+    }
+
+    private func readRequests() {
+        while true {
+            let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                _exit(0)
+            }
+            if got == 0 { _exit(0) }  // the service closed its end
+            chunk.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+            frames: while true {
+                switch parser.next() {
+                case .frame(let tag, let payload):
+                    guard tag == AudioHelperProtocol.Tag.request.rawValue,
+                          let request = try? JSON.decode(AudioHelperProtocol.Request.self, from: payload) else {
+                        fail("a malformed request from the service", status: 1)
+                    }
+                    handle?(request)
+                case .malformed:
+                    fail("a malformed request from the service", status: 1)
+                case .partial:
+                    break frames
+                }
+            }
+        }
+    }
+
+    /// Writes what the socket takes; while frames wait, asks to be told when it takes more, with
+    /// writeBound from the last time it took something (`progress`: a write just began).
+    private func flush(progress: Bool) {
+        var tookSome = progress
+        while written < output.count {
+            let sent = output[written...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if sent >= 0 {
+                written += sent
+                tookSome = true
+                continue
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                if tookSome { socket?.schedule(deadline: .now() + AudioHelperProtocol.writeBound.inSeconds) }
+                socket?.startWriting()
+                return
+            default:
+                _exit(0)  // the service is gone
+            }
+        }
+        socket?.schedule(deadline: .distantFuture)
+        socket?.stopWriting()
     }
 }

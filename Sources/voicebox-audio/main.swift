@@ -33,19 +33,17 @@ do {
 }
 let answerer = Answerer(mixer: mixer, recordings: Recordings(capture: PulseCapture(), service: service))
 
-Task {
-    for await event in mixer.events { service.send(AudioHelperProtocol.frame(.mixerEvent, json: event)) }
-}
-
 // Requests, each handled on its own: a slow one (a recording that takes its time to open) holds
-// up no other.
-let requests = RequestReader(descriptor: 3) { request in
+// up no other. Started before anything is sent, so that the socket is watched by then.
+service.start { request in
     Task {
         let outcome = await answerer.answer(request.call)
-        service.send(AudioHelperProtocol.frame(.answer, json: AudioHelperProtocol.Answer(id: request.id, outcome: outcome)))
+        await service.send(AudioHelperProtocol.frame(.answer, json: AudioHelperProtocol.Answer(id: request.id, outcome: outcome)))
     }
 }
-requests.start()
+Task {
+    for await event in mixer.events { await service.send(AudioHelperProtocol.frame(.mixerEvent, json: event)) }
+}
 dispatchMain()
 
 /// A request's outcome, from the mixer or the recordings.

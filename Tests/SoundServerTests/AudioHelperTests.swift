@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import VoiceboxSpawn
 import XCTest
 
@@ -248,6 +249,37 @@ final class AudioHelperTests: XCTestCase {
         try await waitUntil("the audio helper to end") { !ServiceProcesses.running(helper) }
         try await waitUntil("the server to drop the recording") {
             (try? ServerStream.recording(of: pid)) == nil
+        }
+    }
+
+    /// The helper's own ends, with no voiceboxd: started on a socket pair as voiceboxd starts it, it
+    /// records as asked; a service that then reads nothing (stuck) makes it end once its samples
+    /// have waited AudioHelperProtocol.writeBound, and a service that closes its end makes it end at
+    /// once. Either way the sound server no longer records for it.
+    func testAHelperWhoseServiceStopsReadingOrLeavesEndsAndLeavesNoRecording() async throws {
+        let stack = try Stack.require()
+        for service in ["stops reading", "closes its end"] {
+            var ends: [Int32] = [-1, -1]
+            XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &ends), 0)
+            var spec = ChildSpec(stack.binDirectory + "/" + AudioHelperProtocol.executableName, ["--parent", String(getpid())],
+                                 environment: ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" })
+            spec.descriptors[3] = ends[1]
+            let helper = try Spawn.start(spec).child
+            close(ends[1])
+            addTeardownBlock { helper.signal(SIGKILL); close(ends[0]) }
+            let request = AudioHelperProtocol.Request(id: 1, call: .openCapture(capture: 1, source: nil))
+            let frame = AudioHelperProtocol.frame(.request, json: request)
+            XCTAssertEqual(frame.withUnsafeBytes { write(ends[0], $0.baseAddress, $0.count) }, frame.count)
+            try await waitUntil("the helper to record (\(service))", timeout: .seconds(30)) {
+                (try? ServerStream.recording(of: helper.pid)) != nil
+            }
+            if service == "closes its end" { shutdown(ends[0], Int32(SHUT_RDWR)) }
+            // Stuck: its samples (32 KB/s) fill the socket's buffers within seconds, then wait writeBound.
+            try await waitUntil("the helper to end (\(service))", timeout: .seconds(60)) { helper.termination != nil }
+            XCTAssertEqual(helper.termination?.shellStatus, 0, "the helper ends quietly when its service \(service)")
+            try await waitUntil("the server to drop its recording (\(service))") {
+                (try? ServerStream.recording(of: helper.pid)) == nil
+            }
         }
     }
 }
