@@ -53,11 +53,13 @@ public final class WatchedSocket {
         if isWatched { cancel() }
     }
 
-    /// Asks for `.writable` until `stopWriting`.
-    public func startWriting() {
-        guard isWatched, !writing else { return }
+    /// Asks for `.writable` until `stopWriting`; returns whether it was not asked already.
+    @discardableResult
+    public func startWriting() -> Bool {
+        guard isWatched, !writing else { return false }
         writing = true
         writeSource.resume()
+        return true
     }
 
     public func stopWriting() {

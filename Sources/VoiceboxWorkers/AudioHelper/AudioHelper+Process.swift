@@ -162,10 +162,11 @@ extension AudioHelper {
             }
         }
 
-        /// Asks for `.writable` while output waits, with the head frame's deadline.
+        /// Asks for `.writable` while output waits, with the head frame's deadline, set when the
+        /// waiting begins (a deadline found not late sets it again, `armWriteTimer`; one found
+        /// late kills the helper and is not set again).
         private func startWriting() {
-            armWriteTimer()
-            socket.startWriting()
+            if socket.startWriting() { armWriteTimer() }
         }
 
         private func stopWriting() {

@@ -15,7 +15,7 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
     /// - Parameter bounds: the waits on the workers (`worker-start`, `worker-model-load`,
     ///   `worker-answer`, `worker-end`, `worker-reap`, `worker-cancel`).
     /// - Parameter log: receives the engine's error lines (meant for a debug log).
-    public init(workerPath: String, catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = .seconds(300),
+    public init(workerPath: String, catalog: ModelCatalog = .standard(), idleUnloadAfter: Duration = Bound.modelIdle.standard,
                 bounds: Bounds = Bounds(), log: LogSink? = nil) {
         self.catalog = catalog
         pool = DecoderWorkerPool(workerPath: workerPath, idleTimeout: idleUnloadAfter, bounds: bounds, log: log)

@@ -25,7 +25,9 @@ actor ModuleSpares {
     private let starting = DispatchQueue(label: "voicebox.modules.start", attributes: .concurrent)
     private var probes: [String: Task<RenderEngine?, Never>] = [:]
     private var spares: [String: [Task<ModuleProcess?, Never>]] = [:]
-    private var expiries: [String: Task<Void, Never>] = [:]
+    /// Each engine's spares' idle clock, with its number: only the latest one lets them go.
+    private var expiries: [String: (number: UInt64, task: Task<Void, Never>)] = [:]
+    private var expiriesSet: UInt64 = 0
 
     init(workerPath: String, bounds: Bounds, defaultEngine: String, defaultLanguage: String, log: @escaping @Sendable (String) -> Void) {
         self.workerPath = workerPath
@@ -77,15 +79,19 @@ actor ModuleSpares {
         while spares[name, default: []].count < Self.sparesPerEngine {
             spares[name, default: []].append(Task { try? await self.start(module) })
         }
-        expiries[name]?.cancel()
-        expiries[name] = Task {
+        expiries[name]?.task.cancel()
+        expiriesSet += 1
+        let number = expiriesSet
+        expiries[name] = (number, Task {
             try? await Task.sleep(for: idle)
             guard !Task.isCancelled else { return }
-            await self.expire(name)
-        }
+            await self.expire(name, number: number)
+        })
     }
 
-    private func expire(_ name: String) async {
+    /// An idle clock that woke as a take restarted it (cancelled too late) does nothing.
+    private func expire(_ name: String, number: UInt64) async {
+        guard expiries[name]?.number == number else { return }
         expiries[name] = nil
         for spare in spares.removeValue(forKey: name) ?? [] { await runDismiss(await spare.value) }
     }
