@@ -41,8 +41,11 @@ final class BusMonitor: Sendable {
         try await waitUntil("dbus-monitor to start") { self.text.value.contains("NameAcquired") || self.text.value.contains("signal") }
     }
 
+    /// The signals dbus-monitor has printed whole: a block counts once its info's closing bracket
+    /// (the outer array's, at three spaces) has come, since the text arrives in pieces.
     var interruptions: [Interruption] {
-        let blocks = text.value.components(separatedBy: "\nsignal ").dropFirst().filter { $0.contains("member=AudioInterruption") }
+        let blocks = text.value.components(separatedBy: "\nsignal ").dropFirst()
+            .filter { $0.contains("member=AudioInterruption") && $0.contains("\n   ]") }
         return blocks.map { block in
             let lines = block.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             let state = lines.first { $0.hasPrefix("string \"") }.map { String($0.dropFirst(8).dropLast()) } ?? ""
