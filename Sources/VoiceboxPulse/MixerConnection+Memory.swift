@@ -69,7 +69,8 @@ extension MixerConnection {
     /// Writes the entries so that the server holds them when this returns. pipewire-pulse acknowledges
     /// a write before passing it on, and WirePlumber takes up only a metadata value that changed: so
     /// there each entry goes first with its volume off by one step (inaudible), then as it is, and
-    /// this waits (bounded) until the server lists them.
+    /// this waits until the server lists them, at most `memoryTakeUpTimeout` (5 s: below the
+    /// service's helper-answer, 8 s).
     func remember(_ settings: [RememberedSetting], memory: ServerMemory) async throws {
         switch memory {
         case .nothing:
@@ -79,7 +80,7 @@ extension MixerConnection {
         case .writeOnly:
             try await writeRemembered(settings.map(\.nudged))
             try await writeRemembered(settings)
-            let deadline = ContinuousClock.now + self.settings.requestTimeout
+            let deadline = ContinuousClock.now + self.settings.memoryTakeUpTimeout
             var listed: [String: RememberedSetting] = [:]
             while ContinuousClock.now < deadline {
                 listed = try await listing()
@@ -87,7 +88,7 @@ extension MixerConnection {
                 try await Task.sleep(for: .milliseconds(5))
             }
             let held = settings.map { "\($0.name): \(listed[$0.name].map { "\($0)" } ?? "nothing")" }.joined(separator: ", ")
-            throw MixerError.unavailable("the server did not list the stream memory it was given within \(self.settings.requestTimeout) (it lists \(held))")
+            throw MixerError.unavailable("the server did not list the stream memory it was given within \(self.settings.memoryTakeUpTimeout) (it lists \(held))")
         }
     }
 

@@ -20,6 +20,9 @@ actor MixerConnection: MainloopActor {
         var requestTimeout: Duration
         /// Bound on one connection attempt, from connect to subscribed.
         var connectTimeout: Duration
+        /// Bound on WirePlumber taking up a stream-memory entry written through pipewire-pulse
+        /// (`remember`): it does so on its own time, over 2 s on a loaded machine (seen in CI).
+        var memoryTakeUpTimeout: Duration = .seconds(5)
     }
 
     enum Phase { case connecting, ready, waitingToRetry, ended }
