@@ -46,10 +46,13 @@ let package = Package(
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
-        // Audio files as 16 kHz mono samples (libsndfile, libsamplerate): what a file worker runs.
-        .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "CSamplerate", "VoiceboxCore"]),
-        // A caller's raw stream read as 16 kHz mono (pure Swift: the service links no resampler library).
-        .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore"]),
+        // The one resampler, libsamplerate, wherever audio is read: a file worker's files, and the
+        // callers' raw streams voiceboxd reads itself.
+        .target(name: "VoiceboxSamplerate", dependencies: ["CSamplerate", "VoiceboxCore"]),
+        // Audio files as 16 kHz mono samples (libsndfile, then the resampler): what a file worker runs.
+        .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "VoiceboxCore", "VoiceboxSamplerate"]),
+        // A caller's raw stream read as 16 kHz mono (unpacked here, resampled by libsamplerate).
+        .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore", "VoiceboxSamplerate"]),
 
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxContract", "VoiceboxThreads"]),
@@ -96,7 +99,7 @@ let package = Package(
         .testTarget(name: "UnitTests", dependencies: ["VoiceboxCore", "VoiceboxThreads", "VoiceboxSpawn", "VoiceboxDictation",
                                                       "voicebox", "VoiceboxInsertion", "VoiceboxBus", "VoiceboxSpeechd",
                                                       "VoiceboxPulse", "VoiceboxPocketsphinx", "VoiceboxModels", "VoiceboxSndfile",
-                                                      "VoiceboxStreams", "VoiceboxWorkers", "VoiceboxContract", "TestSupport"]),
+                                                      "VoiceboxSamplerate", "VoiceboxStreams", "VoiceboxWorkers", "VoiceboxContract", "TestSupport"]),
         .testTarget(name: "StackTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxSpeechd",
                                                        "VoiceboxSpawn", "VoiceboxPulse", "VoiceboxCore", "VoiceboxThreads", "TestSupport"]),
         .testTarget(name: "SoundServerTests", dependencies: ["VoiceboxBus", "VoiceboxContract", "VoiceboxDaemon", "VoiceboxSpeechd",

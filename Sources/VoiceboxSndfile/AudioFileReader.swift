@@ -2,6 +2,7 @@ import CSamplerate
 import CSndfile
 import Glibc
 import VoiceboxCore
+import VoiceboxSamplerate
 
 /// Reads an audio file piece by piece as 16 kHz mono 16-bit samples, whatever its format, rate
 /// and channels (anything libsndfile decodes: WAV, FLAC, Ogg/Vorbis, Opus, MP3, AIFF, ...).

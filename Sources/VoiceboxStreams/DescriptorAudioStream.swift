@@ -1,5 +1,6 @@
 import Glibc
 import VoiceboxCore
+import VoiceboxSamplerate
 
 /// Opens the caller's raw PCM streams (Recognize's option `stream`).
 public struct DescriptorAudioStreams: AudioStreams {
@@ -28,7 +29,7 @@ final class DescriptorAudioStream: AudioStream {
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
     private var unpacker: PCMUnpacker
-    private var resampler: SincResampler?
+    private var resampler: Resampler?
     private var pending: [Int16] = []
     private var ended = false
     private var closed = false
@@ -55,7 +56,7 @@ final class DescriptorAudioStream: AudioStream {
         if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
         unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
                                direct: input.encoding == .s16le && input.channels == 1 && input.rate == Self.sampleRate)
-        resampler = input.rate == Self.sampleRate ? nil : SincResampler(from: input.rate, to: Self.sampleRate)
+        resampler = input.rate == Self.sampleRate ? nil : try Resampler(from: input.rate, to: Self.sampleRate)
         if kind == .pipe {
             let own = Glibc.open("/proc/self/fd/\(input.descriptor)", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
             guard own >= 0 else { throw RecognitionError.invalidStream("cannot open the pipe for reading: \(Self.reason(errno))") }
@@ -270,7 +271,7 @@ final class DescriptorAudioStream: AudioStream {
                 throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
                                                      + "\(frameBytes) (\(input.encoding.rawValue), \(input.channels) channels)")
             }
-            if let tail = resampler?.process([], end: true) { append(tail) }
+            if let tail = try resampler?.process([], end: true) { append(tail) }
             return
         }
         waitedSinceData = .zero
@@ -279,7 +280,7 @@ final class DescriptorAudioStream: AudioStream {
         framesReceived = unpacker.framesUnpacked
         switch unpacked {
         case .samples(let samples): pending += samples
-        case .floats(let floats): append(resampler?.process(floats, end: false) ?? floats)
+        case .floats(let floats): append(try resampler?.process(floats, end: false) ?? floats)
         }
     }
 

@@ -13,9 +13,9 @@ final class DecoderWorkerMicrophoneTests: ServiceTestCase {
     override class var usesRecordings: Bool { true }
 
     /// After a file, a microphone and a 48 kHz stream recognition, voiceboxd has mapped no part
-    /// of pocketsphinx, nor libsamplerate, while its decoder workers have pocketsphinx: the
-    /// decoding happened there, and a stream is resampled in Swift. Nor has it mapped Foundation or
-    /// glib, which kept it above 20 MiB at rest.
+    /// of pocketsphinx, nor libsndfile, while its decoder workers have pocketsphinx: the decoding
+    /// happened there (a stream is resampled by libsamplerate in voiceboxd, the one resampler).
+    /// Nor has it mapped Foundation or glib, which kept it above 20 MiB at rest.
     // What the sound server decides here: the microphone
     func testTheServiceNeverMapsTheEngine() async throws {
         let (stack, service, directory) = (self.stack!, self.service!, self.directory!)
@@ -36,7 +36,7 @@ final class DecoderWorkerMicrophoneTests: ServiceTestCase {
         let ours = ServiceProcesses.mappedLibraries(of: pid)
         XCTAssertFalse(ours.isEmpty)
         for library in ours where library.contains("pocketsphinx") || library.contains("sphinxbase") || library.contains("sphinxad")
-            || library.hasPrefix("libsamplerate") || library.hasPrefix("libsndfile") {
+            || library.hasPrefix("libsndfile") {
             XCTFail("voiceboxd maps \(library)")
         }
         // Nor libpulse, which brings libsndfile with it: the sound server is the audio helper's,
