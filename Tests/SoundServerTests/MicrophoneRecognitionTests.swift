@@ -64,9 +64,12 @@ final class MicrophoneRecognitionTests: ServiceTestCase {
         // numbers.raw says "thirty three four or six ninety two" (so the bare tool hears it). The
         // answer keeps every word heard before the stop, and what the microphone had recorded by
         // then but not yet decoded (on a loaded machine the decoder runs behind the recording), so
-        // how many of the later words it has depends on that lag: at least the partial's.
+        // how many of the later words it has depends on that lag: at least the partial's but its
+        // last, a word still being said, which the decoder's final pass may revise or drop (seen
+        // in CI on pipewire: the partial "thirty for", "three" cut off by the stop, the answer
+        // "thirty").
         XCTAssertEqual(recognized.words.first?.word, "thirty", recognized.text)
-        XCTAssertGreaterThanOrEqual(recognized.words.count, heardBefore.split(separator: " ").count, "\(heardBefore) / \(recognized.text)")
+        XCTAssertGreaterThanOrEqual(recognized.words.count, heardBefore.split(separator: " ").count - 1, "\(heardBefore) / \(recognized.text)")
         XCTAssertEqual(service.recognitionSignals(of: id).last?.arguments.last?.string, recognized.text)
         try await service.waitForListening(false)
     }
