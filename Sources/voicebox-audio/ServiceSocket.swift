@@ -68,29 +68,18 @@ actor ServiceSocket {
     }
 
     private func readRequests() {
-        while true {
-            let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if got < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
-                _exit(0)
+        let end = parser.readAvailable(from: descriptor, using: &chunk) { tag, payload in
+            guard tag == AudioHelperProtocol.Tag.request.rawValue,
+                  let request = try? JSON.decode(AudioHelperProtocol.Request.self, from: payload) else {
+                return "a malformed request"
             }
-            if got == 0 { _exit(0) }  // the service closed its end
-            chunk.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
-            frames: while true {
-                switch parser.next() {
-                case .frame(let tag, let payload):
-                    guard tag == AudioHelperProtocol.Tag.request.rawValue,
-                          let request = try? JSON.decode(AudioHelperProtocol.Request.self, from: payload) else {
-                        fail("a malformed request from the service", status: 1)
-                    }
-                    handle?(request)
-                case .malformed:
-                    fail("a malformed request from the service", status: 1)
-                case .partial:
-                    break frames
-                }
-            }
+            handle?(request)
+            return nil
+        }
+        switch end {
+        case nil: return
+        case .closed, .failed: _exit(0)  // the service closed its end, or is gone
+        case .malformed, .refused: fail("a malformed request from the service", status: 1)
         }
     }
 

@@ -1,7 +1,9 @@
+import Glibc
+
 /// Cuts frames (a tag byte, a UInt32 little-endian payload length, the payload) out of bytes as
-/// they come, without reading or waiting itself: `FrameReader` feeds it what its read(2) brings,
-/// and a reader driven by readiness (the service's `AudioHelper`, whose socket a Dispatch source
-/// watches) what each read brought, in whatever pieces the socket cut them.
+/// they come, without waiting: `FrameReader` feeds it what its read(2) brings, and a reader driven
+/// by readiness (both ends of the audio helper's socket) has it read what the socket holds now
+/// (`readAvailable`), in whatever pieces the socket cut it.
 public struct FrameParser {
     public enum Next: Equatable {
         case frame(tag: UInt8, payload: [UInt8])
@@ -46,5 +48,49 @@ public struct FrameParser {
         let payload = Array(buffer[(start + 5)..<(start + 5 + length)])
         start += 5 + length
         return .frame(tag: tag, payload: payload)
+    }
+
+    /// How the other side of a socket read with `readAvailable` ended.
+    public enum SocketEnd: Equatable {
+        /// It closed its end, or reset it.
+        case closed
+        /// recv(2) failed (errno).
+        case failed(Int32)
+        /// A length over the maximum.
+        case malformed(String)
+        /// `deliver` refused a frame: why.
+        case refused(String)
+    }
+
+    /// Reads what the non-blocking `descriptor` has (into `chunk`, kept from read to read), hands
+    /// each whole frame to `deliver` (which returns why it refuses it, nil if it takes it), and
+    /// returns how the other side ended, nil once the socket has nothing more for now. Reads until
+    /// then: an end that came with the last bytes raises no second readiness event. Both ends of
+    /// the audio helper's socket read so (`AudioHelper.Process`, voicebox-audio's `ServiceSocket`).
+    public mutating func readAvailable(from descriptor: Int32, using chunk: inout [UInt8],
+                                       _ deliver: (UInt8, [UInt8]) -> String?) -> SocketEnd? {
+        while true {
+            let got = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if got < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return nil
+                case ECONNRESET: return .closed
+                case let code: return .failed(code)
+                }
+            }
+            if got == 0 { return .closed }
+            chunk.withUnsafeBytes { append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+            frames: while true {
+                switch next() {
+                case .frame(let tag, let payload):
+                    if let why = deliver(tag, payload) { return .refused(why) }
+                case .malformed(let why):
+                    return .malformed(why)
+                case .partial:
+                    break frames
+                }
+            }
+        }
     }
 }

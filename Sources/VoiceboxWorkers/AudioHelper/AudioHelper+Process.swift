@@ -72,30 +72,14 @@ extension AudioHelper {
         /// there. Reads until the socket has nothing more: an end that came with the last bytes
         /// raises no second readiness event.
         func read(_ deliver: (UInt8, [UInt8]) -> String?) -> End? {
-            while isOpen {
-                let got = chunk.withUnsafeMutableBytes { recv(socket.descriptor, $0.baseAddress, $0.count, 0) }
-                if got < 0 {
-                    switch errno {
-                    case EINTR: continue
-                    case EAGAIN, EWOULDBLOCK: return nil
-                    case ECONNRESET: return .closed
-                    case let code: return .broken("\(FrameReader.Outcome.failed(code))")
-                    }
-                }
-                if got == 0 { return .closed }
-                chunk.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
-                frames: while true {
-                    switch parser.next() {
-                    case .frame(let tag, let payload):
-                        if let why = deliver(tag, payload) { return .broken(why) }
-                    case .malformed(let why):
-                        return .broken("\(FrameReader.Outcome.malformed(why))")
-                    case .partial:
-                        break frames
-                    }
-                }
+            guard isOpen else { return nil }
+            switch parser.readAvailable(from: socket.descriptor, using: &chunk, deliver) {
+            case nil: return nil
+            case .closed: return .closed
+            case .failed(let code): return .broken("\(FrameReader.Outcome.failed(code))")
+            case .malformed(let why): return .broken("\(FrameReader.Outcome.malformed(why))")
+            case .refused(let why): return .broken(why)
             }
-            return nil
         }
 
         // MARK: Writing

@@ -62,4 +62,37 @@ final class FrameParserTests: XCTestCase {
         }
         XCTAssertEqual(reader.next(within: .seconds(5)), .closed)
     }
+
+    /// The readiness-driven read over a non-blocking socket pair: what is there now (the last frame
+    /// still half-sent: nil, nothing lost), then the rest and the end; a frame `deliver` refuses
+    /// ends the read with its reason.
+    func testReadAvailableTakesWhatIsThereThenTheEnd() {
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair), 0)
+        defer { close(pair[0]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        let bytes = frames.flatMap { $0 }
+        XCTAssertNil(FrameReader.write(Array(bytes.dropLast(7)), to: pair[1], until: .now + .seconds(5)))
+        var parser = FrameParser(maximumPayload: 1000)
+        var chunk = [UInt8](repeating: 0, count: 64)
+        var found: [[UInt8]] = []
+        let take = { (tag: UInt8, payload: [UInt8]) -> String? in
+            found.append(payload.withUnsafeBytes { FrameReader.frame(tag: tag, $0) })
+            return nil
+        }
+        XCTAssertNil(parser.readAvailable(from: pair[0], using: &chunk, take))
+        XCTAssertEqual(found, Array(frames.dropLast()))
+        XCTAssertNil(FrameReader.write(Array(bytes.suffix(7)), to: pair[1], until: .now + .seconds(5)))
+        close(pair[1])
+        XCTAssertEqual(parser.readAvailable(from: pair[0], using: &chunk, take), .closed)
+        XCTAssertEqual(found, frames)
+
+        var other: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &other), 0)
+        defer { close(other[0]); close(other[1]) }
+        _ = fcntl(other[0], F_SETFL, fcntl(other[0], F_GETFL) | O_NONBLOCK)
+        XCTAssertNil(FrameReader.write(bytes, to: other[1], until: .now + .seconds(5)))
+        var refusing = FrameParser(maximumPayload: 1000)
+        XCTAssertEqual(refusing.readAvailable(from: other[0], using: &chunk) { _, _ in "not wanted" }, .refused("not wanted"))
+    }
 }
