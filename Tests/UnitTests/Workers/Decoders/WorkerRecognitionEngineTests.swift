@@ -267,12 +267,7 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let target = scratch.appendingPathComponent("target").path
         try Data("kept\n".utf8).write(to: URL(fileURLWithPath: target))
-        func probe(_ arguments: [String]) throws -> (Termination, String) {
-            var spec = ChildSpec(workerPath, ["probe-confinement"] + arguments, environment: WorkerAudioFile.environment)
-            spec.standardOutput = .pipe
-            let ending = try Spawn.run(spec, timeout: .seconds(10))
-            return (ending.termination, String(decoding: ending.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        }
+        func probe(_ arguments: [String]) throws -> (Termination, String) { try probeConfinement(workerPath, arguments) }
         for what in ["socket", "exec", "io_uring", "ptrace"] {
             let (ended, said) = try probe(["decoder:" + what])
             XCTAssertEqual(ended, .signalled(SIGSYS), "\(what): \(said)")
