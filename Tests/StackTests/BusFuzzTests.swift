@@ -141,6 +141,8 @@ final class BusFuzzTests: XCTestCase {
         var familyStart = 0
         var familyBefore = 0
         var familyAfter = 0
+        /// Who the family was at each of those readings, with each one's PSS (KiB).
+        var familyMembers: [String] = []
         var rssBefore = 0
         var rssAfter = 0
         /// (units sent since the warm-up, VmRSS) after every `sampleEvery` units: growth that goes on
@@ -210,10 +212,9 @@ final class BusFuzzTests: XCTestCase {
         var run = Run(seedText: seedText, pid: service.daemon.pid)
         var heaptrack: Subprocess?
         do {
-            // Start-up (the voice listing) first, so that it is not counted as growth.
-            try await waitUntil("the voices to be cached", timeout: .seconds(20)) {
-                ((try? await service.property("VoiceCount"))?.uint32 ?? 0) > 0
-            }
+            // Start-up (the voice listing, the speech provider's probes and the spare output
+            // modules they start) first, so that it is not counted as growth.
+            try await service.waitUntilSettled()
             let catalogue = try await Catalogue.read(from: service)
             var generator = Generator(rng: SplitMix64(state: seedValue), catalogue: catalogue, scratch: scratch)
 
@@ -223,7 +224,9 @@ final class BusFuzzTests: XCTestCase {
             // keyphrases); with `model-idle=1` they are unloaded again before memory is read.
             var warmUp = Run()
             run.rssStart = residentBytes(run.pid) ?? 0
-            run.familyStart = try await leastFamilyPSS(run.pid)
+            let start: String
+            (run.familyStart, start) = try await leastFamilyPSS(run.pid)
+            run.familyMembers.append(start)
             let speechd = stack.pid(of: "speechd")
             let grammar = (try? String(contentsOfFile: "/usr/share/pocketsphinx/test/data/cards/cards.gram", encoding: .utf8)) ?? ""
             await perform([.init(call: .init(interface: ServiceHarness.interface, member: "Recognize",
@@ -250,7 +253,9 @@ final class BusFuzzTests: XCTestCase {
             run.descriptorsBefore = await settledDescriptorCount(run.pid, atMost: 0, settle: .milliseconds(300)) ?? 0
             try await Task.sleep(for: quiet)
             run.rssBefore = residentBytes(run.pid) ?? 0
-            run.familyBefore = try await leastFamilyPSS(run.pid)
+            let before: String
+            (run.familyBefore, before) = try await leastFamilyPSS(run.pid)
+            run.familyMembers.append(before)
             let targetsBefore = descriptorTargets(run.pid)
             if let output = heaptrackOutput { heaptrack = try await attachHeaptrack(to: run.pid, output: output) }
 
@@ -275,7 +280,9 @@ final class BusFuzzTests: XCTestCase {
             // Settled: at rest, and given up to 3 s more to come down to where it was.
             run.descriptorsAfter = await settledDescriptorCount(run.pid, atMost: run.descriptorsBefore) ?? Int.max
             run.rssAfter = await settledResidentBytes(run.pid, towards: run.rssBefore)
-            run.familyAfter = try await leastFamilyPSS(run.pid)
+            let after: String
+            (run.familyAfter, after) = try await leastFamilyPSS(run.pid)
+            run.familyMembers.append(after)
             run.descriptorsAdded = descriptorTargets(run.pid).subtracting(targetsBefore).sorted()
             run.failures = warmUp.failures.map { "warm-up " + $0 } + run.failures
 
@@ -312,7 +319,7 @@ final class BusFuzzTests: XCTestCase {
             \(run.ownerIsSameProcess ? "still owns the name" : "NO LONGER OWNS THE NAME"), \
             \(run.answersPing ? "answers Ping" : "DOES NOT ANSWER PING")
             BusFuzzTests: family PSS (KiB, the least of \(familySamples) readings 5 s apart): \(run.familyStart) before the warm-up, \
-            \(run.familyBefore) after it, \(run.familyAfter) at the end
+            \(run.familyBefore) after it, \(run.familyAfter) at the end; members: \(run.familyMembers.joined(separator: " / "))
             BusFuzzTests: VmRSS growth (KiB) after units: \(run.rssSamples.map { "\($0.units): \(($0.bytes - run.rssBefore) >> 10)" }.joined(separator: ", "))
             BusFuzzTests: outcomes: \(names)
             BusFuzzTests: another caller's Speak heard after each batch: \(run.speechHeard.map { $0 ? "heard" : "never" }.joined(separator: ", "))
@@ -322,27 +329,29 @@ final class BusFuzzTests: XCTestCase {
 
     /// The least of `familySamples` readings, 5 s apart, of the PSS (KiB) of `pid` and every
     /// process under it (the decoder workers, voicebox-audio, output modules).
-    static func leastFamilyPSS(_ pid: pid_t) async throws -> Int {
-        var least = Int.max
+    static func leastFamilyPSS(_ pid: pid_t) async throws -> (kib: Int, members: String) {
+        var least = (kib: Int.max, members: "")
         for reading in 0..<familySamples {
             if reading > 0 { try await Task.sleep(for: .seconds(5)) }
-            least = min(least, familyPSS(pid))
+            let family = familyPSS(pid)
+            if family.kib < least.kib { least = family }
         }
         return least
     }
 
-    static func familyPSS(_ root: pid_t) -> Int {
+    /// The PSS (KiB) of `root` and every process under it, and each one's ("voiceboxd 8123, …").
+    static func familyPSS(_ root: pid_t) -> (kib: Int, members: String) {
         var family: [pid_t] = [root], index = 0
         while index < family.count {
-            let children = (try? String(contentsOfFile: "/proc/\(family[index])/task/\(family[index])/children", encoding: .utf8)) ?? ""
-            family += children.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            family += ServiceProcesses.children(of: family[index])
             index += 1
         }
-        return family.reduce(0) { total, pid in
+        let each = family.map { pid -> (String, Int) in
             let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
             let line = rollup.split(separator: "\n").first { $0.hasPrefix("Pss:") }
-            return total + (line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0)
+            return (ServiceProcesses.name(of: pid) ?? "?", line.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0)
         }
+        return (each.reduce(0) { $0 + $1.1 }, each.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
     }
 
     /// "N -> target" for each open descriptor of `pid`.

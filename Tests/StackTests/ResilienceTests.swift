@@ -199,14 +199,7 @@ final class ResilienceTests: XCTestCase {
 
     /// The names (/proc/PID/comm) of `pid`'s children, sorted.
     static func childNames(of pid: pid_t) -> [String] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { pid_t($0) }.compactMap { child -> String? in
-            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-                  let afterName = stat.range(of: ") "),
-                  pid_t(stat[afterName.upperBound...].split(separator: " ").dropFirst().first ?? "") == pid,
-                  let comm = try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8) else { return nil }
-            return comm.trimmingCharacters(in: .whitespacesAndNewlines)
-        }.sorted()
+        ServiceProcesses.children(of: pid).compactMap(ServiceProcesses.name(of:)).sorted()
     }
 }
 

@@ -23,15 +23,24 @@ enum ServiceProcesses {
 
     /// `daemon`'s children running `program` (its first 15 bytes, as /proc/PID/comm keeps them).
     static func children(of daemon: pid_t, running program: String) -> [pid_t] {
+        children(of: daemon).filter { name(of: $0) == String(program.prefix(15)) }
+    }
+
+    /// `daemon`'s children, whichever of its threads started them (found by their parent pid: a
+    /// thread's /proc children file lists only what that thread started).
+    static func children(of daemon: pid_t) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap { pid_t($0) }.filter { pid in
-            guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .whitespacesAndNewlines) == String(program.prefix(15)),
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                   let afterName = stat.range(of: ") ") else { return false }
             let fields = stat[afterName.upperBound...].split(separator: " ")
             return fields.count > 1 && pid_t(fields[1]) == daemon
         }
+    }
+
+    /// What /proc/PID/comm says (the program's first 15 bytes); nil once it is gone.
+    static func name(of pid: pid_t) -> String? {
+        (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The output modules (espeak-ng's) voiceboxd runs for the speech provider: spares and renderings.
