@@ -129,6 +129,16 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def family(pid):
+    """pid and every process under it, whichever of their threads started them."""
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        queue += children(current)
+    return found
+
+
 def release_daemon():
     """Builds voiceboxd in release mode and returns its path."""
     subprocess.run(["swift", "build", "-c", "release", "--product", "voiceboxd"], check=True, stdout=subprocess.DEVNULL)
