@@ -3,10 +3,16 @@ import VoiceboxContract
 /// Listening: one utterance from a microphone, ended by trailing silence, `max_seconds`, or a request.
 extension RecognitionRun {
     func listen(source: String?) async throws(VoiceboxError) -> Recognition {
-        // The model first (it may take half a second to load), so that listening starts only
-        // when every word can be decoded as it comes.
-        let decoder = try await makeDecoder()
+        // A grammar or key phrases the caller wrote are checked by loading them first, so that
+        // the microphone opens (and others pause) only for a recognition that can run. Without
+        // them the model loads while the microphone records: a model loaded again after
+        // `model-idle` takes about 0.5 s, and what is said meanwhile waits in the recording's
+        // stream (seconds of it) to be decoded once it has loaded, so RecognitionStarted, and the
+        // words after it, need not wait for the load.
+        let checksCallerInput = options.grammar != nil || options.keyphrases != nil
+        var loaded: (any SpeechDecoder)? = checksCallerInput ? try await makeDecoder() : nil
         if let early = try endedBeforeStart() { return early }
+        let loading = loaded == nil ? startLoading() : nil
         // Others are paused before the microphone opens, so it does not hear them.
         if let session = dependencies.session {
             await session.begin(.listening, id: id, policy: options.others ?? session.settings.listeningDefault)
@@ -16,11 +22,13 @@ extension RecognitionRun {
             microphone = try await dependencies.capture.open(source: source)
         } catch {
             await dependencies.session?.end(.listening, id: id)
+            await discard(loading)
             throw RecognitionFault.describe(error, options: options)
         }
         guard control.attach(microphone) else {
             await microphone.close()
             await dependencies.session?.end(.listening, id: id)
+            await discard(loading)
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
         }
         // A call took the audio before the microphone opened: hold it from the start.
@@ -29,6 +37,18 @@ extension RecognitionRun {
         // slot only once this returns), so Listening can be set from here without a race.
         dependencies.bus.publish(Speech1.listening, true)
         begin()
+        if let loading {
+            switch await loading.value {
+            case .success: (loaded, earlyDecoder) = (earlyDecoder, nil)
+            case .failure(let error):
+                control.detach()
+                await microphone.close()
+                dependencies.bus.publish(Speech1.listening, false)
+                await dependencies.session?.end(.listening, id: id)
+                throw error
+            }
+        }
+        guard let decoder = loaded else { preconditionFailure("a decoder was loaded above") }
 
         var live = LiveAudio(decoder: decoder, options: options)
         var (end, fault) = await hear(microphone, through: decoder, &live)
@@ -55,6 +75,25 @@ extension RecognitionRun {
         }
         let result = try finish(decoder)
         return Recognition(id: id, result: result, duration: live.elapsedSeconds, end: end, language: language)
+    }
+
+    /// Loads this recognition's decoder in a task of this actor's, into `earlyDecoder`.
+    private func startLoading() -> Task<Result<Void, VoiceboxError>, Never> {
+        Task {
+            do throws(VoiceboxError) {
+                earlyDecoder = try await makeDecoder()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Waits for a load that is no longer wanted and lets its decoder go (back to the engine).
+    private func discard(_ loading: Task<Result<Void, VoiceboxError>, Never>?) async {
+        guard let loading else { return }
+        _ = await loading.value
+        earlyDecoder = nil
     }
 
     /// The microphone's chunks through the decoder until the utterance ends (its end), the

@@ -41,6 +41,8 @@ actor RecognitionRun {
     /// The highest RecognitionProgress sent: it never goes back (a long file's parts count audio
     /// decoded on every core, more than a stop keeps).
     private var progressSent = 0.0
+    /// A microphone recognition's decoder, loaded while the microphone opens (`listen`).
+    var earlyDecoder: (any SpeechDecoder)?
 
     init(id: UInt64, options: RecognizeOptions, language: String, dependencies: Dependencies, control: RecognitionControl) {
         self.id = id

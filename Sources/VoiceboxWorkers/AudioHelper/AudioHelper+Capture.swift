@@ -6,7 +6,10 @@ import VoiceboxCore
 /// the actor's (`Capture`), from its open until its stream is dropped.
 extension AudioHelper {
     public func open(source: String?) async throws -> any CaptureStream {
-        let (chunks, sink) = AsyncStream.makeStream(of: [Int16].self, bufferingPolicy: .bufferingNewest(256))
+        // Up to about 20 s of audio (chunks of 20 ms and more, 0.65 MB): a microphone recognition
+        // reads nothing until its model has loaded (within `worker-model-load`, 15 s), and what
+        // was said meanwhile is decoded then. A reader further behind loses the oldest.
+        let (chunks, sink) = AsyncStream.makeStream(of: [Int16].self, bufferingPolicy: .bufferingNewest(1024))
         // Registered before the request: samples may follow the answer at once.
         let id = nextCapture
         nextCapture &+= 1

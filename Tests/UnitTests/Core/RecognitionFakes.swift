@@ -11,17 +11,48 @@ final class FakeEngine: RecognitionEngine {
     let warmUp: Double
     /// Decoders made so far.
     let made = Locked(0)
-    init(languages: [String] = ["de-DE", "en-US"], warmUp: Double = 0) {
+    /// Held until opened, as a model that loads slowly; its failure, if any, fails the load.
+    let loading: LoadGate?
+    init(languages: [String] = ["de-DE", "en-US"], warmUp: Double = 0, loading: LoadGate? = nil) {
         self.languages = languages
         self.warmUp = warmUp
+        self.loading = loading
     }
 
     func makeDecoder(_ configuration: RecognitionConfiguration) async throws -> sending any SpeechDecoder {
+        if let failure = await loading?.passed() { throw failure }
         if let grammar = configuration.grammar, grammar.contains("broken") {
             throw RecognitionError.invalidGrammar("syntax error at 'broken'")
         }
         made.withLock { $0 += 1 }
         return FakeDecoder(warmUp: warmUp)
+    }
+}
+
+/// A model load the test lets finish (`open`), or fail.
+final class LoadGate: Sendable {
+    private let state = Locked<(opened: Bool, failure: RecognitionError?, waiting: [CheckedContinuation<Void, Never>])>((false, nil, []))
+
+    func open(failing failure: RecognitionError? = nil) {
+        let waiting = state.withLock { state in
+            state.opened = true
+            state.failure = failure
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Waits until opened; the failure it was opened with.
+    func passed() async -> RecognitionError? {
+        await withCheckedContinuation { waiter in
+            let opened = state.withLock { state in
+                if !state.opened { state.waiting.append(waiter) }
+                return state.opened
+            }
+            if opened { waiter.resume() }
+        }
+        return state.withLock { $0.failure }
     }
 }
 

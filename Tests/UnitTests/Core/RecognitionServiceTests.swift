@@ -273,6 +273,77 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertTrue(bus.signals.contains { if case .recognitionPartial(_, "w1") = $0 { true } else { false } })
     }
 
+    /// A model that loads slowly (loaded again after `model-idle`) does not hold the microphone
+    /// back: it opens, RecognitionStarted goes out, and what is said meanwhile is decoded once the
+    /// model has loaded.
+    func testTheMicrophoneRecordsWhileTheModelLoads() async throws {
+        let loading = LoadGate()
+        let engine = FakeEngine(loading: loading)
+        let service = makeService(engine: engine)
+        let pending = try await service.start(options(["silence_seconds": .double(0.3)]), caller: ":1.1")
+        let mic = try await microphone()
+        try await waitFor("RecognitionStarted") { self.bus.signals.contains(.recognitionStarted(pending.id)) }
+        XCTAssertEqual(engine.made.withLock { $0 }, 0, "the model is still loading")
+        mic.send(speech: true, count: 2)
+        mic.send(speech: false, count: 5)
+        loading.open()
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.result.text, "w1 w2", "what was said while the model loaded is heard")
+        XCTAssertEqual(done.end, .endpoint)
+        XCTAssertTrue(mic.isClosed)
+    }
+
+    func testAStopOrCancelWhileTheModelLoadsEndsAsEverywhere() async throws {
+        let loading = LoadGate()
+        let service = makeService(engine: FakeEngine(loading: loading))
+        let stopped = try await service.start(options(), caller: ":1.1")
+        let mic = try await microphone()
+        mic.send(speech: true, count: 2)
+        await service.endRecognition(stopped.id, cancel: false)
+        XCTAssertTrue(mic.isClosed, "a stop releases the microphone at once, before the model has loaded")
+        loading.open()
+        let done = try await stopped.outcome()
+        XCTAssertEqual(done.end, .stopped)
+        XCTAssertEqual(done.result.text, "w1 w2", "a stop keeps what was said before it")
+
+        let cancelLoad = LoadGate()
+        let service2 = makeService(engine: FakeEngine(loading: cancelLoad))
+        let cancelled = try await service2.start(options(), caller: ":1.1")
+        let mic2 = try await microphone(1)
+        await service2.endRecognition(cancelled.id, cancel: true)
+        cancelLoad.open()
+        let kind = await errorKind { _ = try await cancelled.outcome() }
+        XCTAssertEqual(kind, .cancelled)
+        XCTAssertTrue(mic2.isClosed)
+    }
+
+    func testAModelThatFailsToLoadReleasesTheMicrophoneAndEndsWhatItStarted() async throws {
+        let loading = LoadGate()
+        let service = makeService(engine: FakeEngine(loading: loading))
+        let pending = try await service.start(options(), caller: ":1.1")
+        let mic = try await microphone()
+        try await waitFor("RecognitionStarted") { self.bus.signals.contains(.recognitionStarted(pending.id)) }
+        loading.open(failing: .engineFailure("the model is damaged"))
+        let kind = await errorKind { _ = try await pending.outcome() }
+        XCTAssertEqual(kind, .engineUnavailable)
+        XCTAssertTrue(mic.isClosed)
+        XCTAssertEqual(bus.signals.last, .recognitionFinished(pending.id, ""), "every RecognitionStarted ends with RecognitionFinished")
+        XCTAssertEqual(bus.properties.suffix(2), [.listening(false), .listeningID(0)])
+    }
+
+    /// A grammar (or key phrases) is checked by the model before the microphone opens: a bad one
+    /// never records, nor pauses anyone.
+    func testAGrammarIsCheckedBeforeTheMicrophoneOpens() async throws {
+        let loading = LoadGate()
+        let service = makeService(engine: FakeEngine(loading: loading))
+        let bad = try await service.start(options(["grammar": .string("broken")]), caller: ":1.1")
+        loading.open()
+        let kind = await errorKind { _ = try await bad.outcome() }
+        XCTAssertEqual(kind, .invalidArgument)
+        XCTAssertEqual(capture.streams.count, 0, "a bad grammar never opened the microphone")
+        XCTAssertFalse(bus.signals.contains(.recognitionStarted(bad.id)))
+    }
+
     func testADictationIsNamedByDictationIDAndOnlyADictation() async throws {
         let service = makeService()
         let dictation = try await service.start(options(["silence_seconds": .double(0.5), "dictation": .bool(true)]), caller: ":1.1")

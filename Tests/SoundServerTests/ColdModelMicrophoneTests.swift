@@ -1,0 +1,54 @@
+import Foundation
+@testable import TestSupport
+import Glibc
+import VoiceboxSpawn
+import XCTest
+
+/// A microphone recognition whose model is not loaded (the first, or the first after
+/// `model-idle`): the microphone opens while the model loads, and what is said meanwhile is heard.
+final class ColdModelMicrophoneTests: ServiceTestCase {
+    override class var usesRecordings: Bool { true }
+
+    /// The decoder worker is held (SIGSTOP) from its start until the speech has been played: it
+    /// cannot load its model nor answer anything meanwhile. RecognitionStarted and Listening come
+    /// while it is held, and the words played before it could decode anything are all heard.
+    // What the sound server decides here: the microphone
+    func testSpeechSaidWhileTheModelLoadsIsHeard() async throws {
+        let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
+        let wav = try Recordings.wav("goforward.raw", in: directory)
+        let daemon = service.daemon.pid
+        XCTAssertTrue(ServiceProcesses.decoderWorkers(of: daemon).isEmpty, "a fresh service has no model loaded")
+        // Holds the first decoder worker as soon as it appears (before its model has loaded: that
+        // takes a tenth of a second and more).
+        let holding = Task.detached { () -> pid_t? in
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if let worker = ServiceProcesses.decoderWorkers(of: daemon).first {
+                    kill(worker, SIGSTOP)
+                    return worker
+                }
+                usleep(1_000)
+            }
+            return nil
+        }
+        async let answer = service.recognize([:])
+        let held = await holding.value
+        let worker = try XCTUnwrap(held, "no decoder worker started")
+        addTeardownBlock { kill(worker, SIGCONT) }
+        let id = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        XCTAssertTrue(ForeignProcess.isStopped(worker), "RecognitionStarted and Listening came while the model could not load")
+        // Past the detector's warm-up (apps are told to speak 1.5 s after RecognitionStarted;
+        // goforward.raw begins with 0.4 s of silence), then the speech, all while the worker is held.
+        try await Task.sleep(for: .seconds(1.2))
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
+        await player.waitUntilDone()
+        XCTAssertTrue(ForeignProcess.isStopped(worker))
+        kill(worker, SIGCONT)
+        let recognized = try await answer
+        XCTAssertEqual(recognized.id, id)
+        XCTAssertEqual(recognized.text, "go forward ten meters", "the words said while the model was loading")
+        XCTAssertEqual(recognized.reason, "endpoint")
+        try await service.waitForListening(false)
+    }
+}
