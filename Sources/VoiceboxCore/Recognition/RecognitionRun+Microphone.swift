@@ -13,40 +13,19 @@ extension RecognitionRun {
         var loaded: (any SpeechDecoder)? = checksCallerInput ? try await makeDecoder() : nil
         if let early = try endedBeforeStart() { return early }
         let loading = loaded == nil ? startLoading() : nil
-        // Others are paused before the microphone opens, so it does not hear them.
-        if let session = dependencies.session {
-            await session.begin(.listening, id: id, policy: options.others ?? session.settings.listeningDefault)
-        }
         let microphone: any CaptureStream
-        do {
-            microphone = try await dependencies.capture.open(source: source)
-        } catch {
-            await dependencies.session?.end(.listening, id: id)
-            await discard(loading)
-            throw RecognitionFault.describe(error, options: options)
+        switch try await openMicrophone(source, discardingOnFailure: loading) {
+        case .open(let opened): microphone = opened
+        case .ended(let early): return early
         }
-        guard control.attach(microphone) else {
-            await microphone.close()
-            await dependencies.session?.end(.listening, id: id)
-            await discard(loading)
-            return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
-        }
-        // A call took the audio before the microphone opened: hold it from the start.
-        if control.isHeldByCall { await microphone.setCorked(true) }
-        // Only one microphone recognition runs at a time (the service sees to it, and frees the
-        // slot only once this returns), so Listening can be set from here without a race.
-        dependencies.bus.publish(Speech1.listening, true)
-        begin()
         if let loading {
-            switch await loading.value {
-            case .success: (loaded, earlyDecoder) = (earlyDecoder, nil)
-            case .failure(let error):
-                control.detach()
-                await microphone.close()
-                dependencies.bus.publish(Speech1.listening, false)
-                await dependencies.session?.end(.listening, id: id)
+            do throws(VoiceboxError) {
+                try await loading.value.get()
+            } catch {
+                await release(microphone)
                 throw error
             }
+            (loaded, earlyDecoder) = (earlyDecoder, nil)
         }
         guard let decoder = loaded else { preconditionFailure("a decoder was loaded above") }
 
@@ -55,11 +34,8 @@ extension RecognitionRun {
 
         // Release the microphone before anything else: the answer can wait a few milliseconds,
         // the recording (and its indicator) should not.
-        control.detach()
         let recordingFailure = await microphone.failure
-        await microphone.close()
-        dependencies.bus.publish(Speech1.listening, false)
-        await dependencies.session?.end(.listening, id: id)
+        await release(microphone)
 
         if let fault { throw fault }
         switch control.request {
@@ -75,6 +51,51 @@ extension RecognitionRun {
         }
         let result = try finish(decoder)
         return Recognition(id: id, result: result, duration: live.elapsedSeconds, end: end, language: language)
+    }
+
+    private enum Opening {
+        case open(any CaptureStream)
+        /// Stopped or cancelled before the microphone was attached: the answer.
+        case ended(Recognition)
+    }
+
+    /// Pauses others (so that the microphone does not hear them), opens the microphone, and
+    /// announces the recognition (Listening, RecognitionStarted). A load that is no longer wanted
+    /// (`loading`) is waited for and its decoder let go.
+    private func openMicrophone(_ source: String?, discardingOnFailure loading: Task<Result<Void, VoiceboxError>, Never>?)
+        async throws(VoiceboxError) -> Opening {
+        if let session = dependencies.session {
+            await session.begin(.listening, id: id, policy: options.others ?? session.settings.listeningDefault)
+        }
+        let microphone: any CaptureStream
+        do {
+            microphone = try await dependencies.capture.open(source: source)
+        } catch {
+            await dependencies.session?.end(.listening, id: id)
+            await discard(loading)
+            throw RecognitionFault.describe(error, options: options)
+        }
+        guard control.attach(microphone) else {
+            await microphone.close()
+            await dependencies.session?.end(.listening, id: id)
+            await discard(loading)
+            return .ended(try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language))
+        }
+        // A call took the audio before the microphone opened: hold it from the start.
+        if control.isHeldByCall { await microphone.setCorked(true) }
+        // Only one microphone recognition runs at a time (the service sees to it, and frees the
+        // slot only once this returns), so Listening can be set from here without a race.
+        dependencies.bus.publish(Speech1.listening, true)
+        begin()
+        return .open(microphone)
+    }
+
+    /// Closes the microphone, clears Listening and lets others play again.
+    private func release(_ microphone: any CaptureStream) async {
+        control.detach()
+        await microphone.close()
+        dependencies.bus.publish(Speech1.listening, false)
+        await dependencies.session?.end(.listening, id: id)
     }
 
     /// Loads this recognition's decoder in a task of this actor's, into `earlyDecoder`.
