@@ -156,14 +156,15 @@ final class GnomeSession: Sendable {
     }
 
     /// gnome-shell opens the overview once it has started: waited for (so it is not opened again
-    /// after we closed it), then closed.
+    /// after we closed it), then closed. Each wait 60 s: a headless gnome-shell started beside two
+    /// other test lanes on two cores once took more than 30 s to close it.
     private static func closeOverview(_ bus: BusConnection) async throws {
         let shell: [DBusValue] = [.string("org.gnome.Shell"), .string("OverviewActive")]
-        try? await waitUntil("the overview to open at start-up", timeout: .seconds(30)) {
+        try? await waitUntil("the overview to open at start-up", timeout: .seconds(60)) {
             let active = try? await call(bus, "org.gnome.Shell", "/org/gnome/Shell", "org.freedesktop.DBus.Properties", "Get", shell)
             return active?.first?.unwrapped.bool == true
         }
-        try await waitUntil("the overview to close", timeout: .seconds(30)) {
+        try await waitUntil("the overview to close", timeout: .seconds(60)) {
             _ = try? await call(bus, "org.gnome.Shell", "/org/gnome/Shell", "org.freedesktop.DBus.Properties", "Set",
                                 shell + [.variant(.boolean(false))])
             let active = try? await call(bus, "org.gnome.Shell", "/org/gnome/Shell", "org.freedesktop.DBus.Properties", "Get", shell)
