@@ -31,9 +31,11 @@ final class RecognitionDisplay: Sendable {
         }
     }
 
+    /// The microphone is open from RecognitionStarted on, also while the model still loads (the
+    /// first AudioLevel comes only once it has): the user may speak.
     func started(_ id: UInt64) {
-        guard !microphone, ours(id) else { return }
-        line.show("decoding \(LiveLine.bar(0))   0%")
+        guard ours(id) else { return }
+        line.show(microphone ? "listening \(LiveLine.bar(0, width: 20))" : "decoding \(LiveLine.bar(0))   0%")
     }
 
     func level(_ id: UInt64, _ level: Double) {
@@ -79,6 +81,7 @@ extension Client {
                 if microphone {
                     display.line.show("starting...")
                     return [
+                        try await speech.subscribe(Speech1.recognitionStarted) { id in display.started(id) },
                         try await speech.subscribe(Speech1.audioLevel) { id, level in display.level(id, level) },
                         try await speech.subscribe(Speech1.recognitionPartial) { id, text in display.partial(id, text) },
                     ]

@@ -18,23 +18,9 @@ final class ColdModelMicrophoneTests: ServiceTestCase {
         let wav = try Recordings.wav("goforward.raw", in: directory)
         let daemon = service.daemon.pid
         XCTAssertTrue(ServiceProcesses.decoderWorkers(of: daemon).isEmpty, "a fresh service has no model loaded")
-        // Holds the first decoder worker as soon as it appears (before its model has loaded: that
-        // takes a tenth of a second and more).
-        let holding = Task.detached { () -> pid_t? in
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                if let worker = ServiceProcesses.decoderWorkers(of: daemon).first {
-                    kill(worker, SIGSTOP)
-                    return worker
-                }
-                usleep(1_000)
-            }
-            return nil
-        }
+        let holding = holdFirstDecoderWorker(of: daemon)
         async let answer = service.recognize([:])
-        let held = await holding.value
-        let worker = try XCTUnwrap(held, "no decoder worker started")
-        addTeardownBlock { kill(worker, SIGCONT) }
+        let worker = try await held(holding)
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
         XCTAssertTrue(ForeignProcess.isStopped(worker), "RecognitionStarted and Listening came while the model could not load")
@@ -50,5 +36,42 @@ final class ColdModelMicrophoneTests: ServiceTestCase {
         XCTAssertEqual(recognized.text, "go forward ten meters", "the words said while the model was loading")
         XCTAssertEqual(recognized.reason, "endpoint")
         try await service.waitForListening(false)
+    }
+
+    /// `voicebox listen` on a terminal says "listening" from RecognitionStarted on, not only from
+    /// the first level, which comes once the model has loaded.
+    func testListenSaysListeningWhileTheModelLoads() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let holding = holdFirstDecoderWorker(of: service.daemon.pid)
+        let client = try stopsAtEnd(ClientRun(stack, ["listen", "--max-seconds", "1"], terminal: true))
+        let worker = try await held(holding)
+        try await waitUntil("the meter on the terminal") { client.stdout.contains("listening [") }
+        XCTAssertTrue(ForeignProcess.isStopped(worker), "shown while the model could not load")
+        kill(worker, SIGCONT)
+        let status = await client.finish()
+        XCTAssertEqual(status, 2, "silence for max_seconds: heard nothing (\(client.stderr))")
+    }
+
+    /// Holds (SIGSTOP) the first decoder worker of `daemon` as soon as it appears, before its model
+    /// has loaded (that takes a tenth of a second and more); its pid, nil if none came in 20 s.
+    private func holdFirstDecoderWorker(of daemon: pid_t) -> Task<pid_t?, Never> {
+        Task.detached {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                if let worker = ServiceProcesses.decoderWorkers(of: daemon).first {
+                    kill(worker, SIGSTOP)
+                    return worker
+                }
+                usleep(1_000)
+            }
+            return nil
+        }
+    }
+
+    private func held(_ holding: Task<pid_t?, Never>) async throws -> pid_t {
+        let found = await holding.value
+        let worker = try XCTUnwrap(found, "no decoder worker started")
+        addTeardownBlock { kill(worker, SIGCONT) }
+        return worker
     }
 }

@@ -66,6 +66,28 @@ final class ModelFaultTests: XCTestCase {
         }
     }
 
+    /// A microphone recognition opens the microphone while its model loads, but not for a model
+    /// that failed to load last time: a damaged model fails every attempt, and would pause others
+    /// and show the recording indicator for nothing each time. The first attempt, which could not
+    /// know, started (and ended) a recognition; the next fails without one.
+    func testADamagedModelOpensTheMicrophoneOnlyOnce() async throws {
+        let stack = try Stack.require()
+        let data = try makeTemporaryDirectory(self)
+        let model = try Self.userModel("en-US", in: data, copyingAcoustic: true)
+        let means = model.path + "/acoustic/means"
+        let whole = try Data(contentsOf: URL(fileURLWithPath: means))
+        try whole.prefix(1000).write(to: URL(fileURLWithPath: means))
+        let service = try await startService(on: stack, environment: ["XDG_DATA_HOME": data.path])
+        let first = await service.recognitionError(["max_seconds": .double(5)])
+        XCTAssertEqual(first?.name, "org.voicebox.Error.EngineUnavailable", first?.message ?? "no error")
+        XCTAssertEqual(service.startedRecognitions.count, 1, "the first attempt listened while the model loaded")
+        let again = await service.recognitionError(["max_seconds": .double(5)])
+        XCTAssertEqual(again?.name, "org.voicebox.Error.EngineUnavailable", again?.message ?? "no error")
+        XCTAssertEqual(service.startedRecognitions.count, 1, "the model that failed is loaded first: no recognition started")
+        let listening = try await service.property("Listening")
+        XCTAssertEqual(listening?.bool, false)
+    }
+
     /// A user's model directories removed while the service runs: a language only they had
     /// (here fr-FR, English files under that name) fails with UnsupportedLanguage at once, and
     /// en-GB falls back to Debian's en-US.

@@ -5,37 +5,38 @@ extension RecognitionRun {
     func listen(source: String?) async throws(VoiceboxError) -> Recognition {
         // A grammar or key phrases the caller wrote are checked by loading them first, so that
         // the microphone opens (and others pause) only for a recognition that can run. Without
-        // them the model loads while the microphone records: a model loaded again after
-        // `model-idle` takes about 0.5 s, and what is said meanwhile waits in the recording's
-        // stream (seconds of it) to be decoded once it has loaded, so RecognitionStarted, and the
-        // words after it, need not wait for the load.
-        let checksCallerInput = options.grammar != nil || options.keyphrases != nil
-        var loaded: (any SpeechDecoder)? = checksCallerInput ? try await makeDecoder() : nil
+        // them the model loads while the microphone records (`recordWhileLoading`): a model
+        // loaded again after `model-idle` takes about 0.3 s, and what is said meanwhile is
+        // decoded once it has loaded, so RecognitionStarted, and the words after it, need not
+        // wait for the load.
+        // So is a model that failed to load last time (a damaged one would pause others for
+        // nothing on every attempt).
+        var decoderFirst = options.grammar != nil || options.keyphrases != nil
+        if !decoderFirst { decoderFirst = await dependencies.engine.failedToLoadLastTime(options.configuration(language: language)) }
+        var loaded: (any SpeechDecoder)? = decoderFirst ? try await makeDecoder() : nil
         if let early = try endedBeforeStart() { return early }
         let loading = loaded == nil ? startLoading() : nil
         let microphone: any CaptureStream
-        switch try await openMicrophone(source, discardingOnFailure: loading) {
+        switch try await openMicrophone(source) {
         case .open(let opened): microphone = opened
         case .ended(let early): return early
         }
+        var recording = MicrophoneEvents(microphone, loading: loading)
+        var released = false
+        var pending: [[Int16]] = []
         if let loading {
-            do throws(VoiceboxError) {
-                try await loading.value.get()
-            } catch {
-                await release(microphone)
-                throw error
-            }
+            pending = try await recordWhileLoading(&recording, microphone, loading, released: &released)
             (loaded, earlyDecoder) = (earlyDecoder, nil)
         }
         guard let decoder = loaded else { preconditionFailure("a decoder was loaded above") }
 
         var live = LiveAudio(decoder: decoder, options: options)
-        var (end, fault) = await hear(microphone, through: decoder, &live)
+        var (end, fault) = await hear(pending, then: &recording, through: decoder, &live)
 
         // Release the microphone before anything else: the answer can wait a few milliseconds,
         // the recording (and its indicator) should not.
         let recordingFailure = await microphone.failure
-        await release(microphone)
+        if !released { await release(microphone) }
 
         if let fault { throw fault }
         switch control.request {
@@ -60,10 +61,9 @@ extension RecognitionRun {
     }
 
     /// Pauses others (so that the microphone does not hear them), opens the microphone, and
-    /// announces the recognition (Listening, RecognitionStarted). A load that is no longer wanted
-    /// (`loading`) is waited for and its decoder let go.
-    private func openMicrophone(_ source: String?, discardingOnFailure loading: Task<Result<Void, VoiceboxError>, Never>?)
-        async throws(VoiceboxError) -> Opening {
+    /// announces the recognition (Listening, RecognitionStarted). A model still loading when this
+    /// fails is not waited for: its decoder goes back to the engine once loaded.
+    private func openMicrophone(_ source: String?) async throws(VoiceboxError) -> Opening {
         if let session = dependencies.session {
             await session.begin(.listening, id: id, policy: options.others ?? session.settings.listeningDefault)
         }
@@ -72,13 +72,11 @@ extension RecognitionRun {
             microphone = try await dependencies.capture.open(source: source)
         } catch {
             await dependencies.session?.end(.listening, id: id)
-            await discard(loading)
             throw RecognitionFault.describe(error, options: options)
         }
         guard control.attach(microphone) else {
             await microphone.close()
             await dependencies.session?.end(.listening, id: id)
-            await discard(loading)
             return .ended(try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language))
         }
         // A call took the audio before the microphone opened: hold it from the start.
@@ -91,51 +89,42 @@ extension RecognitionRun {
     }
 
     /// Closes the microphone, clears Listening and lets others play again.
-    private func release(_ microphone: any CaptureStream) async {
+    func release(_ microphone: any CaptureStream) async {
         control.detach()
         await microphone.close()
         dependencies.bus.publish(Speech1.listening, false)
         await dependencies.session?.end(.listening, id: id)
     }
 
-    /// Loads this recognition's decoder in a task of this actor's, into `earlyDecoder`.
-    private func startLoading() -> Task<Result<Void, VoiceboxError>, Never> {
-        Task {
-            do throws(VoiceboxError) {
-                earlyDecoder = try await makeDecoder()
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
-    /// Waits for a load that is no longer wanted and lets its decoder go (back to the engine).
-    private func discard(_ loading: Task<Result<Void, VoiceboxError>, Never>?) async {
-        guard let loading else { return }
-        _ = await loading.value
-        earlyDecoder = nil
-    }
-
-    /// The microphone's chunks through the decoder until the utterance ends (its end), the
-    /// recording ends, or a request comes; a decoding failure ends it too.
+    /// The chunks kept while the model loaded (`pending`), then the microphone's, through the
+    /// decoder until the utterance ends (its end), the recording ends, or a cancel comes; a
+    /// decoding failure ends it too.
     ///
     /// A stop keeps what was said before it: the service closes the microphone it was handed with
     /// the stop (RecognitionControl.request), which ends the stream after the chunks it already
     /// holds, and those are still decoded (on a loaded machine the decoder can be a second or more
-    /// behind the recording, and the last words would be lost). A cancel, or a call taking the
-    /// audio, ends it at once.
-    private func hear(_ microphone: any CaptureStream, through decoder: any SpeechDecoder,
+    /// behind the recording, and the last words would be lost). So does a call that held the
+    /// microphone too long (`interrupt`): what was recorded before the call is decoded. A cancel
+    /// ends it at once.
+    private func hear(_ pending: [[Int16]], then recording: inout MicrophoneEvents, through decoder: any SpeechDecoder,
                       _ live: inout LiveAudio) async -> (RecognitionEnd?, VoiceboxError?) {
-        for await chunk in microphone.chunks {
-            if let request = control.request, request != .stop { break }
+        var pending = pending[...]
+        while true {
+            let chunk: [Int16]
+            if let kept = pending.popFirst() {
+                chunk = kept
+            } else if let next = await recording.nextChunk() {
+                chunk = next
+            } else {
+                return (nil, nil)
+            }
+            if control.request == .cancel { return (nil, nil) }
             do throws(VoiceboxError) {
                 if let end = try take(chunk, into: decoder, &live) { return (end, nil) }
             } catch {
                 return (nil, error)
             }
         }
-        return (nil, nil)
     }
 
     /// One chunk of live audio (the microphone's, or a stream that ends at the end of speech)

@@ -29,6 +29,8 @@ actor DecoderWorkerPool {
     /// Bumped whenever a kind is used, so a timer set before then does nothing.
     private var generation: [Kind: Int] = [:]
     private var expiry: [Kind: Task<Void, Never>] = [:]
+    /// Kinds whose last start failed (their model did not load), until one starts.
+    private var failedStarts: Set<Kind> = []
 
     init(workerPath: String, idleTimeout: Duration, bounds: Bounds, log: LogSink?) {
         self.workerPath = workerPath
@@ -57,9 +59,11 @@ actor DecoderWorkerPool {
         }
         do {
             let worker = try await start(kind)
+            failedStarts.remove(kind)
             replenish(kind)
             return worker
         } catch {
+            failedStarts.insert(kind)
             busy[kind, default: 1] -= 1
             scheduleExpiry(kind)
             throw error
@@ -102,6 +106,8 @@ actor DecoderWorkerPool {
         for kind in idle.keys { touch(kind) }
         idle = [:]
     }
+
+    func failedToLoadLastTime(_ kind: Kind) -> Bool { failedStarts.contains(kind) }
 
     var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
     var idleWorkerIDs: [Int32] { idle.values.flatMap { $0.map(\.pid) } }

@@ -46,6 +46,12 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
         }
     }
 
+    public func failedToLoadLastTime(_ configuration: RecognitionConfiguration) async -> Bool {
+        // A language with no model fails at once in `makeDecoder`, before anything opens.
+        guard let model = try? catalog.model(checking: configuration) else { return true }
+        return await pool.failedToLoadLastTime(DecoderWorkerPool.Kind(model: model, languageModel: configuration.usesLanguageModel))
+    }
+
     /// The exchange blocks until the worker answers (bounded): on a thread of Dispatch's, never
     /// on Swift's small cooperative pool, where two such waits would hold up every other task
     /// of the service, speech included.

@@ -34,6 +34,14 @@ final class RecognitionServiceTests: XCTestCase {
         return capture.streams[index]
     }
 
+    /// The microphone the service opened for recognition `id`, once the recognition has it
+    /// (RecognitionStarted): a request before then ends the recognition before it listens.
+    private func listening(_ id: UInt64, microphone index: Int = 0) async throws -> FakeStream {
+        let stream = try await microphone(index)
+        try await waitFor("RecognitionStarted") { self.bus.signals.contains(.recognitionStarted(id)) }
+        return stream
+    }
+
     private func errorKind(_ body: () async throws -> Void) async -> VoiceboxError.Kind? {
         do {
             try await body()
@@ -293,28 +301,69 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertTrue(mic.isClosed)
     }
 
-    func testAStopOrCancelWhileTheModelLoadsEndsAsEverywhere() async throws {
+    /// A stop while the model loads releases the microphone (and Listening) at once, and answers
+    /// with what was said once the model has loaded.
+    func testAStopWhileTheModelLoadsReleasesAtOnceAndKeepsTheWords() async throws {
         let loading = LoadGate()
         let service = makeService(engine: FakeEngine(loading: loading))
         let stopped = try await service.start(options(), caller: ":1.1")
-        let mic = try await microphone()
+        let mic = try await listening(stopped.id)
         mic.send(speech: true, count: 2)
         await service.endRecognition(stopped.id, cancel: false)
         XCTAssertTrue(mic.isClosed, "a stop releases the microphone at once, before the model has loaded")
+        try await waitFor("Listening false before the model has loaded") { self.bus.properties.contains(.listening(false)) }
         loading.open()
         let done = try await stopped.outcome()
         XCTAssertEqual(done.end, .stopped)
         XCTAssertEqual(done.result.text, "w1 w2", "a stop keeps what was said before it")
+    }
 
-        let cancelLoad = LoadGate()
-        let service2 = makeService(engine: FakeEngine(loading: cancelLoad))
-        let cancelled = try await service2.start(options(), caller: ":1.1")
-        let mic2 = try await microphone(1)
-        await service2.endRecognition(cancelled.id, cancel: true)
-        cancelLoad.open()
+    /// What ends a recognition for good while its model loads answers at once, without waiting
+    /// for the load: a cancel, a caller leaving, a microphone that fails to open or that fails.
+    func testACancelOrAFailureWhileTheModelLoadsAnswersAtOnce() async throws {
+        let loading = LoadGate()
+        defer { loading.open() }
+        let service = makeService(engine: FakeEngine(loading: loading))
+
+        let cancelled = try await service.start(options(), caller: ":1.1")
+        let first = try await listening(cancelled.id, microphone: 0)
+        await service.endRecognition(cancelled.id, cancel: true)
+        try await waitFor("the cancelled recognition's answer") { self.finished(cancelled.id) }
         let kind = await errorKind { _ = try await cancelled.outcome() }
         XCTAssertEqual(kind, .cancelled)
-        XCTAssertTrue(mic2.isClosed)
+        XCTAssertTrue(first.isClosed)
+
+        let left = try await service.start(options(), caller: ":1.7")
+        let second = try await listening(left.id, microphone: 1)
+        bus.vanish(":1.7")
+        let leftKind = await errorKind { _ = try await left.outcome() }
+        XCTAssertEqual(leftKind, .cancelled)
+        XCTAssertTrue(second.isClosed)
+
+        let failing = try await service.start(options(), caller: ":1.1")
+        try await listening(failing.id, microphone: 2).fail(.serverUnavailable("gone"))
+        let failed = await errorKind { _ = try await failing.outcome() }
+        XCTAssertEqual(failed, .noMicrophone)
+
+        capture.failNextOpen(.noMicrophone("no source 'nowhere'"))
+        let nowhere = await errorKind { _ = try await service.start(self.options(), caller: ":1.1").outcome() }
+        XCTAssertEqual(nowhere, .noMicrophone)
+        XCTAssertEqual(bus.properties.last, .listeningID(0), "the microphone is free for the next caller")
+    }
+
+    /// max_seconds bounds the recording itself while the model loads.
+    func testMaxSecondsReleasesTheMicrophoneWhileTheModelLoads() async throws {
+        let loading = LoadGate()
+        let service = makeService(engine: FakeEngine(loading: loading))
+        let pending = try await service.start(options(["max_seconds": .double(0.5)]), caller: ":1.1")
+        let mic = try await listening(pending.id)
+        mic.send(speech: true, count: 6)
+        try await waitFor("the microphone released at 0.5 s of audio") { mic.isClosed }
+        loading.open()
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .maxDuration)
+        XCTAssertEqual(done.duration, 0.5, accuracy: 1e-9)
+        XCTAssertEqual(done.result.text, "w1 w2 w3 w4 w5")
     }
 
     func testAModelThatFailsToLoadReleasesTheMicrophoneAndEndsWhatItStarted() async throws {

@@ -93,6 +93,30 @@ final class SessionWiringTests: XCTestCase {
         mixer.remove(9)
         try await eventually("others restored after the call") { mixer.changes.last == "mute 2 false" }
     }
+
+    /// A call that holds the microphone past the limit while the model still loads: the recording
+    /// ends then, and what was said before the call is decoded once the model has loaded.
+    func testACallPastTheLimitWhileTheModelLoadsKeepsWhatWasSaidBeforeIt() async throws {
+        let capture = FakeCapture()
+        let loading = LoadGate()
+        let recognition = RecognitionService(engine: FakeEngine(loading: loading), capture: capture, files: FakeFiles(files: [:]),
+                                             streams: FakeStreams(streams: [:]), bus: bus,
+                                             session: session, maxFileRecognitions: 1)
+        await session.add(recognition)
+        let pending = try await recognition.start(RecognizeOptions([:]), caller: ":1.1")
+        try await eventually("the microphone to open") { !capture.streams.isEmpty }
+        let microphone = capture.streams[0]
+        let bus = bus!
+        try await eventually("RecognitionStarted") { bus.signals.contains(.recognitionStarted(pending.id)) }
+        microphone.send(speech: true, count: 3)
+        mixer.play(PlaybackStream(id: 9, applicationName: "Zoom", processID: 900, role: "phone"))
+        try await eventually("the recording ended past the call's limit") { microphone.isClosed }
+        loading.open()
+        let done = try await pending.outcome()
+        XCTAssertEqual(done.end, .interrupted)
+        XCTAssertEqual(done.result.text, "w1 w2 w3", "what was said before the call is kept")
+        mixer.remove(9)
+    }
 }
 
 private extension RecordedProperty {

@@ -13,4 +13,13 @@ public protocol RecognitionEngine: Sendable {
     /// second); the engine keeps it warm for later calls.
     /// Throws `RecognitionError` for a bad configuration or a model that fails to load.
     func makeDecoder(_ configuration: RecognitionConfiguration) async throws -> sending any SpeechDecoder
+
+    /// Whether the model for `configuration` failed to load the last time it was tried (a
+    /// damaged model, a load that timed out). A microphone recognition then makes its decoder
+    /// before it opens the microphone, so that a model that fails again pauses no one for nothing.
+    func failedToLoadLastTime(_ configuration: RecognitionConfiguration) async -> Bool
+}
+
+extension RecognitionEngine {
+    public func failedToLoadLastTime(_ configuration: RecognitionConfiguration) async -> Bool { false }
 }
