@@ -69,15 +69,20 @@ final class SessionWiringTests: XCTestCase {
         XCTAssertFalse(paused, "a call is no caller's pause")
     }
 
-    func testListeningInterruptsOthersAndACallCorksTheMicrophoneThenEndsItPastTheLimit() async throws {
+    /// A microphone recognition with the session, started: its answer to come, and its microphone.
+    private func listening(_ engine: FakeEngine) async throws -> (PendingRecognition, FakeStream) {
         let capture = FakeCapture()
-        let recognition = RecognitionService(engine: FakeEngine(), capture: capture, files: FakeFiles(files: [:]),
+        let recognition = RecognitionService(engine: engine, capture: capture, files: FakeFiles(files: [:]),
                                              streams: FakeStreams(streams: [:]), bus: bus,
                                              session: session, maxFileRecognitions: 1)
         await session.add(recognition)
         let pending = try await recognition.start(RecognizeOptions([:]), caller: ":1.1")
         try await eventually("the microphone to open") { !capture.streams.isEmpty }
-        let microphone = capture.streams[0]
+        return (pending, capture.streams[0])
+    }
+
+    func testListeningInterruptsOthersAndACallCorksTheMicrophoneThenEndsItPastTheLimit() async throws {
+        let (pending, microphone) = try await listening(FakeEngine())
         let mixer = mixer!
         XCTAssertEqual(mixer.changes, ["mute 2 true"], "listening pauses others by default")
         microphone.send(speech: true, count: 3)
@@ -97,15 +102,8 @@ final class SessionWiringTests: XCTestCase {
     /// A call that holds the microphone past the limit while the model still loads: the recording
     /// ends then, and what was said before the call is decoded once the model has loaded.
     func testACallPastTheLimitWhileTheModelLoadsKeepsWhatWasSaidBeforeIt() async throws {
-        let capture = FakeCapture()
         let loading = LoadGate()
-        let recognition = RecognitionService(engine: FakeEngine(loading: loading), capture: capture, files: FakeFiles(files: [:]),
-                                             streams: FakeStreams(streams: [:]), bus: bus,
-                                             session: session, maxFileRecognitions: 1)
-        await session.add(recognition)
-        let pending = try await recognition.start(RecognizeOptions([:]), caller: ":1.1")
-        try await eventually("the microphone to open") { !capture.streams.isEmpty }
-        let microphone = capture.streams[0]
+        let (pending, microphone) = try await listening(FakeEngine(loading: loading))
         let bus = bus!
         try await eventually("RecognitionStarted") { bus.signals.contains(.recognitionStarted(pending.id)) }
         microphone.send(speech: true, count: 3)
