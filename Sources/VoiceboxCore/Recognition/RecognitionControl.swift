@@ -18,6 +18,8 @@ final class RecognitionControl: Sendable {
         var request: Request?
         var microphone: (any CaptureStream)?
         var stream: AudioStreamWaker?
+        /// Wakes a microphone recognition that waits for its model (`recordWhileLoading`).
+        var loadWait: AudioStreamWaker?
         /// The recognition's decoders' interrupts, called on a cancel.
         var decoderInterrupts: [@Sendable () -> Void] = []
         var parking: StreamParking?
@@ -41,6 +43,7 @@ final class RecognitionControl: Sendable {
             if state.request != .cancel { state.request = request }
             // Under the lock: `detachStream` cannot return (and the stream close) in between.
             state.stream?.wake()
+            state.loadWait?.wake()
             // A decoder stuck in a worker would hold the answer until its bound (10 s and more).
             if state.request == .cancel { for interrupt in state.decoderInterrupts { interrupt() } }
             return state.microphone
@@ -84,6 +87,16 @@ final class RecognitionControl: Sendable {
             return state.request == .cancel
         }
         if cancelled { interrupt() }
+    }
+
+    /// Has every request wake `waker` until `detachLoadWait` (also one that came before: then the
+    /// caller looks at `request` itself).
+    func attachLoadWait(_ waker: AudioStreamWaker) {
+        state.withLock { $0.loadWait = waker }
+    }
+
+    func detachLoadWait() {
+        state.withLock { $0.loadWait = nil }
     }
 
     /// After this returns no wake comes, so the stream may close.

@@ -35,8 +35,20 @@ extension RecognitionRun {
                             released: inout Bool) async throws(VoiceboxError) -> [[Int16]] {
         var kept: [[Int16]] = []
         var seconds = 0.0
+        // A cancel after the microphone was released (a stop, max_seconds) has no recording to end.
+        control.attachLoadWait(recording.waker)
+        defer { control.detachLoadWait() }
         while let event = await recording.next() {
+            if control.request == .cancel {
+                if !released {
+                    released = true
+                    await release(microphone)
+                }
+                throw RecognitionFault.cancelled
+            }
             switch event {
+            case .requested:
+                continue  // a stop or interrupt closed the microphone: its end comes next
             case .chunk(let chunk):
                 if kept.count == Self.chunksKeptWhileLoading { kept.removeFirst() }
                 kept.append(chunk)
@@ -50,12 +62,9 @@ extension RecognitionRun {
                 released = true
                 let failure = await microphone.failure
                 await release(microphone)
-                switch control.request {
-                case .cancel: throw RecognitionFault.cancelled
-                case .stop, .interrupt: continue
-                case nil:
-                    throw RecognitionFault.describe(failure ?? CaptureError.failed("the recording ended unexpectedly"), options: options)
-                }
+                // Closed by a stop or an interrupt (a cancel is seen above): decoded once loaded.
+                guard control.request == nil else { continue }
+                throw RecognitionFault.describe(failure ?? CaptureError.failed("the recording ended unexpectedly"), options: options)
             case .modelLoaded:
                 do throws(VoiceboxError) {
                     try await loading.value.get()
@@ -82,7 +91,12 @@ struct MicrophoneEvents {
         /// The microphone's stream ended: it was closed (a request, or here), or the recording failed.
         case recordingEnded
         case modelLoaded
+        /// A stop, cancel or interrupt came (`RecognitionControl.attachLoadWait`).
+        case requested
     }
+
+    /// Adds `.requested` to the events.
+    let waker: AudioStreamWaker
 
     private var events: AsyncStream<Event>.Iterator
     private var recordingEnded = false
@@ -93,6 +107,7 @@ struct MicrophoneEvents {
         // As many chunks as the microphone's own stream keeps; the load's end and the recording's
         // come after every chunk before them, so they are never the oldest dropped.
         let (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(RecognitionRun.chunksKeptWhileLoading + 2))
+        waker = AudioStreamWaker { sink.yield(.requested) }
         let chunks = microphone.chunks
         Task {
             for await chunk in chunks { sink.yield(.chunk(chunk)) }
@@ -115,7 +130,7 @@ struct MicrophoneEvents {
         switch event {
         case .recordingEnded: recordingEnded = true
         case .modelLoaded: loadPending = false
-        case .chunk, nil: break
+        case .chunk, .requested, nil: break
         }
         return event
     }

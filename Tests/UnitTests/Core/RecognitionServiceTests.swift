@@ -345,6 +345,24 @@ final class RecognitionServiceTests: XCTestCase {
         let failed = await errorKind { _ = try await failing.outcome() }
         XCTAssertEqual(failed, .noMicrophone)
 
+        // A cancel after the microphone was released already (a stop, max_seconds): no recording
+        // is left to end, and the cancel still answers at once.
+        let stoppedThenCancelled = try await service.start(options(), caller: ":1.1")
+        _ = try await listening(stoppedThenCancelled.id, microphone: 3)
+        await service.endRecognition(stoppedThenCancelled.id, cancel: false)
+        await service.endRecognition(stoppedThenCancelled.id, cancel: true)
+        try await waitFor("the answer to a cancel after a stop") { self.finished(stoppedThenCancelled.id) }
+        let afterStop = await errorKind { _ = try await stoppedThenCancelled.outcome() }
+        XCTAssertEqual(afterStop, .cancelled)
+        let cutThenCancelled = try await service.start(options(["max_seconds": .double(0.2)]), caller: ":1.1")
+        let cut = try await listening(cutThenCancelled.id, microphone: 4)
+        cut.send(speech: true, count: 3)
+        try await waitFor("the microphone released at max_seconds") { cut.isClosed }
+        await service.endRecognition(cutThenCancelled.id, cancel: true)
+        try await waitFor("the answer to a cancel after max_seconds") { self.finished(cutThenCancelled.id) }
+        let afterCut = await errorKind { _ = try await cutThenCancelled.outcome() }
+        XCTAssertEqual(afterCut, .cancelled)
+
         capture.failNextOpen(.noMicrophone("no source 'nowhere'"))
         let nowhere = await errorKind { _ = try await service.start(self.options(), caller: ":1.1").outcome() }
         XCTAssertEqual(nowhere, .noMicrophone)
