@@ -23,7 +23,8 @@ final class ColdModelMicrophoneTests: ServiceTestCase {
         let worker = try await held(holding)
         let id = try await service.waitForNewRecognition(besides: [])
         try await service.waitForListening(true)
-        XCTAssertTrue(ForeignProcess.isStopped(worker), "RecognitionStarted and Listening came while the model could not load")
+        XCTAssertTrue(ForeignProcess.isStopped(worker),
+                      "RecognitionStarted and Listening came while the model could not load: \(Self.describe(worker, of: daemon))")
         // Past the detector's warm-up (apps are told to speak 1.5 s after RecognitionStarted;
         // goforward.raw begins with 0.4 s of silence), then the speech, all while the worker is held.
         try await Task.sleep(for: .seconds(1.2))
@@ -46,10 +47,16 @@ final class ColdModelMicrophoneTests: ServiceTestCase {
         let client = try stopsAtEnd(ClientRun(stack, ["listen", "--max-seconds", "1"], terminal: true))
         let worker = try await held(holding)
         try await waitUntil("the meter on the terminal") { client.stdout.contains("listening [") }
-        XCTAssertTrue(ForeignProcess.isStopped(worker), "shown while the model could not load")
+        XCTAssertTrue(ForeignProcess.isStopped(worker), "shown while the model could not load: \(Self.describe(worker, of: service.daemon.pid))")
         kill(worker, SIGCONT)
         let status = await client.finish()
         XCTAssertEqual(status, 2, "silence for max_seconds: heard nothing (\(client.stderr))")
+    }
+
+    /// The worker's state line and the daemon's decoder workers, for a failure's message.
+    static func describe(_ worker: pid_t, of daemon: pid_t) -> String {
+        let stat = (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8)) ?? "gone"
+        return "worker \(worker): \(stat.prefix(60)); decoder workers now \(ServiceProcesses.decoderWorkers(of: daemon))"
     }
 
     /// Holds (SIGSTOP) the first decoder worker of `daemon` as soon as it appears, before its model
@@ -60,6 +67,9 @@ final class ColdModelMicrophoneTests: ServiceTestCase {
             while ContinuousClock.now < deadline {
                 if let worker = ServiceProcesses.decoderWorkers(of: daemon).first {
                     kill(worker, SIGSTOP)
+                    // /proc says T only once the worker has run again and taken the signal: a
+                    // loaded machine may leave it pending (state R, no code of its own run) a while.
+                    while !ForeignProcess.isStopped(worker), ContinuousClock.now < deadline { usleep(1_000) }
                     return worker
                 }
                 usleep(1_000)

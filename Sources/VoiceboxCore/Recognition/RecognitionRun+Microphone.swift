@@ -13,7 +13,7 @@ extension RecognitionRun {
         // nothing on every attempt).
         var decoderFirst = options.grammar != nil || options.keyphrases != nil
         if !decoderFirst { decoderFirst = await dependencies.engine.failedToLoadLastTime(options.configuration(language: language)) }
-        var loaded: (any SpeechDecoder)? = decoderFirst ? try await makeDecoder() : nil
+        var loaded: (any SpeechDecoder)? = decoderFirst ? try await loadFirst() : nil
         if let early = try endedBeforeStart() { return early }
         let loading = loaded == nil ? startLoading() : nil
         let microphone: any CaptureStream

@@ -22,6 +22,23 @@ extension RecognitionRun {
         }
     }
 
+    /// Makes the decoder before anything opens (a grammar or key phrases to check, a model that
+    /// failed last time); nil when a request came first or meanwhile: the recognition then ends at
+    /// once (`endedBeforeStart`), the load left to finish by itself.
+    func loadFirst() async throws(VoiceboxError) -> (any SpeechDecoder)? {
+        let loading = startLoading()
+        var waiting = MicrophoneEvents(nil, loading: loading)
+        control.attachLoadWait(waiting.waker)
+        defer { control.detachLoadWait() }
+        while control.request == nil, let event = await waiting.next() {
+            guard case .modelLoaded = event, control.request == nil else { continue }
+            try await loading.value.get()
+            defer { earlyDecoder = nil }
+            return earlyDecoder
+        }
+        return nil
+    }
+
     /// Keeps the microphone's chunks until the model has loaded and returns them. Meanwhile:
     /// - a cancel (the caller's, or its leaving the bus) releases the microphone and fails now;
     /// - a stop, or a call that held the microphone too long, releases it now (Listening false,
@@ -103,15 +120,17 @@ struct MicrophoneEvents {
     /// Whether a load's end is still to come.
     private var loadPending: Bool
 
-    init(_ microphone: any CaptureStream, loading: Task<Result<Void, VoiceboxError>, Never>?) {
+    /// `microphone` nil: only the load's end and requests (a decoder made before anything opens).
+    init(_ microphone: (any CaptureStream)?, loading: Task<Result<Void, VoiceboxError>, Never>?) {
         // As many chunks as the microphone's own stream keeps; the load's end and the recording's
         // come after every chunk before them, so they are never the oldest dropped.
         let (events, sink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(RecognitionRun.chunksKeptWhileLoading + 2))
         waker = AudioStreamWaker { sink.yield(.requested) }
-        let chunks = microphone.chunks
-        Task {
-            for await chunk in chunks { sink.yield(.chunk(chunk)) }
-            sink.yield(.recordingEnded)
+        if let chunks = microphone?.chunks {
+            Task {
+                for await chunk in chunks { sink.yield(.chunk(chunk)) }
+                sink.yield(.recordingEnded)
+            }
         }
         if let loading {
             Task {

@@ -411,6 +411,41 @@ final class RecognitionServiceTests: XCTestCase {
         XCTAssertFalse(bus.signals.contains(.recognitionStarted(bad.id)))
     }
 
+    /// A load made first (a grammar) does not hold up a cancel or a stop either: they answer at once.
+    func testACancelOrStopWhileAGrammarLoadsAnswersAtOnce() async throws {
+        let loading = LoadGate()
+        defer { loading.open() }
+        let service = makeService(engine: FakeEngine(loading: loading))
+        let cancelled = try await service.start(options(["grammar": .string("#JSGF V1.0; grammar g; public <g> = go;")]), caller: ":1.1")
+        await service.endRecognition(cancelled.id, cancel: true)
+        let cancelAnswered = Locked(false)
+        let cancelAnswer = Task { () -> VoiceboxError.Kind? in
+            defer { cancelAnswered.withLock { $0 = true } }
+            do {
+                _ = try await cancelled.outcome()
+                return nil
+            } catch {
+                return (error as? VoiceboxError)?.kind
+            }
+        }
+        try await waitFor("the cancel's answer, the grammar still loading") { cancelAnswered.withLock { $0 } }
+        let kind = await cancelAnswer.value
+        XCTAssertEqual(kind, .cancelled)
+        let stopped = try await service.start(options(["grammar": .string("#JSGF V1.0; grammar g; public <g> = go;")]), caller: ":1.1")
+        await service.endRecognition(stopped.id, cancel: false)
+        let stopAnswered = Locked(false)
+        let stopAnswer = Task { () -> Recognition in
+            defer { stopAnswered.withLock { $0 = true } }
+            return try await stopped.outcome()
+        }
+        try await waitFor("the stop's answer, the grammar still loading") { stopAnswered.withLock { $0 } }
+        let done = try await stopAnswer.value
+        XCTAssertEqual(done.end, .stopped)
+        XCTAssertEqual(done.result.text, "")
+        XCTAssertEqual(capture.streams.count, 0, "neither opened the microphone")
+        XCTAssertEqual(bus.properties.last, .listeningID(0))
+    }
+
     func testADictationIsNamedByDictationIDAndOnlyADictation() async throws {
         let service = makeService()
         let dictation = try await service.start(options(["silence_seconds": .double(0.5), "dictation": .bool(true)]), caller: ":1.1")
