@@ -24,6 +24,8 @@ final class RecognitionControl: Sendable {
         var decoderInterrupts: [@Sendable () -> Void] = []
         var parking: StreamParking?
         var lanes: FileLanes?
+        /// Tells the service the microphone is released (a microphone recognition's slot).
+        var microphoneReleased: (@Sendable () -> Void)?
         /// A call has the audio: the microphone is to be corked, also one that opens later.
         var heldByCall = false
         /// Another caller's stream waits for the decoder this stream holds.
@@ -108,6 +110,14 @@ final class RecognitionControl: Sendable {
     var parking: StreamParking? {
         get { state.withLock { $0.parking } }
         set { state.withLock { $0.parking = newValue } }
+    }
+
+    /// How a microphone recognition tells the service it has released the microphone (set by the
+    /// service at admission): its slot is free from then on, also while the recognition still
+    /// decodes what it recorded (a stop during a model's load).
+    var microphoneReleased: (@Sendable () -> Void)? {
+        get { state.withLock { $0.microphoneReleased } }
+        set { state.withLock { $0.microphoneReleased = newValue } }
     }
 
     /// How a long file takes more cores (set by the service at admission).

@@ -51,6 +51,9 @@ extension RecognitionRun {
                                             options: options)
         }
         let result = try finish(decoder)
+        // The partials end with the answer's text, also where the last change came within 0.1 s
+        // of the one before (a stop, or audio decoded in a burst once a model has loaded).
+        reportPartial(heard: [result], whole: true)
         return Recognition(id: id, result: result, duration: live.elapsedSeconds, end: end, language: language)
     }
 
@@ -88,12 +91,14 @@ extension RecognitionRun {
         return .open(microphone)
     }
 
-    /// Closes the microphone, clears Listening and lets others play again.
+    /// Closes the microphone, clears Listening, lets others play again, and frees the microphone
+    /// for the next recognition (ListeningID, DictationID), Listening already false.
     func release(_ microphone: any CaptureStream) async {
         control.detach()
         await microphone.close()
         dependencies.bus.publish(Speech1.listening, false)
         await dependencies.session?.end(.listening, id: id)
+        control.microphoneReleased?()
     }
 
     /// The chunks kept while the model loaded (`pending`), then the microphone's, through the

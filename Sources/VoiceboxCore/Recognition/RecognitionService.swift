@@ -19,6 +19,9 @@ public actor RecognitionService {
         let microphone: Bool
         let dictation: Bool
         let control: RecognitionControl
+        /// A microphone recognition until it has released the microphone (it may still decode
+        /// what it recorded then): only one holds it at a time.
+        var holdsMicrophone: Bool
     }
 
     private let dependencies: RecognitionRun.Dependencies
@@ -84,7 +87,8 @@ public actor RecognitionService {
         let waits = try admit(id, options, caller: caller, isStream: isStream)
         nextID += 1
         let control = RecognitionControl()
-        entries[id] = Entry(caller: caller, microphone: options.isMicrophone, dictation: options.dictation, control: control)
+        entries[id] = Entry(caller: caller, microphone: options.isMicrophone, dictation: options.dictation, control: control,
+                            holdsMicrophone: options.isMicrophone)
         if heldByCall && options.isMicrophone { _ = control.holdForCall(true) }
         callers.watch(caller) { [weak self] name in Task { await self?.callerLeft(name) } }
         // Published at admission, so that another process (a shortcut's second press) can end
@@ -92,6 +96,7 @@ public actor RecognitionService {
         if options.isMicrophone {
             dependencies.bus.publish(Speech1.listeningID, id)
             if options.dictation { dependencies.bus.publish(Speech1.dictationID, id) }
+            control.microphoneReleased = { [weak self] in Task { await self?.releaseMicrophone(of: id) } }
         }
         if isStream {
             // A stream gives its turn back while its writer sends nothing (`park`), and its
@@ -124,7 +129,7 @@ public actor RecognitionService {
     /// microphone is taken, or too many files and streams wait.
     private func admit(_ id: UInt64, _ options: RecognizeOptions, caller: String, isStream: Bool) throws(VoiceboxError) -> Bool {
         if options.isMicrophone {
-            if let (id, _) = entries.first(where: { $0.value.microphone }) {
+            if let (id, _) = entries.first(where: { $0.value.holdsMicrophone }) {
                 throw .init(.busy, "the microphone is in use by recognition \(id); one microphone recognition at a time")
             }
             return false
@@ -246,9 +251,20 @@ public actor RecognitionService {
             if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
         }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
-        if entry.microphone { dependencies.bus.publish(Speech1.listeningID, 0) }
-        if entry.dictation { dependencies.bus.publish(Speech1.dictationID, 0) }
+        if entry.holdsMicrophone { freeMicrophoneSlot(entry) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
+    }
+
+    /// Recognition `id` released the microphone (Listening false): the next may take it.
+    private func releaseMicrophone(of id: UInt64) {
+        guard let entry = entries[id], entry.holdsMicrophone else { return }
+        entries[id]?.holdsMicrophone = false
+        freeMicrophoneSlot(entry)
+    }
+
+    private func freeMicrophoneSlot(_ entry: Entry) {
+        dependencies.bus.publish(Speech1.listeningID, 0)
+        if entry.dictation { dependencies.bus.publish(Speech1.dictationID, 0) }
     }
 
     /// A caller that left the bus cannot take the answer: stop listening for it at once.
@@ -263,7 +279,7 @@ extension RecognitionService: InterruptionTarget {
     /// held longer than the session's limit ends with what it heard (reason interrupted).
     public func externalInterruptionBegan() async {
         heldByCall = true
-        for entry in entries.values where entry.microphone {
+        for entry in entries.values where entry.holdsMicrophone {
             await entry.control.holdForCall(true)?.setCorked(true)
         }
         guard let limit = dependencies.session?.settings.listeningInterruptionLimit else { return }
@@ -279,13 +295,13 @@ extension RecognitionService: InterruptionTarget {
         heldByCall = false
         callLimit?.cancel()
         callLimit = nil
-        for entry in entries.values where entry.microphone {
+        for entry in entries.values where entry.holdsMicrophone {
             await entry.control.holdForCall(false)?.setCorked(false)
         }
     }
 
     private func endHeldRecordings() async {
-        let microphones = entries.values.filter(\.microphone).compactMap { $0.control.request(.interrupt) }
+        let microphones = entries.values.filter(\.holdsMicrophone).compactMap { $0.control.request(.interrupt) }
         for microphone in microphones { await microphone.close() }
     }
 }

@@ -288,7 +288,7 @@ final class RecognitionServiceTests: XCTestCase {
         let loading = LoadGate()
         let engine = FakeEngine(loading: loading)
         let service = makeService(engine: engine)
-        let pending = try await service.start(options(["silence_seconds": .double(0.3)]), caller: ":1.1")
+        let pending = try await service.start(options(["silence_seconds": .double(0.3), "partial_results": .bool(true)]), caller: ":1.1")
         let mic = try await microphone()
         try await waitFor("RecognitionStarted") { self.bus.signals.contains(.recognitionStarted(pending.id)) }
         XCTAssertEqual(engine.made.withLock { $0 }, 0, "the model is still loading")
@@ -297,21 +297,29 @@ final class RecognitionServiceTests: XCTestCase {
         loading.open()
         let done = try await pending.outcome()
         XCTAssertEqual(done.result.text, "w1 w2", "what was said while the model loaded is heard")
+        let partials = bus.signals.compactMap { if case .recognitionPartial(pending.id, let text) = $0 { text } else { nil } }
+        XCTAssertEqual(partials.last, "w1 w2", "decoded in a burst, the partials still end with the answer's text: \(partials)")
         XCTAssertEqual(done.end, .endpoint)
         XCTAssertTrue(mic.isClosed)
     }
 
-    /// A stop while the model loads releases the microphone (and Listening) at once, and answers
-    /// with what was said once the model has loaded.
+    /// A stop while the model loads releases the microphone at once (Listening, and the slot:
+    /// ListeningID and DictationID, so that the next press of a dictation key starts one), and
+    /// answers with what was said once the model has loaded.
     func testAStopWhileTheModelLoadsReleasesAtOnceAndKeepsTheWords() async throws {
         let loading = LoadGate()
         let service = makeService(engine: FakeEngine(loading: loading))
-        let stopped = try await service.start(options(), caller: ":1.1")
+        let stopped = try await service.start(options(["dictation": .bool(true)]), caller: ":1.1")
         let mic = try await listening(stopped.id)
         mic.send(speech: true, count: 2)
         await service.endRecognition(stopped.id, cancel: false)
         XCTAssertTrue(mic.isClosed, "a stop releases the microphone at once, before the model has loaded")
-        try await waitFor("Listening false before the model has loaded") { self.bus.properties.contains(.listening(false)) }
+        try await waitFor("the microphone free before the model has loaded") {
+            Array(self.bus.properties.suffix(3)) == [.listening(false), .listeningID(0), .dictationID(0)]
+        }
+        let next = try await service.start(options(), caller: ":1.2")
+        XCTAssertEqual(bus.properties.last, .listeningID(next.id), "the next recognition takes the microphone")
+        await service.endRecognition(next.id, cancel: true)
         loading.open()
         let done = try await stopped.outcome()
         XCTAssertEqual(done.end, .stopped)
