@@ -53,6 +53,39 @@ final class ColdModelMicrophoneTests: ServiceTestCase {
         XCTAssertEqual(status, 2, "silence for max_seconds: heard nothing (\(client.stderr))")
     }
 
+    /// A dictation stopped while its model loads frees the microphone at once: the next press
+    /// starts a new dictation (it did nothing, exit 0, while the model loaded), and the stopped one
+    /// still prints what was said before its stop.
+    func testTheNextDictationStartsWhileAStoppedOneStillLoads() async throws {
+        let (service, stack, directory) = (self.service!, self.stack!, self.directory!)
+        let wav = try Recordings.wav("goforward.raw", in: directory)
+        let holding = holdFirstDecoderWorker(of: service.daemon.pid)
+        let first = try stopsAtEnd(ClientRun(stack, ["dictate", "--start", "--output", "stdout", "--no-cue"]))
+        let worker = try await held(holding)
+        let firstID = try await service.waitForNewRecognition(besides: [])
+        try await service.waitForListening(true)
+        try await Task.sleep(for: .seconds(1.2))  // past the detector's warm-up
+        let player = try stopsAtEnd(Player(wav, sink: stack.micSink))
+        await player.waitUntilDone()
+        let (stopStatus, stop) = try await voicebox(stack, ["dictate", "--stop"])
+        XCTAssertEqual(stopStatus, 0, stop.stderr)
+        try await waitUntil("the dictation slot free, the model still loading") {
+            (try? await service.property("DictationID"))?.uint64 == 0
+        }
+        XCTAssertTrue(ForeignProcess.isStopped(worker))
+        let second = try stopsAtEnd(ClientRun(stack, ["dictate", "--start", "--output", "stdout", "--no-cue"]))
+        let secondID = try await service.waitForNewRecognition(besides: [firstID])
+        XCTAssertNotEqual(secondID, firstID, "the next press started a dictation of its own")
+        let (cancelStatus, cancel) = try await voicebox(stack, ["dictate", "--cancel"])
+        XCTAssertEqual(cancelStatus, 0, cancel.stderr)
+        kill(worker, SIGCONT)
+        let firstStatus = await first.finish()
+        XCTAssertEqual(firstStatus, 0, first.stderr)
+        XCTAssertEqual(first.stdout.trimmingCharacters(in: .whitespacesAndNewlines).lowercased(), "go forward ten meters",
+                       "the stopped dictation's words, decoded once the model loaded")
+        _ = await second.finish()
+    }
+
     /// The worker's state line and the daemon's decoder workers, for a failure's message.
     static func describe(_ worker: pid_t, of daemon: pid_t) -> String {
         let stat = (try? String(contentsOfFile: "/proc/\(worker)/stat", encoding: .utf8)) ?? "gone"
