@@ -4,23 +4,20 @@ import VoiceboxThreads
 /// Recognizing: the behaviour behind Recognize, StopRecognition, CancelRecognition and
 /// EndRecognition, over a RecognitionEngine, an AudioCapture, AudioFiles and a ServiceBus.
 ///
-/// This actor only keeps the books (who recognizes what, the limits, callers leaving); each
-/// recognition runs as a `RecognitionRun` on a queue of its own, so a long file never holds
-/// up a StopRecognition.
+/// This actor only keeps the books (who recognizes what, the limits, callers leaving); each recognition runs
+/// as a `RecognitionRun` on a queue of its own, so a long file never holds up a StopRecognition.
 ///
-/// Limits: one microphone recognition at a time (a second fails at once with Busy: the
-/// microphone is one person's); files decode `maxFileRecognitions` at once (decoding keeps a core
-/// busy) and the rest wait their turn, round-robin by caller (`FileRecognitionQueue`), up to
-/// `fileQueueLimit` waiting in all and `fileQueuePerCaller` per caller, past which they fail with
-/// Busy. A waiting file can be stopped or cancelled like a running one.
+/// Limits: one microphone recognition at a time (a second fails at once with Busy: the microphone is one
+/// person's); files decode `maxFileRecognitions` at once, each keeping a core busy, the rest wait their turn,
+/// round-robin by caller (`FileRecognitionQueue`), up to `fileQueueLimit` in all and `fileQueuePerCaller` per
+/// caller, past which they fail with Busy. A waiting file can be stopped or cancelled.
 public actor RecognitionService {
     private struct Entry {
         let caller: String
         let microphone: Bool
         let dictation: Bool
         let control: RecognitionControl
-        /// A microphone recognition until it has released the microphone (it may still decode
-        /// what it recorded then): only one holds it at a time.
+        /// A microphone recognition until it released the microphone (it may still be decoding).
         var holdsMicrophone: Bool
     }
 
@@ -243,6 +240,7 @@ public actor RecognitionService {
     }
 
     private func ended(_ id: UInt64) {
+        releaseMicrophone(of: id)
         guard let entry = entries.removeValue(forKey: id) else { return }
         // Its parts' turns, should any be left (a part's task gives its own back as it ends).
         closeLanes(of: id)
@@ -251,7 +249,6 @@ public actor RecognitionService {
             if let next = fileTurns.finished(lane) { waiters.removeValue(forKey: next)?.resume() }
         }
         if !entry.microphone, let next = fileTurns.finished(id) { waiters.removeValue(forKey: next)?.resume() }
-        if entry.holdsMicrophone { freeMicrophoneSlot(entry) }
         callers.release(entry.caller, stillBusy: entries.values.contains { $0.caller == entry.caller })
     }
 
@@ -259,10 +256,6 @@ public actor RecognitionService {
     private func releaseMicrophone(of id: UInt64) {
         guard let entry = entries[id], entry.holdsMicrophone else { return }
         entries[id]?.holdsMicrophone = false
-        freeMicrophoneSlot(entry)
-    }
-
-    private func freeMicrophoneSlot(_ entry: Entry) {
         dependencies.bus.publish(Speech1.listeningID, 0)
         if entry.dictation { dependencies.bus.publish(Speech1.dictationID, 0) }
     }
