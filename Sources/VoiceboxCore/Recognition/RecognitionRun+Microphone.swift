@@ -3,13 +3,12 @@ import VoiceboxContract
 /// Listening: one utterance from a microphone, ended by trailing silence, `max_seconds`, or a request.
 extension RecognitionRun {
     func listen(source: String?) async throws(VoiceboxError) -> Recognition {
-        // A grammar or key phrases the caller wrote are checked by loading them first, so that
-        // the microphone opens (and others pause) only for a recognition that can run. Without
-        // them the model loads while the microphone records (`recordWhileLoading`): a model
-        // loaded again after `model-idle` takes about 0.3 s, and what is said meanwhile is
-        // decoded once it has loaded, so RecognitionStarted, and the words after it, need not
-        // wait for the load.
-        // So is a model that failed to load last time (a damaged one would pause others for
+        // The model loads while the microphone records (`recordWhileLoading`): a model loaded
+        // again after `model-idle` takes about 0.3 s, and what is said meanwhile is decoded once
+        // it has loaded, so RecognitionStarted, and the words after it, need not wait for the
+        // load. It loads first (`loadFirst`), so that the microphone opens and others pause only
+        // for a recognition that can run, when a grammar or key phrases of the caller's are to be
+        // checked, or the model failed to load last time (a damaged one would pause others for
         // nothing on every attempt).
         var decoderFirst = options.grammar != nil || options.keyphrases != nil
         if !decoderFirst { decoderFirst = await dependencies.engine.failedToLoadLastTime(options.configuration(language: language)) }
@@ -36,7 +35,7 @@ extension RecognitionRun {
         // Release the microphone before anything else: the answer can wait a few milliseconds,
         // the recording (and its indicator) should not.
         let recordingFailure = await microphone.failure
-        if !released { await release(microphone) }
+        await release(microphone, unless: &released)
 
         if let fault { throw fault }
         switch control.request {
@@ -45,11 +44,8 @@ extension RecognitionRun {
         case .interrupt: end = end ?? .interrupted
         case nil: break
         }
-        guard let end else {
-            // The recording ended by itself: the server went away or the source was removed.
-            throw RecognitionFault.describe(recordingFailure ?? CaptureError.failed("the recording ended unexpectedly"),
-                                            options: options)
-        }
+        // Else the recording ended by itself: the server went away or the source was removed.
+        guard let end else { throw recordingFailed(recordingFailure) }
         let result = try finish(decoder)
         // The partials end with the answer's text, also where the last change came within 0.1 s
         // of the one before (a stop, or audio decoded in a burst once a model has loaded).
@@ -89,6 +85,18 @@ extension RecognitionRun {
         dependencies.bus.publish(Speech1.listening, true)
         begin()
         return .open(microphone)
+    }
+
+    /// Releases the microphone unless `released` says it was already, and notes that it is.
+    func release(_ microphone: any CaptureStream, unless released: inout Bool) async {
+        guard !released else { return }
+        released = true
+        await release(microphone)
+    }
+
+    /// The error for a recording that ended by itself (`failure`: why, if the capture said).
+    func recordingFailed(_ failure: CaptureError?) -> VoiceboxError {
+        RecognitionFault.describe(failure ?? CaptureError.failed("the recording ended unexpectedly"), options: options)
     }
 
     /// Closes the microphone, clears Listening, lets others play again, and frees the microphone

@@ -57,10 +57,7 @@ extension RecognitionRun {
         defer { control.detachLoadWait() }
         while let event = await recording.next() {
             if control.request == .cancel {
-                if !released {
-                    released = true
-                    await release(microphone)
-                }
+                await release(microphone, unless: &released)
                 throw RecognitionFault.cancelled
             }
             switch event {
@@ -70,26 +67,21 @@ extension RecognitionRun {
                 if kept.count == Self.chunksKeptWhileLoading { kept.removeFirst() }
                 kept.append(chunk)
                 seconds += Double(chunk.count) / Self.sampleRate
-                if let maxSeconds = options.maxSeconds, seconds >= maxSeconds, !released {
-                    released = true
-                    await release(microphone)
+                if let maxSeconds = options.maxSeconds, seconds >= maxSeconds {
+                    await release(microphone, unless: &released)
                 }
             case .recordingEnded:
                 if released { continue }  // closed here for max_seconds
-                released = true
                 let failure = await microphone.failure
-                await release(microphone)
+                await release(microphone, unless: &released)
                 // Closed by a stop or an interrupt (a cancel is seen above): decoded once loaded.
                 guard control.request == nil else { continue }
-                throw RecognitionFault.describe(failure ?? CaptureError.failed("the recording ended unexpectedly"), options: options)
+                throw recordingFailed(failure)
             case .modelLoaded:
                 do throws(VoiceboxError) {
                     try await loading.value.get()
                 } catch {
-                    if !released {
-                        released = true
-                        await release(microphone)
-                    }
+                    await release(microphone, unless: &released)
                     throw error
                 }
                 return kept
