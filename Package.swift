@@ -46,13 +46,13 @@ let package = Package(
         .target(name: "VoiceboxPocketsphinx", dependencies: ["CPocketsphinx", "VoiceboxCore", "VoiceboxModels", "VoiceboxSndfile"]),
         // Where the recognition models are (files only: the service lists them, a worker loads one).
         .target(name: "VoiceboxModels", dependencies: ["VoiceboxCore"]),
-        // The one resampler, libsamplerate, wherever audio is read: a file worker's files, and the
-        // callers' raw streams voiceboxd reads itself.
+        // The one resampler, libsamplerate, wherever audio is read: in the workers that read a
+        // caller's file or a caller's raw stream that is not 16 kHz mono s16le (PCMConverter).
         .target(name: "VoiceboxSamplerate", dependencies: ["CSamplerate", "VoiceboxCore"]),
         // Audio files as 16 kHz mono samples (libsndfile, then the resampler): what a file worker runs.
         .target(name: "VoiceboxSndfile", dependencies: ["CSndfile", "VoiceboxCore", "VoiceboxSamplerate"]),
-        // A caller's raw stream read as 16 kHz mono (unpacked here, resampled by libsamplerate).
-        .target(name: "VoiceboxStreams", dependencies: ["VoiceboxCore", "VoiceboxSamplerate"]),
+        // A caller's raw stream read as 16 kHz mono: as it is, or from the worker that converts it.
+        .target(name: "VoiceboxStreams", dependencies: ["VoiceboxContract", "VoiceboxCore"]),
 
         // The service itself: plain Swift over protocols.
         .target(name: "VoiceboxCore", dependencies: ["CSystem", "VoiceboxContract", "VoiceboxThreads"]),
@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "VoiceboxWorkers", dependencies: ["VoiceboxContract", "VoiceboxCore", "VoiceboxThreads", "VoiceboxModels",
                                                    "VoiceboxSpawn"]),
         .executableTarget(name: "voicebox-worker", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxModels",
-                                                                  "VoiceboxPocketsphinx", "VoiceboxSndfile"]),
+                                                                  "VoiceboxPocketsphinx", "VoiceboxSamplerate", "VoiceboxSndfile"]),
         // The sound-server connections (libpulse, which brings libsndfile), in a helper process of
         // their own, so that the service maps neither (AudioHelperProtocol).
         .executableTarget(name: "voicebox-audio", dependencies: ["CSeccomp", "VoiceboxContract", "VoiceboxCore", "VoiceboxThreads",

@@ -45,7 +45,7 @@ struct DaemonParts {
                                              bounds: options.bounds, log: sphinxLog)
         let files = WorkerAudioFiles(workerPath: workerPath, bounds: options.bounds)
         recognition = RecognitionService(engine: engine, capture: audio, files: files,
-                                         streams: DescriptorAudioStreams(), bus: object, session: session,
+                                         streams: DescriptorAudioStreams(converters: files), bus: object, session: session,
                                          maxFileRecognitions: ProcessEnvironment.usableCores, bounds: options.bounds)
     }
 

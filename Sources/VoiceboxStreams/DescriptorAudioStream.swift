@@ -1,43 +1,55 @@
 import Glibc
+import VoiceboxContract
 import VoiceboxCore
-import VoiceboxSamplerate
 
-/// Opens the caller's raw PCM streams (Recognize's option `stream`).
+/// Opens the caller's raw PCM streams (Recognize's option `stream`). One that is not 16 kHz mono
+/// s16le is converted where it is read, by `converters` (a worker process): voiceboxd converts
+/// nothing.
 public struct DescriptorAudioStreams: AudioStreams {
-    public init() {}
+    private let converters: (any StreamConverters)?
+
+    public init(converters: (any StreamConverters)?) {
+        self.converters = converters
+    }
 
     public func open(_ input: StreamInput) throws -> any AudioStream {
-        try DescriptorAudioStream(input)
+        try DescriptorAudioStream(input, converters: converters)
     }
 }
 
-/// Raw little-endian PCM from a pipe, a stream socket or a regular file, read as 16 kHz mono.
+/// Raw little-endian PCM from a pipe, a stream socket or a regular file, read as 16 kHz mono:
+/// s16le mono at 16 kHz as it is (its bytes are the samples), anything else as the samples its
+/// converter sends (`StreamConversion`), which reads the caller's descriptor itself.
 ///
 /// Reads never block: a pipe is opened anew through /proc as a description of our own, set
 /// non-blocking (so another reader of the caller's pipe cannot leave us stuck in read(2)); a
-/// socket is read with MSG_DONTWAIT. Waiting is one poll(2) on the stream and a pipe of our own
-/// that `wake()` writes to, bounded by the idle time: no spinning, and no thread held for good.
+/// socket is read with MSG_DONTWAIT; a converter's pipe is ours. Waiting is one poll(2) on the
+/// stream and a pipe of our own that `wake()` writes to, bounded by the idle time: no spinning,
+/// and no thread held for good.
 final class DescriptorAudioStream: AudioStream {
     /// What the decoders take.
     static let sampleRate = 16_000
 
     private let input: StreamInput
-    private let kind: StreamDescriptorKind
-    /// What is read: our own description of a pipe, else the call's descriptor.
-    private let descriptor: Int32
+    let kind: StreamDescriptorKind
+    /// What is read: our own description of a pipe, the converter's pipe, else the call's descriptor.
+    let descriptor: Int32
+    /// The converter, for a stream that is not 16 kHz mono s16le, and the frames it sends.
+    let conversion: (any StreamConversion)?
+    var frames = FrameParser(maximumPayload: WorkerProtocol.maximumPayload)
+    /// s16le read as it is: the odd byte of a sample split between writes.
+    var oddByte: UInt8?
     /// The wake pipe: poll reads the first, `wake()` writes to the second.
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
-    private var unpacker: PCMUnpacker
-    private var resampler: Resampler?
-    private var pending: [Int16] = []
-    private var ended = false
+    var pending: [Int16] = []
+    var ended = false
     private var closed = false
     /// How long reads have waited for the writer, in all and since it last sent something, and
     /// how much audio it has sent (its frames): `allowance`.
     private var waited = Duration.zero
-    private var waitedSinceData = Duration.zero
-    private var framesReceived = 0
+    var waitedSinceData = Duration.zero
+    var framesReceived = 0
     /// The same since the reader last took a decoder (`startTurn`): `behindSinceDecoder`.
     private var waitedSinceDecoder = Duration.zero
     private var framesAtDecoder = 0
@@ -47,22 +59,27 @@ final class DescriptorAudioStream: AudioStream {
     private(set) var stop: AudioStreamStop?
     private(set) var writerIdle = false
     /// Where a regular file is read: from the caller's offset at the call, which is left alone.
-    private var fileOffset: off_t = 0
+    var fileOffset: off_t = 0
 
-    init(_ input: StreamInput) throws {
+    init(_ input: StreamInput, converters: (any StreamConverters)?) throws {
         self.input = input
         kind = try StreamDescriptorKind(checking: input.descriptor)
         duration = kind == .file ? StreamDescriptorKind.remainingSeconds(of: input) : nil
         if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
-        unpacker = PCMUnpacker(encoding: input.encoding, channels: input.channels,
-                               direct: input.encoding == .s16le && input.channels == 1 && input.rate == Self.sampleRate)
-        resampler = input.rate == Self.sampleRate ? nil : try Resampler(from: input.rate, to: Self.sampleRate)
-        if kind == .pipe {
-            let own = Glibc.open("/proc/self/fd/\(input.descriptor)", O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            guard own >= 0 else { throw RecognitionError.invalidStream("cannot open the pipe for reading: \(Self.reason(errno))") }
-            descriptor = own
+        if Self.isDirect(input) {
+            conversion = nil
+            descriptor = kind == .pipe ? try Self.ownDescription(of: input.descriptor, flags: O_NONBLOCK) : input.descriptor
         } else {
-            descriptor = input.descriptor
+            guard let converters else { throw RecognitionError.engineFailure("no converter for \(input.encoding.rawValue) streams") }
+            // The converter's own description of a pipe (blocking: it has nothing else to do);
+            // the caller's socket or file as it is, read there from our offset.
+            let ownPipe = kind == .pipe
+            let handed = ownPipe ? try Self.ownDescription(of: input.descriptor, flags: 0) : input.descriptor
+            defer { if ownPipe { Glibc.close(handed) } }
+            let started = try converters.convert(input, reading: handed, from: kind == .file ? Int64(fileOffset) : nil)
+            _ = fcntl(started.output, F_SETFL, O_NONBLOCK)
+            conversion = started
+            descriptor = started.output
         }
         // pipe(2), then close-on-exec: Glibc's module has neither pipe2 nor eventfd. A child
         // started in between inherits the ends: ours (VoiceboxSpawn) close every inherited
@@ -72,7 +89,7 @@ final class DescriptorAudioStream: AudioStream {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             let error = errno
-            if kind == .pipe { Glibc.close(descriptor) }
+            if let conversion { conversion.dismiss(finished: false) } else if kind == .pipe { Glibc.close(descriptor) }
             throw RecognitionError.engineFailure("pipe: \(Self.reason(error))")
         }
         for end in ends {
@@ -101,7 +118,18 @@ final class DescriptorAudioStream: AudioStream {
         closed = true
         Glibc.close(wakeDescriptor)
         Glibc.close(wakeWriter)
-        if kind == .pipe { Glibc.close(descriptor) }
+        if let conversion { conversion.dismiss(finished: ended) } else if kind == .pipe { Glibc.close(descriptor) }
+    }
+
+    private static func isDirect(_ input: StreamInput) -> Bool {
+        input.encoding == .s16le && input.channels == 1 && input.rate == sampleRate
+    }
+
+    /// A description of the caller's pipe of our own, through /proc.
+    private static func ownDescription(of descriptor: Int32, flags: Int32) throws -> Int32 {
+        let own = Glibc.open("/proc/self/fd/\(descriptor)", O_RDONLY | O_CLOEXEC | flags)
+        guard own >= 0 else { throw RecognitionError.invalidStream("cannot open the pipe for reading: \(reason(errno))") }
+        return own
     }
 
     /// `maxSamples` samples, fewer only at the end, after an idle stall or a wake ([] then, once
@@ -140,7 +168,7 @@ final class DescriptorAudioStream: AudioStream {
     /// a turn for a decoder) is not behind.
     private var allowance: Duration {
         let idle = Duration.seconds(input.idleSeconds)
-        return min(idle - waitedSinceData, .seconds(Double(framesReceived) / Double(input.rate)) + idle - waited)
+        return min(idle - waitedSinceData, .seconds(Double(framesReceived) / Double(Self.sampleRate)) + idle - waited)
     }
 
     func waitForWriter(upTo patience: Duration?) throws -> WriterWait {
@@ -161,7 +189,7 @@ final class DescriptorAudioStream: AudioStream {
     /// (never silent for `parking.releaseAfter` at a stretch) falls behind as a silent one does,
     /// and gives the decoder back as soon; one that sent audio ahead has that much in hand.
     private var behindSinceDecoder: Duration {
-        waitedSinceDecoder - .seconds(Double(framesReceived - framesAtDecoder) / Double(input.rate))
+        waitedSinceDecoder - .seconds(Double(framesReceived - framesAtDecoder) / Double(Self.sampleRate))
     }
 
     /// Waits until the stream has something (data, its end, an error); false when the writer
@@ -242,51 +270,6 @@ final class DescriptorAudioStream: AudioStream {
         if fds[1].revents != 0 { return (.woken, spent) }
         if fds[0].revents & Int16(POLLNVAL) != 0 { throw RecognitionError.invalidStream("the descriptor is not open") }
         return (fds[0].revents != 0 ? .data : .timedOut, spent)
-    }
-
-    /// Reads what the stream holds, up to about what `wanted` samples need, and converts it.
-    private func fill(wanted: Int) throws {
-        let ratio = resampler?.ratio ?? 1
-        let frameBytes = input.encoding.bytesPerSample * input.channels
-        let bytes = min(65_536, max(4_096, Int(Double(wanted) / ratio) * frameBytes))
-        var buffer = [UInt8](repeating: 0, count: bytes)
-        let got = buffer.withUnsafeMutableBytes { raw -> Int in
-            switch kind {
-            case .socket: recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
-            case .pipe: Glibc.read(descriptor, raw.baseAddress, raw.count)
-            // At an offset of our own: the caller's offset stays where it was, as with `fd`.
-            case .file: pread(descriptor, raw.baseAddress, raw.count, fileOffset)
-            }
-        }
-        // A writer that went away by resetting its connection ended the stream as a close does,
-        // only without a chance to finish its last frame.
-        let reset = got < 0 && errno == ECONNRESET
-        if got < 0, !reset {
-            if errno == EINTR || errno == EAGAIN { return }
-            throw RecognitionError.invalidStream("reading it failed: \(Self.reason(errno))")
-        }
-        guard got > 0 else {
-            ended = true
-            if unpacker.leftoverBytes > 0, !reset {
-                throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
-                                                     + "\(frameBytes) (\(input.encoding.rawValue), \(input.channels) channels)")
-            }
-            if let tail = try resampler?.process([], end: true) { append(tail) }
-            return
-        }
-        waitedSinceData = .zero
-        if kind == .file { fileOffset += off_t(got) }
-        let unpacked = try unpacker.unpack(buffer[0..<got])
-        framesReceived = unpacker.framesUnpacked
-        switch unpacked {
-        case .samples(let samples): pending += samples
-        case .floats(let floats): append(try resampler?.process(floats, end: false) ?? floats)
-        }
-    }
-
-    private func append(_ floats: [Float]) {
-        guard !floats.isEmpty else { return }
-        pending += floats.map(PCMUnpacker.sample)
     }
 
     static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }

@@ -18,7 +18,7 @@ enum Confinement {
         "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "sigaltstack", "restart_syscall", "getpid", "gettid",
         "getppid", "getuid", "geteuid", "getgid", "getegid", "clock_gettime", "clock_getres", "gettimeofday",
         "nanosleep", "clock_nanosleep", "sched_yield", "sched_getaffinity", "getrandom", "sysinfo", "uname",
-        "prlimit64", "getrlimit", "membarrier", "rseq", "set_robust_list", "prctl", "arch_prctl",
+        "prlimit64", "getrlimit", "membarrier", "rseq", "set_robust_list", "prctl", "arch_prctl", "poll", "ppoll",
     ]
     static let killing = ["socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "execve",
                           "execveat", "io_uring_setup", "io_uring_enter", "io_uring_register", "ptrace",

@@ -120,9 +120,11 @@ func probeConfinement(_ probe: String, _ path: String?) -> Never {
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case WorkerProtocol.audioFileMode: readAudioFile(options(arguments.dropFirst()))
+case WorkerProtocol.audioStreamMode: StreamConversion.run(options(arguments.dropFirst()))
 case WorkerProtocol.decoderMode: Decoding.run(options(arguments.dropFirst()))
 case WorkerProtocol.outputModuleMode: ModuleHost.run(options(arguments.dropFirst()))
 case "probe-confinement": probeConfinement(arguments.dropFirst().first ?? "", arguments.dropFirst(2).first)
-default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), \(WorkerProtocol.decoderMode), "
+default: fail("started by voiceboxd only (modes: \(WorkerProtocol.audioFileMode), \(WorkerProtocol.audioStreamMode), "
+               + "\(WorkerProtocol.decoderMode), "
                + "\(WorkerProtocol.outputModuleMode), probe-confinement)", status: 64)
 }

@@ -13,8 +13,9 @@ final class DecoderWorkerMicrophoneTests: ServiceTestCase {
     override class var usesRecordings: Bool { true }
 
     /// After a file, a microphone and a 48 kHz stream recognition, voiceboxd has mapped no part
-    /// of pocketsphinx, nor libsndfile, while its decoder workers have pocketsphinx: the decoding
-    /// happened there (a stream is resampled by libsamplerate in voiceboxd, the one resampler).
+    /// of pocketsphinx, nor libsndfile, nor libsamplerate, while its decoder workers have
+    /// pocketsphinx: the decoding happened there, and the stream was resampled by the worker that
+    /// read it.
     /// Nor has it mapped Foundation or glib, which kept it above 20 MiB at rest.
     // What the sound server decides here: the microphone
     func testTheServiceNeverMapsTheEngine() async throws {
@@ -28,7 +29,7 @@ final class DecoderWorkerMicrophoneTests: ServiceTestCase {
         let heard = try await answer
         await player.waitUntilDone()
         XCTAssertEqual(heard.text, "go forward ten meters")
-        // A stream at 48 kHz in stereo: the service resamples it itself.
+        // A stream at 48 kHz in stereo: converted by a worker, never by the service.
         let streamed = try await service.recognizeGoForwardAt48kHzInStereo(in: directory)
         XCTAssertEqual(streamed.text, "go forward ten meters")
 
@@ -36,7 +37,7 @@ final class DecoderWorkerMicrophoneTests: ServiceTestCase {
         let ours = ServiceProcesses.mappedLibraries(of: pid)
         XCTAssertFalse(ours.isEmpty)
         for library in ours where library.contains("pocketsphinx") || library.contains("sphinxbase") || library.contains("sphinxad")
-            || library.hasPrefix("libsndfile") {
+            || library.hasPrefix("libsndfile") || library.hasPrefix("libsamplerate") {
             XCTFail("voiceboxd maps \(library)")
         }
         // Nor libpulse, which brings libsndfile with it: the sound server is the audio helper's,
@@ -62,7 +63,7 @@ final class DecoderWorkerMicrophoneTests: ServiceTestCase {
         for worker in workers {
             XCTAssert(ServiceProcesses.mappedLibraries(of: worker).contains { $0.hasPrefix("libpocketsphinx") }, "worker \(worker)")
         }
-        print("METRIC voiceboxd maps \(ours.filter { $0.hasPrefix("lib") }.count) libraries, none of pocketsphinx, libsndfile or libpulse")
+        print("METRIC voiceboxd maps \(ours.filter { $0.hasPrefix("lib") }.count) libraries, none of pocketsphinx, libsndfile, libsamplerate or libpulse")
     }
 
     /// SIGSEGV, abort, SIGKILL (the OOM killer) and SIGSYS (the seccomp filter) in the decoder

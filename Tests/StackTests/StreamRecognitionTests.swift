@@ -134,6 +134,54 @@ final class StreamRecognitionTests: SharedRecognitionTestCase {
         XCTAssertEqual(after, before, "a descriptor stayed open: \(descriptorsAdded(opened, openDescriptors(pid)))")
     }
 
+    /// A stream that is not 16 kHz mono s16le is read and converted where it is read, by a
+    /// confined worker of its own (`voicebox-worker audio-stream`), which goes with its call: a
+    /// cancel leaves none behind, and one that dies (SIGSEGV, SIGKILL) fails only that
+    /// recognition, naming the signal; the writer's next write fails, and the next stream is heard.
+    func testAConvertedStreamsWorkerGoesWithItsCall() async throws {
+        let service = self.service!
+        let pid = service.daemon.pid
+        let raw = directory.appendingPathComponent("long.raw").path
+        try Data(Streams.goforward(times: 20)).write(to: URL(fileURLWithPath: raw))
+        let path = directory.appendingPathComponent("long.f32").path
+        try Recordings.sox(raw: raw, to: path, output: ["-t", "raw", "-e", "floating-point", "-b", "32", "-L"],
+                           effects: ["rate", "48000", "channels", "2"])
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+        let format: [String: DBusValue] = ["stream_format": .string("f32le"), "stream_rate": .uint32(48_000),
+                                           "stream_channels": .uint32(2)]
+        for ending in ["cancel", "SIGSEGV", "SIGKILL"] {
+            let known = service.startedRecognitions
+            // 56 s of audio in real time (384,000 bytes a second): still sending when the end comes.
+            let writer = try PipeWriter(bytes, piece: 7_680, pause: .milliseconds(20))
+            let fd = writer.readEnd
+            let waiting = Task { await service.recognitionError(format.merging(["stream": .unixFD(fd)]) { $1 }) }
+            let id = try await service.waitForNewRecognition(besides: known)
+            writer.closeReadEnd()  // ours; the service and its converter hold their own
+            try await waitUntil("the stream to be decoded") { service.recognitionSignals(of: id).contains { $0.member == "AudioLevel" } }
+            let converters = ServiceProcesses.workers(of: pid, mode: WorkerProtocol.audioStreamMode)
+            XCTAssertEqual(converters.count, 1, "one converter for the stream")
+            switch ending {
+            case "cancel": try await service.proxy.call(Speech1.cancelRecognition)
+            case "SIGSEGV": kill(converters.first ?? 0, SIGSEGV)
+            default: kill(converters.first ?? 0, SIGKILL)
+            }
+            let error = await waiting.value
+            if ending == "cancel" {
+                XCTAssertEqual(error?.name, "org.voicebox.Error.Cancelled", error?.message ?? "it answered")
+            } else {
+                XCTAssertEqual(error?.name, "org.voicebox.Error.EngineUnavailable", error?.message ?? "it answered")
+                XCTAssert(error?.message.contains(ending) ?? false, "\(ending): \(error?.message ?? "")")
+            }
+            let writerSaw = await writer.result(timeout: .seconds(10))
+            XCTAssertEqual(writerSaw, .brokenPipe, "\(ending): the writer kept writing into a pipe nobody reads")
+            try await waitUntil("\(ending): the converter to be gone") {
+                ServiceProcesses.workers(of: pid, mode: WorkerProtocol.audioStreamMode).isEmpty
+            }
+        }
+        let heard = try await service.recognizeGoForwardAt48kHzInStereo(in: directory)
+        XCTAssertEqual(heard.text, expected)
+    }
+
     // MARK: Bad input
 
     func testOddStreamsAreRefusedAndTheServiceGoesOn() async throws {

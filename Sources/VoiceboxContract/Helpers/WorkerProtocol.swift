@@ -1,10 +1,11 @@
 import Glibc
 
-/// # The worker protocol, version 3: the boundary between the service and an engine
+/// # The worker protocol, version 4: the boundary between the service and an engine
 ///
 /// voiceboxd never decodes: it does not run pocketsphinx on any audio, nor libsndfile or
-/// libsamplerate on a caller's file. Worker processes do, `voicebox-worker`, in two modes:
-/// `audio-file` (a caller's file to 16 kHz samples) and `decoder` (16 kHz samples to words).
+/// libsamplerate on a caller's file or stream. Worker processes do, `voicebox-worker`, in three
+/// modes: `audio-file` (a caller's file to 16 kHz samples), `audio-stream` (a caller's raw stream
+/// that is not 16 kHz mono s16le to 16 kHz samples) and `decoder` (16 kHz samples to words).
 /// Each is confined before it reads a byte of a caller's audio (killed when the service dies, no
 /// new privileges, and a seccomp allow-list: a socket, exec, io_uring or ptrace kills it, it opens
 /// no file for writing, and it may signal only itself). A worker that crashes ends only its
@@ -52,6 +53,23 @@ import Glibc
 /// SIGSYS for a forbidden call) names why. The service closes its end when it no longer wants the
 /// file (a stop, a cancel, a caller gone): the worker's next write fails and it exits; the service
 /// reaps it, killing it if it has not gone within `worker-reap` (1 s).
+///
+/// # Mode `audio-stream`
+///
+/// `voicebox-worker audio-stream --parent PID --encoding s16le|f32le --rate HZ --channels N
+/// [--offset BYTES]`
+/// - standard input: the caller's stream (Recognize's `stream`), checked by the service: its own
+///   description of a pipe, or the caller's stream socket or regular file (read with pread(2)
+///   from `--offset`, so the caller's offset stays where it was).
+/// - standard output, standard error, environment and `--parent` as for `audio-file`.
+/// - Messages: as `audio-file`'s without the header: any number of `S` samples (16 kHz mono,
+///   sent as soon as a read of the stream makes any), then `E` at the stream's end (or its writer
+///   resetting its connection) or `F` with why the stream cannot be read (a NaN or infinite
+///   float, a partial frame at the end, a failed read), meant for the caller; then it exits 0.
+/// - No bound on the worker's messages: the caller's writer may be silent as long as its
+///   `stream_idle_seconds`, which the service counts on the samples it receives, as it does for a
+///   stream it reads itself. The service closes its end (and kills the worker) when it no longer
+///   wants the stream.
 ///
 /// # Mode `decoder`
 ///
@@ -103,9 +121,10 @@ import Glibc
 /// process per recognition at a time, and kills them after its `--model-idle`. Closing the socket
 /// ends a worker (its next read sees the end and it exits 0).
 public enum WorkerProtocol {
-    public static let version = 3
+    public static let version = 4
     public static let executableName = "voicebox-worker"
     public static let audioFileMode = "audio-file"
+    public static let audioStreamMode = "audio-stream"
     public static let decoderMode = "decoder"
 
     public enum Tag: UInt8, Sendable {

@@ -124,3 +124,24 @@ public struct AudioStreamWaker: Sendable {
 
     public func wake() { action() }
 }
+
+/// Converts a caller's stream that is not already 16 kHz mono s16le where it is read: a confined
+/// `voicebox-worker audio-stream` reads the caller's descriptor, unpacks and resamples it
+/// (libsamplerate), and sends the samples on a pipe as `WorkerProtocol` frames. voiceboxd converts
+/// nothing and maps no resampler (`VoiceboxWorkers.WorkerAudioFiles` starts them).
+public protocol StreamConverters: Sendable {
+    /// Starts a converter reading `descriptor` (ours, handed over: the worker gets its own copy),
+    /// a regular file from `offset` on (pread: the descriptor's own offset is left alone).
+    func convert(_ input: StreamInput, reading descriptor: Int32, from offset: Int64?) throws -> any StreamConversion
+}
+
+/// One converter at work, owned by the stream that reads its samples.
+public protocol StreamConversion: AnyObject {
+    /// The pipe the samples come on (frames: `S` samples, then `E` or `F`); the reader's to poll.
+    var output: Int32 { get }
+    /// How it ended, once its pipe closed without `E` or `F` ("killed by SIGSEGV …"), waiting for
+    /// that end within `worker-end`.
+    func ending() -> String
+    /// Done with it: closes `output`; one that has not finished is killed; reaped within `worker-reap`.
+    func dismiss(finished: Bool)
+}

@@ -7,10 +7,10 @@ import VoiceboxCore
 /// that crashes libsndfile or libsamplerate ends one recognition, not the service.
 public struct WorkerAudioFiles: AudioFiles {
     public let workerPath: String
-    private let launcher: WorkerLauncher
+    let launcher: WorkerLauncher
     /// The waits on a worker: `worker-start`, `file-worker-header`, `file-worker-answer`,
     /// `worker-end`, `worker-reap`.
-    private let bounds: Bounds
+    let bounds: Bounds
 
     public init(workerPath: String, bounds: Bounds = Bounds()) {
         self.workerPath = workerPath

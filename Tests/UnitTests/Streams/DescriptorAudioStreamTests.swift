@@ -5,9 +5,19 @@ import XCTest
 import VoiceboxPocketsphinx
 import CSamplerate
 import VoiceboxSndfile
+@testable import VoiceboxSamplerate
 @testable import VoiceboxStreams
 import VoiceboxCore
 import VoiceboxThreads
+import VoiceboxWorkers
+
+extension DescriptorAudioStream {
+    /// As the service opens them: a stream that is not 16 kHz mono s16le converted by the real
+    /// `voicebox-worker audio-stream`.
+    convenience init(_ input: StreamInput) throws {
+        try self.init(input, converters: WorkerAudioFiles(workerPath: Checkout.buildDirectory + "/voicebox-worker"))
+    }
+}
 
 /// Raw PCM through a real pipe or socket, read as the service reads a `stream`, decoded by the
 /// real model.

@@ -1,0 +1,98 @@
+import Glibc
+import VoiceboxContract
+import VoiceboxCore
+
+/// Taking what a wait found: the caller's own 16 kHz mono s16le bytes, or a converter's frames.
+extension DescriptorAudioStream {
+    /// Reads what the stream holds, up to about what `wanted` samples need.
+    func fill(wanted: Int) throws {
+        var buffer = [UInt8](repeating: 0, count: min(65_536, max(4_096, wanted * 2)))
+        let got = buffer.withUnsafeMutableBytes { raw -> Int in
+            if conversion != nil { return Glibc.read(descriptor, raw.baseAddress, raw.count) }
+            return switch kind {
+            case .socket: recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT))
+            case .pipe: Glibc.read(descriptor, raw.baseAddress, raw.count)
+            // At an offset of our own: the caller's offset stays where it was, as with `fd`.
+            case .file: pread(descriptor, raw.baseAddress, raw.count, fileOffset)
+            }
+        }
+        // A writer that went away by resetting its connection ended the stream as a close does,
+        // only without a chance to finish its last frame.
+        let reset = got < 0 && errno == ECONNRESET
+        if got < 0, !reset {
+            if errno == EINTR || errno == EAGAIN { return }
+            throw RecognitionError.invalidStream("reading it failed: \(Self.reason(errno))")
+        }
+        if let conversion {
+            try takeFrames(buffer[0..<max(0, got)], from: conversion)
+            return
+        }
+        guard got > 0 else {
+            ended = true
+            if oddByte != nil, !reset {
+                throw RecognitionError.invalidStream("it ended with 1 bytes that are not a whole frame of 2 (s16le, 1 channels)")
+            }
+            return
+        }
+        waitedSinceData = .zero
+        if kind == .file { fileOffset += off_t(got) }
+        var bytes = buffer[0..<got]
+        if let odd = oddByte {
+            bytes.insert(odd, at: bytes.startIndex)
+            oddByte = nil
+        }
+        if bytes.count % 2 == 1 { oddByte = bytes.removeLast() }
+        append(bytes)
+    }
+
+    /// The converter's frames in `bytes` (none: its pipe closed): its samples, then its end or
+    /// why the stream cannot be read (`F`, meant for the caller). A pipe that closes before
+    /// either is a converter that crashed or was killed.
+    private func takeFrames(_ bytes: ArraySlice<UInt8>, from conversion: any StreamConversion) throws {
+        guard !bytes.isEmpty else {
+            ended = true
+            throw RecognitionError.engineFailure("the stream's converter (\(WorkerProtocol.executableName)) was "
+                                                 + "\(conversion.ending()) while reading it")
+        }
+        bytes.withUnsafeBytes { frames.append($0) }
+        while true {
+            switch frames.next() {
+            case .partial: return
+            case .malformed(let why): throw violation(why)
+            case .frame(let tag, let payload):
+                switch WorkerProtocol.Tag(rawValue: tag) {
+                case .samples:
+                    guard payload.count % 2 == 0 else { throw violation("an odd number of bytes") }
+                    waitedSinceData = .zero
+                    append(payload[...])
+                case .end:
+                    ended = true
+                case .failure:
+                    ended = true
+                    throw RecognitionError.invalidStream(String(decoding: payload, as: UTF8.self))
+                default:
+                    throw violation("a message \(tag)")
+                }
+            }
+        }
+    }
+
+    private func violation(_ what: String) -> RecognitionError {
+        .engineFailure("the stream's converter (\(WorkerProtocol.executableName)) broke its protocol (\(what))")
+    }
+
+    /// Whole little-endian 16-bit samples, as they came.
+    private func append(_ bytes: ArraySlice<UInt8>) {
+        let count = bytes.count / 2
+        guard count > 0 else { return }
+        let start = pending.count
+        pending += repeatElement(0, count: count)
+        pending.withUnsafeMutableBytes { target in
+            bytes.withUnsafeBytes { target.baseAddress!.advanced(by: start * 2).copyMemory(from: $0.baseAddress!, byteCount: count * 2) }
+        }
+        framesReceived += count
+        if Int16(littleEndian: 1) != 1 {
+            for index in start..<pending.count { pending[index] = Int16(littleEndian: pending[index]) }
+        }
+    }
+}
