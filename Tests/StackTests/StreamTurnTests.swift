@@ -3,6 +3,7 @@ import Glibc
 @testable import TestSupport
 import VoiceboxBus
 import VoiceboxContract
+import VoiceboxThreads
 import XCTest
 
 /// Many callers' streams at once, taking turns for the decoders: a stream that always has audio
@@ -62,6 +63,51 @@ final class StreamTurnTests: SharedRecognitionTestCase {
         XCTAssertEqual(timedOut.duration, 1.4, accuracy: 1e-6)
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - asked, .seconds(1), "not before the idle bound")
         for connection in [caller, other] { await connection.close() }
+    }
+
+    /// Sixty callers' streams whose writers send nothing at all (half of them f32le 48 kHz stereo,
+    /// each read by a converter of its own), idle bound 10 s, then another caller's stream: it is
+    /// answered while every silent one still waits. A writer that has sent nothing holds neither a
+    /// turn nor a decoder; each used to keep a core for its park wait and its decoder's start, and
+    /// sixty of them held another caller's stream back past their own idle bound.
+    func testWritersSilentFromTheStartHoldUpNoOtherCallersStream() async throws {
+        let (service, stack) = (self.service!, self.stack!)
+        let callers = try (0..<60).map { _ in try BusConnection(address: stack.busAddress) }
+        var writeEnds: [Int32] = []
+        defer { for end in writeEnds { close(end) } }
+        let returned = Locked(0)
+        var calls: [Task<Void, Never>] = []
+        let known = service.startedRecognitions
+        for (index, caller) in callers.enumerated() {
+            var ends: [Int32] = [-1, -1]
+            XCTAssertEqual(pipe(&ends), 0)
+            writeEnds.append(ends[1])
+            let readEnd = ends[0]
+            var options: [String: DBusValue] = ["stream": .unixFD(readEnd), "stream_idle_seconds": .double(10)]
+            if index % 2 == 1 {
+                options.merge(["stream_format": .string("f32le"), "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)]) { $1 }
+            }
+            calls.append(Task {
+                defer { close(readEnd) }
+                _ = try? await ServiceHarness.recognize(on: caller, options, timeout: .seconds(120))
+                returned.withLock { $0 += 1 }
+            })
+        }
+        // The service is taking them in (every call has reached it by then): the other caller's
+        // stream comes behind them.
+        _ = try await service.waitForNewRecognitions(10, besides: known, timeout: .seconds(60))
+        let other = try BusConnection(address: stack.busAddress)
+        let writer = try PipeWriter(try Recordings.bytes())
+        let answered = try await ServiceHarness.recognize(on: other, ["stream": .unixFD(writer.readEnd)], timeout: .seconds(120))
+        writer.closeReadEnd()
+        XCTAssertEqual(answered.text, expected)
+        XCTAssertEqual(returned.withLock { $0 }, 0, "silent streams ended (their idle bound) before the other caller's was answered")
+        for caller in callers { try await ServiceHarness.call("CancelRecognition", on: caller) }
+        for call in calls { await call.value }
+        try await waitUntil("no converter left") {
+            ServiceProcesses.workers(of: service.daemon.pid, mode: WorkerProtocol.audioStreamMode).isEmpty
+        }
+        for connection in callers + [other] { await connection.close() }
     }
 
     /// As many streams as there are decoders, each always with audio (minutes of it, as fast as the

@@ -1,6 +1,4 @@
-import Dispatch
 import VoiceboxContract
-import VoiceboxThreads
 
 /// Reading the caller's stream: as a file is read (to its end, cut into utterances at pauses, the
 /// same words as the same audio in a file), or with `silence_seconds`, as the microphone is
@@ -12,11 +10,10 @@ extension RecognitionRun {
     static let liveChunk = 800
 
     func read(stream input: StreamInput) async throws(VoiceboxError) -> Recognition {
-        // Stopped or cancelled while it waited for a decoder: the stream is not even read.
+        // Stopped or cancelled while it waited for a turn: the stream is not even read.
         if let early = try endedBeforeStart() { return early }
         let stream = try open(input)
         defer { stream.close() }
-        var decoder: (any SpeechDecoder)? = try await makeDecoder()
         guard control.attach(stream.waker) else {
             return try endedBeforeStart() ?? Recognition(id: id, result: .empty, duration: 0, end: .stopped, language: language)
         }
@@ -26,11 +23,15 @@ extension RecognitionRun {
             await session.begin(.listening, id: id, policy: policy)
         }
         begin()
-        var heard = StreamHeard(live: options.endsAtSilence ? LiveAudio(decoder: decoder!, options: options) : nil,
-                                holds: StreamHolds(dependencies.bounds))
+        var heard = StreamHeard(live: nil, holds: StreamHolds(dependencies.bounds))
+        var decoder: (any SpeechDecoder)?
         var fault: VoiceboxError?
         do throws(VoiceboxError) {
-            try await decodeInRounds(stream, &decoder, &heard)
+            if try await waitForFirstAudio(stream) {
+                decoder = try await makeDecoder()
+                if options.endsAtSilence { heard.live = LiveAudio(decoder: decoder!, options: options) }
+                try await decodeInRounds(stream, &decoder, &heard)
+            }
         } catch {
             fault = error
         }
@@ -44,23 +45,6 @@ extension RecognitionRun {
         case nil: if stream.stop == .idle { end = .timeout }
         }
         return Recognition(id: id, result: heard.result, duration: heard.secondsRead, end: end, language: language)
-    }
-
-    /// The caller's stream, opened and checked: one that is a regular file is bounded as a file is.
-    private func open(_ input: StreamInput) throws(VoiceboxError) -> any AudioStream {
-        let stream: any AudioStream
-        do {
-            stream = try dependencies.streams.open(input)
-        } catch {
-            throw RecognitionFault.describe(error, options: options)
-        }
-        stream.parking = control.parking.map { Self.blocking($0, bounds: dependencies.bounds) }
-        if options.maxSeconds == nil, let duration = stream.duration, duration > RecognizeOptions.maximumSeconds {
-            stream.close()
-            throw VoiceboxError(.tooLarge, "the stream holds \(Int(duration)) s of audio; the limit is "
-                                + "\(Int(RecognizeOptions.maximumSeconds)) s (pass max_seconds to read the beginning)")
-        }
-        return stream
     }
 
     /// Rounds: each decodes until the stream ends, its writer stays silent (the stream is parked
@@ -156,33 +140,7 @@ extension RecognitionRun {
     /// loses words. Longer ones (speech without a half-second pause) end at the cut.
     static let replaySeconds = 10.0
 
-    /// The service's parking, as the stream's reading thread calls it: blocking that thread (the
-    /// recognition's own queue, never Swift's shared pool) while the service actor does it. A read
-    /// waits `stream-park` for the writer before the stream gives its turn back, and `stream-release`
-    /// before it gives its decoder back too (ending the utterance, as a pause in a file does); a
-    /// stream that always has audio gives its turn back after each `stream-turn`.
-    private static func blocking(_ parking: StreamParking, bounds: Bounds) -> AudioStreamParking {
-        AudioStreamParking(after: bounds[.streamPark], releaseAfter: bounds[.streamRelease], turn: bounds[.streamTurn], park: {
-            let done = DispatchSemaphore(value: 0)
-            Task.detached {
-                await parking.park()
-                done.signal()
-            }
-            done.wait()
-        }, resume: {
-            let done = DispatchSemaphore(value: 0)
-            let granted = Locked(false)
-            Task.detached {
-                let result = await parking.resume()
-                granted.withLock { $0 = result }
-                done.signal()
-            }
-            done.wait()
-            return granted.withLock { $0 }
-        })
-    }
-
-    private var streamLimit: Double { options.maxSeconds ?? RecognizeOptions.maximumSeconds }
+    var streamLimit: Double { options.maxSeconds ?? RecognizeOptions.maximumSeconds }
 
     /// One round as a file: `FileReading`'s loop, with the live signals a stream's caller wants,
     /// until the stream ends or its writer falls silent.
