@@ -57,13 +57,4 @@ enum StreamConversion {
         }
         exit(0)
     }
-
-    private static func sendSamples(_ samples: [Int16]) {
-        var start = 0
-        while start < samples.count {
-            let end = min(samples.count, start + WorkerProtocol.maximumPayload / 2)
-            send(WorkerProtocol.samples(samples[start..<end]))
-            start = end
-        }
-    }
 }

@@ -21,6 +21,16 @@ func send(_ bytes: [UInt8], to descriptor: Int32 = 1) {
     }
 }
 
+/// Samples as `S` messages, none over the protocol's payload limit.
+func sendSamples(_ samples: [Int16]) {
+    var start = 0
+    while start < samples.count {
+        let end = min(samples.count, start + WorkerProtocol.maximumPayload / 2)
+        send(WorkerProtocol.samples(samples[start..<end]))
+        start = end
+    }
+}
+
 func fail(_ message: String, status: Int32) -> Never {
     let line = Array("voicebox-worker: \(message)\n".utf8)
     _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
@@ -59,12 +69,7 @@ func readAudioFile(_ options: [String: String]) -> Never {
         while true {
             let samples = try reader.read(maxSamples: WorkerProtocol.samplesPerMessage)
             if samples.isEmpty { break }
-            var start = 0
-            while start < samples.count {
-                let end = min(samples.count, start + WorkerProtocol.maximumPayload / 2)
-                send(WorkerProtocol.samples(samples[start..<end]))
-                start = end
-            }
+            sendSamples(samples)
         }
         send(WorkerProtocol.encode(.end))
     } catch RecognitionError.unreadableAudio(let why) {

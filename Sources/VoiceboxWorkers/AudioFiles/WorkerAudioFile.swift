@@ -25,19 +25,9 @@ final class WorkerAudioFile: AudioFile {
         defer { close(fd) }
         self.name = name
         self.bounds = bounds
-        var spec = ChildSpec(workerPath, [WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
-                                 + (raw ? ["--raw", "16000:1"] : []),
-                             environment: Self.environment)
-        spec.standardInput = .descriptor(fd)
-        spec.standardOutput = .pipe
-        spec.standardError = .inherit
-        spec.workingDirectory = "/"
-        let started: Spawn.Started
-        do {
-            started = try launcher.start(spec)
-        } catch {
-            throw RecognitionError.engineFailure("cannot start the audio file reader: \(error)")
-        }
+        let started = try Self.start([WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
+                                         + (raw ? ["--raw", "16000:1"] : []),
+                                     reading: fd, workerPath: workerPath, launcher: launcher, what: "the audio file reader")
         var reader = MessageReader(descriptor: started.output ?? -1)
         do {
             duration = try Self.header(from: &reader, child: started.child, name: name, bounds: bounds)
@@ -57,6 +47,22 @@ final class WorkerAudioFile: AudioFile {
     static let environment = ["SWIFT_BACKTRACE=enable=no",
                               "TSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0",
                               "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:detect_leaks=0"]
+
+    /// A worker that reads `fd` (its standard input) and writes messages on a pipe to us (its
+    /// standard output): a file reader or a stream's converter.
+    static func start(_ arguments: [String], reading fd: Int32, workerPath: String, launcher: WorkerLauncher,
+                      what: String) throws -> Spawn.Started {
+        var spec = ChildSpec(workerPath, arguments, environment: environment)
+        spec.standardInput = .descriptor(fd)
+        spec.standardOutput = .pipe
+        spec.standardError = .inherit
+        spec.workingDirectory = "/"
+        do {
+            return try launcher.start(spec)
+        } catch {
+            throw RecognitionError.engineFailure("cannot start \(what): \(error)")
+        }
+    }
 
     private static func header(from reader: inout MessageReader, child: Child, name: String, bounds: Bounds) throws -> Double? {
         let (tag, payload) = try next(from: &reader, child: child, name: name, within: bounds[.fileWorkerHeader], bounds: bounds)

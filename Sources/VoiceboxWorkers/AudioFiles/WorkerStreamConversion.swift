@@ -24,20 +24,11 @@ final class WorkerStreamConversion: StreamConversion {
     init(_ input: StreamInput, reading descriptor: Int32, from offset: Int64?, workerPath: String, launcher: WorkerLauncher,
          bounds: Bounds) throws {
         self.bounds = bounds
-        var spec = ChildSpec(workerPath, [WorkerProtocol.audioStreamMode, "--parent", "\(getpid())",
-                                          "--encoding", input.encoding.rawValue, "--rate", "\(input.rate)",
-                                          "--channels", "\(input.channels)"] + (offset.map { ["--offset", "\($0)"] } ?? []),
-                             environment: WorkerAudioFile.environment)
-        spec.standardInput = .descriptor(descriptor)
-        spec.standardOutput = .pipe
-        spec.standardError = .inherit
-        spec.workingDirectory = "/"
-        let started: Spawn.Started
-        do {
-            started = try launcher.start(spec)
-        } catch {
-            throw RecognitionError.engineFailure("cannot start the stream's converter: \(error)")
-        }
+        let started = try WorkerAudioFile.start([WorkerProtocol.audioStreamMode, "--parent", "\(getpid())",
+                                                 "--encoding", input.encoding.rawValue, "--rate", "\(input.rate)",
+                                                 "--channels", "\(input.channels)"] + (offset.map { ["--offset", "\($0)"] } ?? []),
+                                                reading: descriptor, workerPath: workerPath, launcher: launcher,
+                                                what: "the stream's converter")
         guard let output = started.output else {
             started.child.signal(SIGKILL)
             _ = started.child.end(within: bounds[.workerReap])
