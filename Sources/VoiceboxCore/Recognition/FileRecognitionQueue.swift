@@ -101,11 +101,14 @@ struct FileRecognitionQueue: Sendable {
     var waitingIDs: Set<UInt64> { Set(waiting.values.joined()) }
 
     mutating func admit(_ id: UInt64, caller: String, stream: Bool = false) -> Admission {
+        // Its streams parked, and those decoding now: a stream parks as soon as it finds its writer
+        // silent, so a burst of calls finds the ones before it still decoding, not yet parked.
         let mineParked = parked.values.filter { $0 == caller }.count
+            + runningCallers.filter { $0.value == caller && streams[$0.key] != nil }.count
         if mineParked >= waitingPerCaller { return .full(perCaller: true) }
-        // Other callers' parked streams never refuse a caller's stream while it has none parked
-        // itself: however many connections one process fills the limit from, another caller
-        // still gets its stream (so parked streams are bounded by 64 plus one per connection).
+        // Other callers' parked streams never refuse a caller's stream while it has none parked or
+        // decoding itself: however many connections one process fills the limit from, another
+        // caller still gets its stream (so parked streams are bounded by 64 plus one per connection).
         let othersParkedCount = mineParked == 0 ? 0 : parked.count
         if stream, othersParkedCount >= waitingLimit { return .full(perCaller: false) }
         let startable = !stream || streamCanTakeDecoder(caller: caller)

@@ -86,6 +86,30 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.admit(11, caller: "c", stream: true), .run, "below the limit again")
     }
 
+    /// Calls sent back to back: the caller's streams before are still decoding (they park only once
+    /// they find their writers silent), and count as parked ones do, for its share and for the
+    /// exception to the limit in all (a red team's burst parked 96 streams past a limit of 64).
+    func testACallersStreamsStillDecodingCountAsItsParkedOnes() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 4, waitingPerCaller: 3)
+        var id: UInt64 = 0
+        for caller in ["a", "b"] {
+            for _ in 0..<2 {
+                id += 1
+                XCTAssertEqual(queue.admit(id, caller: caller, stream: true), .run)
+                XCTAssertNil(queue.park(id))
+            }
+        }
+        XCTAssertEqual(queue.admit(10, caller: "c", stream: true), .run, "four parked, the limit: c has none")
+        XCTAssertEqual(queue.admit(11, caller: "c", stream: true), .full(perCaller: false),
+                       "c's first still decodes, not parked yet: its second is refused all the same")
+        XCTAssertEqual(queue.admit(12, caller: "d", stream: true), .run, "d has none")
+        var share = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 2)
+        XCTAssertEqual(share.admit(1, caller: "a", stream: true), .run)
+        XCTAssertEqual(share.admit(2, caller: "a", stream: true), .run)
+        XCTAssertEqual(share.admit(3, caller: "a", stream: true), .full(perCaller: true),
+                       "two decoding, about to park: the caller's share")
+    }
+
     func testANewcomerWaitsWhileOthersWaitEvenIfADecoderIsFree() {
         var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 10, waitingPerCaller: 5)
         XCTAssertEqual(queue.admit(1, caller: "a"), .run)
