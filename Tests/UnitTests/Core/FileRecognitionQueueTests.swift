@@ -67,16 +67,21 @@ final class FileRecognitionQueueTests: XCTestCase {
         XCTAssertEqual(queue.admit(9, caller: "f"), .full(perCaller: false), "three waiting: the queue's limit")
     }
 
-    func testParkedStreamsOfManyCallersNeverRefuseTheStreamOfACallerWithNoneParked() {
-        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 4, waitingPerCaller: 2)
+    /// Streams 1, 2 of the first caller, 3, 4 of the second, ..., each run then parked.
+    private func parkTwoStreamsEach(of callers: [String], in queue: inout FileRecognitionQueue) {
         var id: UInt64 = 0
-        for caller in ["a", "b"] {
+        for caller in callers {
             for _ in 0..<2 {
                 id += 1
                 XCTAssertEqual(queue.admit(id, caller: caller, stream: true), .run)
                 XCTAssertNil(queue.park(id))
             }
         }
+    }
+
+    func testParkedStreamsOfManyCallersNeverRefuseTheStreamOfACallerWithNoneParked() {
+        var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 4, waitingPerCaller: 2)
+        parkTwoStreamsEach(of: ["a", "b"], in: &queue)
         XCTAssertEqual(queue.admit(10, caller: "c", stream: true), .run, "four parked, the limit: c has none")
         XCTAssertNil(queue.park(10))
         XCTAssertEqual(queue.admit(11, caller: "c", stream: true), .full(perCaller: false), "c's second: the limit")
@@ -91,14 +96,7 @@ final class FileRecognitionQueueTests: XCTestCase {
     /// exception to the limit in all (a red team's burst parked 96 streams past a limit of 64).
     func testACallersStreamsStillDecodingCountAsItsParkedOnes() {
         var queue = FileRecognitionQueue(runningLimit: 2, waitingLimit: 4, waitingPerCaller: 3)
-        var id: UInt64 = 0
-        for caller in ["a", "b"] {
-            for _ in 0..<2 {
-                id += 1
-                XCTAssertEqual(queue.admit(id, caller: caller, stream: true), .run)
-                XCTAssertNil(queue.park(id))
-            }
-        }
+        parkTwoStreamsEach(of: ["a", "b"], in: &queue)
         XCTAssertEqual(queue.admit(10, caller: "c", stream: true), .run, "four parked, the limit: c has none")
         XCTAssertEqual(queue.admit(11, caller: "c", stream: true), .full(perCaller: false),
                        "c's first still decodes, not parked yet: its second is refused all the same")
