@@ -17,17 +17,9 @@ public struct PCMConverter {
         self.encoding = encoding
         self.channels = channels
         unpacker = PCMUnpacker(encoding: encoding, channels: channels,
-                               direct: encoding == .s16le && channels == 1 && rate == Self.sampleRate)
+                               direct: StreamInput.isDecodersFormat(encoding, rate: rate, channels: channels))
         resampler = rate == Self.sampleRate ? nil : try Resampler(from: rate, to: Self.sampleRate)
     }
-
-    /// Whether a stream of this format needs no conversion at all: its bytes are the samples.
-    public static func isDirect(_ input: StreamInput) -> Bool {
-        input.encoding == .s16le && input.channels == 1 && input.rate == sampleRate
-    }
-
-    /// Frames (one sample per channel) taken so far.
-    public var framesConverted: Int { unpacker.framesUnpacked }
 
     /// The samples `bytes` (the next of the stream, in any split) make; a partial frame is kept.
     public mutating func convert(_ bytes: ArraySlice<UInt8>) throws -> [Int16] {
@@ -41,8 +33,7 @@ public struct PCMConverter {
     /// chance to finish its last frame (`reset`); any other end with part of a frame is refused.
     public mutating func finish(reset: Bool) throws -> [Int16] {
         if unpacker.leftoverBytes > 0, !reset {
-            throw RecognitionError.invalidStream("it ended with \(unpacker.leftoverBytes) bytes that are not a whole frame of "
-                                                 + "\(encoding.bytesPerSample * channels) (\(encoding.rawValue), \(channels) channels)")
+            throw StreamInput.partialFrame(unpacker.leftoverBytes, encoding, channels: channels)
         }
         return Self.samples(try resampler?.process([], end: true) ?? [])
     }

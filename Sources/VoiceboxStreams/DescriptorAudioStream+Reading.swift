@@ -30,7 +30,7 @@ extension DescriptorAudioStream {
         guard got > 0 else {
             ended = true
             if oddByte != nil, !reset {
-                throw RecognitionError.invalidStream("it ended with 1 bytes that are not a whole frame of 2 (s16le, 1 channels)")
+                throw StreamInput.partialFrame(1, .s16le, channels: 1)
             }
             return
         }
@@ -42,7 +42,7 @@ extension DescriptorAudioStream {
             oddByte = nil
         }
         if bytes.count % 2 == 1 { oddByte = bytes.removeLast() }
-        append(bytes)
+        append(WorkerProtocol.samples(fromPayload: bytes) ?? [])
     }
 
     /// The converter's frames in `bytes` (none: its pipe closed): its samples, then its end or
@@ -62,9 +62,9 @@ extension DescriptorAudioStream {
             case .frame(let tag, let payload):
                 switch WorkerProtocol.Tag(rawValue: tag) {
                 case .samples:
-                    guard payload.count % 2 == 0 else { throw violation("an odd number of bytes") }
+                    guard let samples = WorkerProtocol.samples(fromPayload: payload) else { throw violation("an odd number of bytes") }
                     waitedSinceData = .zero
-                    append(payload[...])
+                    append(samples)
                 case .end:
                     ended = true
                 case .failure:
@@ -81,18 +81,8 @@ extension DescriptorAudioStream {
         .engineFailure("the stream's converter (\(WorkerProtocol.executableName)) broke its protocol (\(what))")
     }
 
-    /// Whole little-endian 16-bit samples, as they came.
-    private func append(_ bytes: ArraySlice<UInt8>) {
-        let count = bytes.count / 2
-        guard count > 0 else { return }
-        let start = pending.count
-        pending += repeatElement(0, count: count)
-        pending.withUnsafeMutableBytes { target in
-            bytes.withUnsafeBytes { target.baseAddress!.advanced(by: start * 2).copyMemory(from: $0.baseAddress!, byteCount: count * 2) }
-        }
-        framesReceived += count
-        if Int16(littleEndian: 1) != 1 {
-            for index in start..<pending.count { pending[index] = Int16(littleEndian: pending[index]) }
-        }
+    private func append(_ samples: [Int16]) {
+        pending += samples
+        framesReceived += samples.count
     }
 }

@@ -66,7 +66,7 @@ final class DescriptorAudioStream: AudioStream {
         kind = try StreamDescriptorKind(checking: input.descriptor)
         duration = kind == .file ? StreamDescriptorKind.remainingSeconds(of: input) : nil
         if kind == .file { fileOffset = max(0, lseek(input.descriptor, 0, SEEK_CUR)) }
-        if Self.isDirect(input) {
+        if input.isDecodersFormat {
             conversion = nil
             descriptor = kind == .pipe ? try Self.ownDescription(of: input.descriptor, flags: O_NONBLOCK) : input.descriptor
         } else {
@@ -119,10 +119,6 @@ final class DescriptorAudioStream: AudioStream {
         Glibc.close(wakeDescriptor)
         Glibc.close(wakeWriter)
         if let conversion { conversion.dismiss(finished: ended) } else if kind == .pipe { Glibc.close(descriptor) }
-    }
-
-    private static func isDirect(_ input: StreamInput) -> Bool {
-        input.encoding == .s16le && input.channels == 1 && input.rate == sampleRate
     }
 
     /// A description of the caller's pipe of our own, through /proc.

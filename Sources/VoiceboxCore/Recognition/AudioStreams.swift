@@ -38,6 +38,20 @@ public struct StreamInput: Sendable, Equatable {
         self.channels = channels
         self.idleSeconds = idleSeconds
     }
+
+    /// Whether audio in this format is what the decoders take, 16 kHz mono s16le: its bytes are
+    /// the samples, and nothing converts it.
+    public static func isDecodersFormat(_ encoding: Encoding, rate: Int, channels: Int) -> Bool {
+        encoding == .s16le && rate == 16_000 && channels == 1
+    }
+
+    public var isDecodersFormat: Bool { Self.isDecodersFormat(encoding, rate: rate, channels: channels) }
+
+    /// A stream that ended `bytes` into a frame of its format.
+    public static func partialFrame(_ bytes: Int, _ encoding: Encoding, channels: Int) -> RecognitionError {
+        .invalidStream("it ended with \(bytes) bytes that are not a whole frame of \(encoding.bytesPerSample * channels) "
+                       + "(\(encoding.rawValue), \(channels) channels)")
+    }
 }
 
 /// Opens streams. Raw PCM through a pipe or stream socket stands behind it in production
