@@ -174,6 +174,18 @@ final class DescriptorAudioStream: AudioStream {
         return .audio
     }
 
+    func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead {
+        let started = ContinuousClock.now, before = framesReceived
+        while pending.count < maxSamples, !ended, stop == nil {
+            let elapsed = ContinuousClock.now - started
+            let sent = Double(framesReceived - before) / Double(Self.sampleRate)
+            if elapsed >= patience, sent < pace * (elapsed / .seconds(1)) { break }
+            guard try waitForData(parks: false, patience: patience) else { break }
+            try fill(wanted: maxSamples - pending.count)
+        }
+        return ReadAhead(samples: pending.count, complete: ended)
+    }
+
     func startTurn() {
         turnStarted = .now
         waitedSinceDecoder = .zero

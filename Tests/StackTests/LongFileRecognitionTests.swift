@@ -1,6 +1,7 @@
 import Foundation
 @testable import TestSupport
 import VoiceboxBus
+import VoiceboxContract
 import XCTest
 
 /// A long recording read as a file is cut at pauses into parts decoded on every core at once:
@@ -49,6 +50,18 @@ final class LongFileRecognitionTests: SharedRecognitionTestCase {
         return once
     }
 
+    /// The same audio read in one pass, on one decoder: as a stream whose writer pauses a tenth of
+    /// a second after every 256 KiB, never far enough ahead to be read ahead and cut into parts.
+    private func onePass(_ raw: String, _ options: [String: DBusValue] = [:]) async throws -> Recognized {
+        let writer = try PipeWriter(Array(try Data(contentsOf: URL(fileURLWithPath: raw))), piece: 262_144, pause: .milliseconds(100))
+        defer { writer.closeReadEnd() }
+        return try await service!.recognize(options.merging(["stream": .unixFD(writer.readEnd)]) { $1 }, timeout: .seconds(300))
+    }
+
+    /// How many decoder workers did a share of the work (a second of CPU and more; one pass of
+    /// the long recording is 4-6 s of it).
+    private func lanes(_ spent: [pid_t: Double]) -> Int { spent.values.filter { $0 >= 1 }.count }
+
     /// Words that differ between two transcripts: the edit distance over words.
     private func wordsDiffering(_ first: String, _ second: String) -> Int {
         let a = first.split(separator: " "), b = second.split(separator: " ")
@@ -96,10 +109,7 @@ final class LongFileRecognitionTests: SharedRecognitionTestCase {
         let (raw, wav) = try longRecording()
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded
 
-        // One pass: the same audio as a stream, read as a file is, on one decoder.
-        let stream = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
-        let onePass = try await service.recognize(["stream": .unixFD(stream.fileDescriptor)], timeout: .seconds(300))
-        try stream.close()
+        let onePass = try await self.onePass(raw)
 
         let (inParts, spent) = try await workerCPU(of: service.daemon.pid) {
             try await service.recognize(["file": .string(wav), "partial_results": .boolean(true)], timeout: .seconds(300))
@@ -107,9 +117,8 @@ final class LongFileRecognitionTests: SharedRecognitionTestCase {
         XCTAssertEqual(inParts.reason, "end_of_file")
         // On every core: as many decoder workers each did a share of the work (a second of CPU
         // and more; one pass is 4-6 s of it), where one pass keeps one busy.
-        let lanes = spent.values.filter { $0 >= 1 }.count
         print("METRIC long file in parts: decoder workers' CPU seconds \(spent.values.sorted(by: >))")
-        XCTAssertGreaterThanOrEqual(lanes, min(2, ProcessInfo.processInfo.activeProcessorCount), "workers CPU: \(spent)")
+        XCTAssertGreaterThanOrEqual(lanes(spent), min(2, ProcessInfo.processInfo.activeProcessorCount), "workers CPU: \(spent)")
         XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)
         let differing = wordsDiffering(onePass.text, inParts.text)
         let words = onePass.text.split(separator: " ").count
@@ -139,6 +148,60 @@ final class LongFileRecognitionTests: SharedRecognitionTestCase {
         let lastPartial = service.recognitionSignals(of: inParts.id).last { $0.member == "RecognitionPartial" }?
             .arguments.dropFirst().first?.string ?? ""
         XCTAssertGreaterThanOrEqual(lastPartial.split(separator: " ").count * 10, inParts.words.count * 9, lastPartial)
+    }
+
+    /// A stream that comes far faster than real time and ends is decoded as the same audio in a
+    /// file is: in parts on every core, with the file's words and times, but without
+    /// RecognitionProgress (files only). So whether it is piped in as fast as it goes, a regular
+    /// file (`voicebox listen --stdin < talk.raw`) or converted (f32le, 48 kHz, stereo). A writer
+    /// that pauses is read in one pass, on one core.
+    func testAStreamThatComesFastDecodesInPartsAsTheFileDoes() async throws {
+        let service = self.service!
+        let (raw, wav) = try longRecording()
+        _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded
+        let file = try await service.recognize(["file": .string(wav)], timeout: .seconds(300))
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let converted = directory.appendingPathComponent("long-f32-48k-stereo.raw").path
+        let sox = try runProgram(["sox", "-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", raw,
+                                  "-t", "raw", "-r", "48000", "-e", "float", "-b", "32", "-c", "2", converted])
+        XCTAssertEqual(sox.status, 0, sox.output)
+        let regular = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
+        defer { try? regular.close() }
+        let f32: [String: DBusValue] = ["stream_format": .string("f32le"), "stream_rate": .uint32(48_000), "stream_channels": .uint32(2)]
+        // Converted there and back, the audio is not quite the file's: its reference is its own one pass.
+        let convertedOnePass = try await onePass(converted, f32)
+        let piped = try PipeWriter(bytes), pipedConverted = try PipeWriter(Array(try Data(contentsOf: URL(fileURLWithPath: converted))))
+        let cases: [(String, [String: DBusValue], reference: Recognized)] = [
+            ("piped", ["stream": .unixFD(piped.readEnd)], file),
+            ("a regular file", ["stream": .unixFD(regular.fileDescriptor)], file),
+            ("converted", f32.merging(["stream": .unixFD(pipedConverted.readEnd)]) { $1 }, convertedOnePass),
+        ]
+        for (name, options, reference) in cases {
+            var options = options
+            options["partial_results"] = .boolean(true)
+            let (heard, spent) = try await workerCPU(of: service.daemon.pid) {
+                try await service.recognize(options, timeout: .seconds(300))
+            }
+            print("METRIC fast stream (\(name)) in parts: decoder workers' CPU seconds \(spent.values.sorted(by: >)); "
+                  + "\(wordsDiffering(reference.text, heard.text)) of \(reference.words.count) words differ from its reference")
+            XCTAssertEqual(heard.reason, "end_of_file", name)
+            XCTAssertGreaterThanOrEqual(lanes(spent), min(2, ProcessInfo.processInfo.activeProcessorCount), "\(name): \(spent)")
+            XCTAssertEqual(heard.duration, reference.duration, accuracy: 0.01, name)
+            // The same samples, cut at the same pauses: the same words, at the same times.
+            XCTAssertEqual(heard.text, reference.text, name)
+            XCTAssertEqual(heard.words.map(\.start), reference.words.map(\.start), name)
+            let signals = service.recognitionSignals(of: heard.id)
+            XCTAssertFalse(signals.contains { $0.member == "RecognitionProgress" }, name)
+            let lastPartial = signals.last { $0.member == "RecognitionPartial" }?.arguments.dropFirst().first?.string
+            XCTAssertEqual(lastPartial, heard.text, name)
+        }
+        piped.closeReadEnd()
+        pipedConverted.closeReadEnd()
+
+        let (paused, spent) = try await workerCPU(of: service.daemon.pid) { try await self.onePass(raw) }
+        XCTAssertEqual(paused.reason, "end_of_file")
+        XCTAssertEqual(lanes(spent), 1, "one pass: \(spent)")
+        XCTAssertLessThanOrEqual(Double(wordsDiffering(file.text, paused.text)), Double(file.words.count) * 0.01, paused.text)
     }
 
     /// While a long file decodes in parts on every core, another caller's short file is answered
@@ -232,9 +295,7 @@ final class LongFileRecognitionTests: SharedRecognitionTestCase {
         try Recordings.sox(raw: raw, to: wav)
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])  // the model loaded
 
-        let stream = try FileHandle(forReadingFrom: URL(fileURLWithPath: raw))
-        let onePass = try await service.recognize(["stream": .unixFD(stream.fileDescriptor)], timeout: .seconds(300))
-        try stream.close()
+        let onePass = try await self.onePass(raw)
         let inParts = try await service.recognize(["file": .string(wav)], timeout: .seconds(300))
         XCTAssertEqual(inParts.reason, "end_of_file")
         XCTAssertEqual(inParts.duration, onePass.duration, accuracy: 0.01)

@@ -23,7 +23,7 @@ extension RecognitionRun {
         let decoder = try await makeDecoder()
         if let early = try endedBeforeStart() { return early }
         begin()
-        if readsInParts(file) { return try await readInParts(file, through: decoder) }
+        if readsInParts(file) { return try await readInParts(try readWhole(file), through: decoder) }
 
         let total = [file.duration, limit].compactMap { $0 }.min()
         var progress = RateLimiter(perSecond: 10)

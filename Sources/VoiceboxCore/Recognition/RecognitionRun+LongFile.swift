@@ -29,9 +29,9 @@ extension RecognitionRun {
         return options.maxSeconds.map { $0 >= duration } ?? true
     }
 
-    func readInParts(_ file: any AudioFile, through decoder: any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
-        guard let lanes = control.lanes else { preconditionFailure("readsInParts checked the lanes") }
-        let samples = try readWhole(file)
+    /// `samples` (a whole file, or a stream read ahead to its end) in parts on every core.
+    func readInParts(_ samples: [Int16], through decoder: any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
+        guard let lanes = control.lanes else { preconditionFailure("readsInParts and readAhead checked the lanes") }
         let cutting = fileParts
         let ranges = cutting.ranges(of: samples, count: cutting.partCount(seconds: Double(samples.count) / Self.sampleRate,
                                                                           lanes: lanes.extra + 1))
@@ -149,7 +149,7 @@ extension RecognitionRun {
         return fault
     }
 
-    private func readWhole(_ file: any AudioFile) throws(VoiceboxError) -> [Int16] {
+    func readWhole(_ file: any AudioFile) throws(VoiceboxError) -> [Int16] {
         var samples: [Int16] = []
         let limit = Int(Self.partsMaximumSeconds * Self.sampleRate)
         do {

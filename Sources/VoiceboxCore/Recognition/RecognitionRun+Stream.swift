@@ -26,11 +26,17 @@ extension RecognitionRun {
         var heard = StreamHeard(live: nil, holds: StreamHolds(dependencies.bounds))
         var decoder: (any SpeechDecoder)?
         var fault: VoiceboxError?
+        var inParts: Recognition?
         do throws(VoiceboxError) {
             if try await waitForFirstAudio(stream) {
+                let whole = try readAhead(stream)
                 decoder = try await makeDecoder()
-                if options.endsAtSilence { heard.live = LiveAudio(decoder: decoder!, options: options) }
-                try await decodeInRounds(stream, &decoder, &heard)
+                if let whole {
+                    inParts = try await readInParts(whole, through: decoder!)
+                } else {
+                    if options.endsAtSilence { heard.live = LiveAudio(decoder: decoder!, options: options) }
+                    try await decodeInRounds(stream, &decoder, &heard)
+                }
             }
         } catch {
             fault = error
@@ -38,6 +44,7 @@ extension RecognitionRun {
         decoder = nil
         if options.others != nil { await dependencies.session?.end(.listening, id: id) }
         if let fault { throw fault }
+        if let inParts { return inParts }
         var end = heard.end ?? .endOfFile
         switch control.request {
         case .cancel: throw RecognitionFault.cancelled

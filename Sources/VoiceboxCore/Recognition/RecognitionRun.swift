@@ -18,7 +18,9 @@ actor RecognitionRun {
         var bus: any ServiceBus
         var session: AudioSession?
         /// Shared by all streams: what they may keep to hear a cut utterance again.
-        var replays = ReplayBudget(bytes: RecognitionService.replayBudgetBytes)
+        var replays = MemoryBudget(bytes: RecognitionService.replayBudgetBytes)
+        /// Shared by all streams: what they may read ahead of their decoding.
+        var readAhead = MemoryBudget(bytes: RecognitionService.readAheadBudgetBytes)
         /// The streams' waits and holds and the long files' parts (`Bound`).
         var bounds = Bounds()
     }
@@ -43,6 +45,8 @@ actor RecognitionRun {
     private var progressSent = 0.0
     /// A microphone recognition's decoder, loaded while the microphone opens (`listen`).
     var earlyDecoder: (any SpeechDecoder)?
+    /// What a stream read ahead holds of the budget for it, until the recognition ends.
+    var readAheadHold: MemoryBudget.Hold?
 
     init(id: UInt64, options: RecognizeOptions, language: String, dependencies: Dependencies, control: RecognitionControl) {
         self.id = id
@@ -110,7 +114,9 @@ actor RecognitionRun {
     }
 
     /// Sends RecognitionProgress: `fraction` of the audio decoded, never less than already sent.
+    /// Files only, as the contract says: a stream read in parts sends none.
     func reportProgress(_ fraction: Double) {
+        if case .stream = options.input { return }
         progressSent = max(progressSent, min(1, fraction))
         dependencies.bus.emit(Speech1.recognitionProgress, id, progressSent)
     }

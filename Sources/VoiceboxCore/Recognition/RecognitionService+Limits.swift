@@ -9,8 +9,11 @@ extension RecognitionService {
     /// decoder back until it sends again. Streams past the limits wait, holding nothing; files
     /// and streams that hold a decoder go on taking turns.
     public static let streamDecoderLimit = 4
-    /// What all streams together may keep to hear a cut utterance again (`ReplayBudget`): 4 MiB,
+    /// What all streams together may keep to hear a cut utterance again (`MemoryBudget`): 4 MiB,
     /// 13 utterances of 10 s (`RecognitionRun.replaySeconds`).
     public static let replayBudgetBytes = 4 << 20
+    /// What all streams together may read ahead (`RecognitionRun+ReadAhead`): 80 MiB, two
+    /// streams of the longest length read in parts (20 min, 38 MB) at once.
+    public static let readAheadBudgetBytes = 80 << 20
     public static let streamDecodersPerCaller = 2
 }

@@ -58,7 +58,7 @@ public actor RecognitionService {
                 bus: any ServiceBus, session: AudioSession? = nil, maxFileRecognitions: Int,
                 replayBudgetBytes: Int = RecognitionService.replayBudgetBytes, bounds: Bounds = Bounds()) {
         dependencies = .init(engine: engine, capture: capture, files: files, streams: streams, bus: bus, session: session,
-                             replays: ReplayBudget(bytes: replayBudgetBytes), bounds: bounds)
+                             replays: MemoryBudget(bytes: replayBudgetBytes), bounds: bounds)
         fileTurns = FileRecognitionQueue(runningLimit: maxFileRecognitions, waitingLimit: Self.fileQueueLimit,
                                          waitingPerCaller: Self.fileQueuePerCaller, streamDecoderLimit: Self.streamDecoderLimit,
                                          streamDecodersPerCaller: Self.streamDecodersPerCaller)
@@ -105,7 +105,7 @@ public actor RecognitionService {
                                             release: { [weak self] in await self?.releaseDecoder(id) },
                                             resume: { [weak self] in await self?.resume(id, caller: caller) ?? false })
         }
-        if !isStream, !options.isMicrophone {
+        if !options.isMicrophone {  // a stream's, should it come fast (`RecognitionRun+ReadAhead`)
             control.lanes = FileLanes(extra: fileTurns.runningLimit - 1,
                                       take: { [weak self] in await self?.takeLane(for: id, caller: caller) },
                                       giveBack: { [weak self] in await self?.giveBack(lane: $0, of: id) },

@@ -22,8 +22,8 @@ struct StreamHeard {
     struct Unfinished {
         /// Its audio and what was heard of it (word times from the stream's start).
         var utterance: FileReading.Unfinished
-        /// Its share of `ReplayBudget`, given back once it is heard again or the stream ends.
-        var hold: ReplayBudget.Hold
+        /// Its share of `MemoryBudget`, given back once it is heard again or the stream ends.
+        var hold: MemoryBudget.Hold
     }
     /// Every utterance heard, the one cut last included until it is heard again.
     var result: RecognitionResult { RecognitionResult(joining: segments + [unfinished?.utterance.heard ?? .empty]) }

@@ -259,6 +259,12 @@ final class FakeAudioStream: AudioStream {
 
     func startTurn() {}
 
+    /// All of it at once, ended unless it stalls; a real-time writer is never ahead.
+    func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead {
+        guard !realTime, stop == nil else { return ReadAhead(samples: 0, complete: false) }
+        return ReadAhead(samples: min(samples.count, maxSamples), complete: !stalls && samples.count <= maxSamples)
+    }
+
     private func wait(until deadline: ContinuousClock.Instant) {
         while !woken.withLock({ $0 }), .now < deadline { usleep(1000) }
         if woken.withLock({ $0 }) {

@@ -408,4 +408,54 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(try stream.read(maxSamples: 2048), [])
         XCTAssertEqual(stream.stop, .idle, "the idle bound ended it, not the writer's close 30 s on")
     }
+
+    /// Reading ahead takes what a fast writer sends to its end, keeping it for the reads after;
+    /// it stops at a pause of the writer's longer than its patience, at a writer that keeps
+    /// only real time's pace (before that writer is done), at its limit, and at a wake.
+    func testReadingAheadTakesAFastWriterToItsEndAndStopsAtAPauseAPaceOrAWake() throws {
+        let audio = (0..<320_000).map { UInt8(truncatingIfNeeded: $0 / 2) }  // 10 s
+        // All there already (a regular file: no wait for a writer, however loaded the machine).
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("read-ahead-\(getpid()).raw").path
+        try Data(audio).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        let file = open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(file) }
+        let fast = try DescriptorAudioStream(StreamInput(descriptor: file))
+        XCTAssertEqual(try fast.readAhead(upTo: 1_000_000, pace: 8, patience: .milliseconds(50)),
+                       ReadAhead(samples: 160_000, complete: true))
+        XCTAssertEqual(try fast.read(maxSamples: 1_000_000).count, 160_000, "what was read ahead is read")
+
+        let limited = try DescriptorAudioStream(StreamInput(descriptor: file))
+        let ahead = try limited.readAhead(upTo: 50_000, pace: 8, patience: .milliseconds(50))
+        XCTAssertFalse(ahead.complete)
+        XCTAssertGreaterThanOrEqual(ahead.samples, 50_000)
+        XCTAssertLessThan(ahead.samples, 160_000, "it stopped near its limit")
+
+        // 2 s, then the writer waits 0.5 s before the rest.
+        let pausing = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(audio, piece: 64_000, pause: .milliseconds(500))))
+        let beforePause = try pausing.readAhead(upTo: 1_000_000, pace: 8, patience: .milliseconds(50))
+        XCTAssertFalse(beforePause.complete)
+        XCTAssertLessThanOrEqual(beforePause.samples, 32_000, "it did not wait out the pause")
+        var rest = 0
+        while case let chunk = try pausing.read(maxSamples: 16_000), !chunk.isEmpty { rest += chunk.count }
+        XCTAssertEqual(rest, 160_000, "nothing was lost: reads take what was read ahead, then the rest")
+
+        // 20 ms every 20 ms, never a pause as long as the patience: only the pace ends it, long
+        // before the writer is done (10 s).
+        let live = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(audio, piece: 640, pause: .milliseconds(20))))
+        let paced = try live.readAhead(upTo: 1_000_000, pace: 8, patience: .milliseconds(50))
+        XCTAssertFalse(paced.complete)
+        XCTAssertLessThan(paced.samples, 80_000, "a real-time writer was read ahead for \(paced.samples) samples")
+        XCTAssertNil(live.stop)
+
+        let silent = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(Array(audio[0..<640]), keepOpen: true)))
+        let waker = silent.waker
+        Thread.detachNewThread {
+            usleep(100_000)
+            waker.wake()
+        }
+        // A patience longer than the wait: only the wake ends it.
+        XCTAssertEqual(try silent.readAhead(upTo: 1_000_000, pace: 0, patience: .seconds(20)), ReadAhead(samples: 320, complete: false))
+        XCTAssertEqual(silent.stop, .woken)
+    }
 }
