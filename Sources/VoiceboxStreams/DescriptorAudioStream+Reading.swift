@@ -82,7 +82,7 @@ extension DescriptorAudioStream {
     }
 
     private func append(_ samples: [Int16]) {
-        pending += samples
+        pending.append(samples)
         framesReceived += samples.count
     }
 }

@@ -42,7 +42,7 @@ final class DescriptorAudioStream: AudioStream {
     /// The wake pipe: poll reads the first, `wake()` writes to the second.
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
-    var pending: [Int16] = []
+    var pending = PendingSamples()
     var ended = false
     private var closed = false
     /// How long reads have waited for the writer, in all and since it last sent something, and
@@ -137,9 +137,7 @@ final class DescriptorAudioStream: AudioStream {
             guard try waitForData(parks: true) else { break }
             try fill(wanted: maxSamples - pending.count)
         }
-        let count = min(maxSamples, pending.count)
-        defer { pending.removeFirst(count) }
-        return Array(pending[0..<count])
+        return pending.take(maxSamples)
     }
 
     /// After a turn of `parking.turn`, the decoder goes back to the queue and the stream waits its
@@ -185,6 +183,8 @@ final class DescriptorAudioStream: AudioStream {
         }
         return ReadAhead(samples: pending.count, complete: ended)
     }
+
+    var buffered: Int { pending.count }
 
     func startTurn() {
         turnStarted = .now

@@ -50,10 +50,10 @@ final class LongFileRecognitionTests: SharedRecognitionTestCase {
         return once
     }
 
-    /// The same audio read in one pass, on one decoder: as a stream whose writer pauses a tenth of
-    /// a second after every 256 KiB, never far enough ahead to be read ahead and cut into parts.
+    /// The same audio read in one pass, on one decoder: as a stream whose writer pauses 0.3 s
+    /// after every 256 KiB (the read-ahead waits 0.1 s at most), never far enough ahead to be read ahead and cut into parts.
     private func onePass(_ raw: String, _ options: [String: DBusValue] = [:]) async throws -> Recognized {
-        let writer = try PipeWriter(Array(try Data(contentsOf: URL(fileURLWithPath: raw))), piece: 262_144, pause: .milliseconds(100))
+        let writer = try PipeWriter(Array(try Data(contentsOf: URL(fileURLWithPath: raw))), piece: 262_144, pause: .milliseconds(300))
         defer { writer.closeReadEnd() }
         return try await service!.recognize(options.merging(["stream": .unixFD(writer.readEnd)]) { $1 }, timeout: .seconds(300))
     }

@@ -59,9 +59,10 @@ final class StreamRecognitionTests: SharedRecognitionTestCase {
 
     func testAnotherProcessEndsAStreamByItsIDAndAFastWriterWaitsForTheDecoder() async throws {
         let (service, stack) = (self.service!, self.stack!)
-        // Ten minutes of audio, written as fast as the pipe takes it: the writer must wait for the
-        // decoder (back-pressure), not hand everything over to a buffer in the service.
-        let bytes = try Streams.goforward(times: 215)
+        // 21 minutes of audio, written as fast as the pipe takes it: the service reads ahead 20 min
+        // at most (38.4 MB; a stream that ends within them is decoded in parts), then the writer
+        // must wait for the decoder (back-pressure), not hand everything over to a buffer.
+        let bytes = try Streams.goforward(times: 452)
         // The model loaded first, so memory compares like with like.
         _ = try await service.recognize(["file": .string(Recordings.path("goforward.raw"))])
         let pid = service.daemon.pid
@@ -70,21 +71,22 @@ final class StreamRecognitionTests: SharedRecognitionTestCase {
         let running = Task { try await service.recognize(["stream": .unixFD(writer.readEnd), "partial_results": .boolean(true)]) }
         let id = try await service.waitForNewRecognition(besides: service.startedRecognitions)
         writer.closeReadEnd()
-        // Three of the 215 repetitions decoded: a service that buffered would have taken all 9.6 MB by now.
+        // Three of the 452 repetitions decoded: a service that buffered would have taken all 40 MB by now.
         try await waitUntil("three repetitions decoded", timeout: .seconds(120)) {
             service.recognitionSignals(of: id).contains { ($0.arguments.last?.string ?? "").split(separator: " ").count >= 12 }
         }
         let peak = residentBytes(pid) ?? 0
         let writerDone = await writer.result(timeout: .zero)
-        XCTAssertNil(writerDone, "the writer finished 9.6 MB while 8 s of it were decoded: the service buffered it instead of pushing back")
-        if !underSanitizer { XCTAssertLessThan(peak - memoryBefore, 32 << 20, "VmRSS grew by \((peak - memoryBefore) >> 20) MiB while streaming") }
+        XCTAssertNil(writerDone, "the writer finished 40 MB while 8 s of it were decoded: the service buffered it instead of pushing back")
+        // The read-ahead (38.4 MB), and no more than before it came.
+        if !underSanitizer { XCTAssertLessThan(peak - memoryBefore, (40 + 32) << 20, "VmRSS grew by \((peak - memoryBefore) >> 20) MiB while streaming") }
         // EndRecognition from another process (a shortcut's second press): what was heard so far.
         let other = try BusConnection(address: stack.busAddress)
         try await ServiceHarness.call("EndRecognition", [.uint64(id), .boolean(false)], on: other)
         let heard = try await running.value
         XCTAssertEqual(heard.reason, "stopped")
         XCTAssertTrue(heard.text.hasPrefix("go forward ten meters go forward ten meters go forward ten meters"), heard.text)
-        XCTAssertLessThan(heard.duration, 590)
+        XCTAssertLessThan(heard.duration, 1200)
         let writerSaw = await writer.result(timeout: .seconds(10))
         XCTAssertEqual(writerSaw, .brokenPipe, "the service let go of the pipe when the recognition ended")
         await other.close()

@@ -94,6 +94,8 @@ public protocol AudioStream: AudioFile {
     /// buffer holds `maxSamples` samples or the stream has ended. A wake or the idle bound ends
     /// it too (`stop`).
     func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead
+    /// Samples read from the writer that `read` has not taken yet.
+    var buffered: Int { get }
 }
 
 /// What a stream holds after reading ahead: how many samples, and whether they are all it will

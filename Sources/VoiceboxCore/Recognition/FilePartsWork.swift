@@ -97,8 +97,10 @@ final class PartsWork: Sendable {
     /// stands past it): the part's start, or for a cut the first place after it where one pass is
     /// between utterances. `afterChunk` gets the sample the decoding began at and the utterances
     /// finished since.
+    /// True when it gave the rest of the part back at a pause (`yieldAtPause`).
+    @discardableResult
     func decode(_ part: FilePart, of samples: [Int16], through lane: PartDecoder, control: RecognitionControl,
-                yieldAtPause: () -> Bool = { false }, afterChunk: (Int, [RecognitionResult]) -> Void = { _, _ in }) throws {
+                yieldAtPause: () -> Bool = { false }, afterChunk: (Int, [RecognitionResult]) -> Void = { _, _ in }) throws -> Bool {
         let cut = part.range.lowerBound
         let known = state.withLock { $0.afterCut[cut] }
         let ready = part.startsBetweenUtterances ? lane.position == cut : known.map { lane.position == $0 } ?? false
@@ -109,7 +111,8 @@ final class PartsWork: Sendable {
                                                endAfter: cut - lane.position, shouldStop: { try shouldStop(control) })
             lane.position += Int((skimmed.seconds * FileReading.sampleRate).rounded())
             if skimmed.end == .stopped {
-                return record(Reading(start: cut, read: 0, outcome: .init(segments: [], seconds: 0, end: .stopped)))
+                record(Reading(start: cut, read: 0, outcome: .init(segments: [], seconds: 0, end: .stopped)))
+                return false
             }
             if !part.startsBetweenUtterances { state.withLock { $0.afterCut[cut] = $0.afterCut[cut] ?? lane.position } }
         }
@@ -125,14 +128,17 @@ final class PartsWork: Sendable {
         }, yieldAtPause: yieldAtPause)
         let heard = Int((outcome.seconds * FileReading.sampleRate).rounded())
         lane.position += heard
-        state.withLock { state in
+        let gaveBack = state.withLock { state in
             if outcome.yielded, start + heard < part.range.upperBound {
                 state.pending.insert(FilePart(range: start + heard..<part.range.upperBound, startsBetweenUtterances: true), at: 0)
+                return true
             } else if outcome.end == .endOfFile, part.range.upperBound < total {
                 state.afterCut[part.range.upperBound] = state.afterCut[part.range.upperBound] ?? start + heard
             }
+            return false
         }
         record(Reading(start: start, read: heard, outcome: outcome))
+        return gaveBack
     }
 
     private func record(_ reading: Reading) {

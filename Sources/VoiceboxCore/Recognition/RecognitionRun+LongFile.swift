@@ -30,7 +30,7 @@ extension RecognitionRun {
     }
 
     /// `samples` (a whole file, or a stream read ahead to its end) in parts on every core.
-    func readInParts(_ samples: [Int16], through decoder: any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
+    func readInParts(_ samples: [Int16], through decoder: consuming any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
         guard let lanes = control.lanes else { preconditionFailure("readsInParts and readAhead checked the lanes") }
         let cutting = fileParts
         let ranges = cutting.ranges(of: samples, count: cutting.partCount(seconds: Double(samples.count) / Self.sampleRate,
@@ -51,12 +51,13 @@ extension RecognitionRun {
         }
         var fault: VoiceboxError?
         var progress = RateLimiter(perSecond: 10)
-        let ownLane = PartDecoder(decoder)
+        // Ours alone, so that a stream can give its decoder back between turns.
+        var ownLane: PartDecoder? = PartDecoder(consume decoder)
         // This recognition's own turn decodes parts until none is left; then, once the helpers are
         // done, the rest of any part a helper gave back after that (a helper that gives its turn
         // back does not come back for it).
         do throws(VoiceboxError) {
-            try decodeWhatIsLeft(work, of: samples, through: ownLane, decoder, total: total, progress: &progress)
+            try await decodeOwnParts(work, of: samples, through: &ownLane, lanes: lanes, total: total, progress: &progress)
         } catch {
             fault = error
             work.abandon()
@@ -68,7 +69,7 @@ extension RecognitionRun {
         }
         if fault == nil {
             do throws(VoiceboxError) {
-                try decodeWhatIsLeft(work, of: samples, through: ownLane, decoder, total: total, progress: &progress)
+                try await decodeOwnParts(work, of: samples, through: &ownLane, lanes: lanes, total: total, progress: &progress)
             } catch { fault = error }
         }
         if let fault { throw fault }
@@ -80,24 +81,63 @@ extension RecognitionRun {
                            end: heard.complete ? .endOfFile : .stopped, language: language)
     }
 
-    /// This recognition's own turn on its parts: progress as it goes, and partials once everything
-    /// before a part is decoded (the text so far, in order).
-    private func decodeWhatIsLeft(_ work: PartsWork, of samples: [Int16], through ownLane: PartDecoder, _ decoder: any SpeechDecoder,
-                                  total: Double, progress: inout RateLimiter) throws(VoiceboxError) {
+    /// This recognition's own turn on its parts, until none is left. A file's holds its turn to the
+    /// end, as any file does. A stream's (read ahead) takes turns as a stream that always has audio
+    /// does: at a pause, once it has held its turn for a `stream-turn` while another recognition
+    /// waits, it gives the turn back, and once it has held its decoder for a `stream-hold` while
+    /// another caller's stream waits for one, the decoder too (`ownLane` is nil then: a fresh one
+    /// hears the file again from its start up to its next part). It goes on when its turn comes
+    /// again; the rest of its part may be a helper's by then.
+    private func decodeOwnParts(_ work: PartsWork, of samples: [Int16], through ownLane: inout PartDecoder?,
+                                lanes: FileLanes, total: Double, progress: inout RateLimiter) async throws(VoiceboxError) {
+        guard let parking = control.parking else {
+            if let lane = ownLane { _ = try decodeWhatIsLeft(work, of: samples, through: lane, total: total, progress: &progress) }
+            return
+        }
+        let turn = dependencies.bounds[.streamTurn], hold = dependencies.bounds[.streamHold]
+        var decoderTaken = ContinuousClock.now
+        while work.remaining {
+            if ownLane == nil {
+                ownLane = PartDecoder(try await makeDecoder())
+                decoderTaken = .now
+            }
+            let turnStarted = ContinuousClock.now, control = control
+            let givesDecoder = { control.decoderWanted && ContinuousClock.now - decoderTaken >= hold }
+            let yielded = try decodeWhatIsLeft(work, of: samples, through: ownLane!, total: total, progress: &progress,
+                                               yieldAtPause: {
+                givesDecoder() || ContinuousClock.now - turnStarted >= turn && lanes.othersWait()
+            })
+            guard yielded else { return }
+            let release = givesDecoder()
+            if release { ownLane = nil }
+            await parking.park()
+            if release { await parking.release() }
+            // False: stopped or cancelled meanwhile, which the control says.
+            guard await parking.resume() else { return }
+        }
+    }
+
+    /// Decodes parts until none is left or one gives its rest back at a pause (true): progress as
+    /// it goes, and partials once everything before a part is decoded (the text so far, in order).
+    private func decodeWhatIsLeft(_ work: PartsWork, of samples: [Int16], through ownLane: PartDecoder, total: Double, progress: inout RateLimiter,
+                                  yieldAtPause: () -> Bool = { false }) throws(VoiceboxError) -> Bool {
         while let part = work.next() {
             do {
-                try work.decode(part, of: samples, through: ownLane, control: control, afterChunk: { start, segments in
+                let gaveBack = try work.decode(part, of: samples, through: ownLane, control: control, yieldAtPause: yieldAtPause,
+                                               afterChunk: { start, segments in
                     if total > 0, progress.allow(at: .now) {
                         reportProgress(work.secondsDecoded / total)
                     }
                     if let earlier = work.heard(before: start) {
-                        reportPartial(decoder, after: earlier + segments)
+                        reportPartial(ownLane.decoder, after: earlier + segments)
                     }
                 })
+                if gaveBack { return true }
             } catch {
                 throw RecognitionFault.describe(error, options: options)
             }
         }
+        return false
     }
 
     /// A helper of a long file's recognition: on turns of its own in the fair queue, it decodes

@@ -3,7 +3,8 @@ import VoiceboxContract
 /// Reading the caller's stream: as a file is read (to its end, cut into utterances at pauses, the
 /// same words as the same audio in a file), or with `silence_seconds`, as the microphone is
 /// listened to (ended at the end of speech). Either way a request, `max_seconds` or a writer
-/// that stalls past the idle bound ends it with what was heard.
+/// that stalls past the idle bound ends it with what was heard. One that comes far faster than
+/// real time and ends is decoded in parts, as a file (`RecognitionRun+ReadAhead`).
 extension RecognitionRun {
     /// Samples per read when the stream ends at the end of speech: 50 ms, the latency of a
     /// microphone chunk. (Read as a file, the file's chunk keeps the file's words.)
@@ -29,11 +30,10 @@ extension RecognitionRun {
         var inParts: Recognition?
         do throws(VoiceboxError) {
             if try await waitForFirstAudio(stream) {
-                let whole = try readAhead(stream)
-                decoder = try await makeDecoder()
-                if let whole {
-                    inParts = try await readInParts(whole, through: decoder!)
+                if let whole = try readAhead(stream) {
+                    inParts = try await readInParts(whole, through: try await makeDecoder())
                 } else {
+                    decoder = try await makeDecoder()
                     if options.endsAtSilence { heard.live = LiveAudio(decoder: decoder!, options: options) }
                     try await decodeInRounds(stream, &decoder, &heard)
                 }
@@ -157,7 +157,11 @@ extension RecognitionRun {
         var levels = RateLimiter(perSecond: 20)
         // A new decoder for an utterance cut before: it hears it again, so what the last one
         // heard of it is dropped.
-        let audio = ReplayedAudio(heard.unfinished, then: MeteredAudio(stream) { meter.add($0) })
+        // What the stream read ahead gives its budget back as it is taken.
+        let audio = ReplayedAudio(heard.unfinished, then: MeteredAudio(stream) { [readAheadHold] samples in
+            meter.add(samples)
+            readAheadHold?.shrink(to: stream.buffered * MemoryBudget.bytesPerSample)
+        })
         heard.unfinished = nil
         let earlier = heard.segments
         let offset = heard.seconds

@@ -259,6 +259,9 @@ final class FakeAudioStream: AudioStream {
 
     func startTurn() {}
 
+    /// Nothing: the script is the writer's, not read yet.
+    var buffered: Int { 0 }
+
     /// All of it at once, ended unless it stalls; a real-time writer is never ahead.
     func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead {
         guard !realTime, stop == nil else { return ReadAhead(samples: 0, complete: false) }
