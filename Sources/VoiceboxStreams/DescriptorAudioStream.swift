@@ -137,7 +137,17 @@ final class DescriptorAudioStream: AudioStream {
             guard try waitForData(parks: true) else { break }
             try fill(wanted: maxSamples - pending.count)
         }
+        try takeInWhatWaits()
         return pending.take(maxSamples)
+    }
+
+    /// What the writer has already sent, taken in without waiting, up to `readAheadLimit`.
+    private func takeInWhatWaits() throws {
+        while pending.count < readAheadLimit, !ended, stop == nil {
+            let (ready, _) = try pollOnce(upTo: .zero)
+            guard ready == .data else { return }  // a wake is seen by the next wait
+            try fill(wanted: readAheadLimit - pending.count)
+        }
     }
 
     /// After a turn of `parking.turn`, the decoder goes back to the queue and the stream waits its
@@ -172,17 +182,13 @@ final class DescriptorAudioStream: AudioStream {
         return .audio
     }
 
-    func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead {
-        let started = ContinuousClock.now, before = framesReceived
-        while pending.count < maxSamples, !ended, stop == nil {
-            let elapsed = ContinuousClock.now - started
-            let sent = Double(framesReceived - before) / Double(Self.sampleRate)
-            if elapsed >= patience, sent < pace * (elapsed / .seconds(1)) { break }
-            guard try waitForData(parks: false, patience: patience) else { break }
-            try fill(wanted: maxSamples - pending.count)
-        }
-        return ReadAhead(samples: pending.count, complete: ended)
+    var readAheadLimit = 0 {
+        didSet { if readAheadLimit > oldValue { pending.reserve(readAheadLimit + 32_768) } }  // a read brings up to 64 KiB
     }
+
+    var hasEnded: Bool { ended }
+
+    func takeBuffered() -> [Int16] { pending.take(.max) }
 
     var buffered: Int { pending.count }
 

@@ -10,8 +10,17 @@ struct PendingSamples {
 
     mutating func append(_ more: [Int16]) { samples += more }
 
+    /// Room for `total` samples in all, so that reading ahead does not double the memory while it
+    /// grows (pages not yet written take none).
+    mutating func reserve(_ total: Int) { samples.reserveCapacity(start + total) }
+
     /// Up to `maxCount` samples from the front.
     mutating func take(_ maxCount: Int) -> [Int16] {
+        if start == 0, maxCount >= samples.count {
+            // All of it: handed over, not copied (a stream read ahead, 38 MB at most).
+            defer { samples = [] }
+            return samples
+        }
         let end = start + max(0, min(maxCount, count))
         let taken = Array(samples[start..<end])
         start = end

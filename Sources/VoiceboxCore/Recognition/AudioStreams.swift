@@ -88,26 +88,16 @@ public protocol AudioStream: AudioFile {
     /// The reader has a core and a decoder (again): its turn, and how far the writer falls
     /// behind real time while it holds the decoder, count from now.
     func startTurn()
-    /// Reads ahead into the stream's own buffer (what `read` takes first), keeping its turn, for
-    /// as long as the writer keeps `pace` times ahead of real time (counted from the call, once
-    /// `patience` has passed) and never leaves it waiting longer than `patience`: until the
-    /// buffer holds `maxSamples` samples or the stream has ended. A wake or the idle bound ends
-    /// it too (`stop`).
-    func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead
+    /// While above zero, each `read` also takes in, without waiting, what the writer has already
+    /// sent, until this many samples wait in the stream's buffer (`buffered`): a writer faster
+    /// than the decoder is read ahead, a live one costs nothing more.
+    var readAheadLimit: Int { get set }
     /// Samples read from the writer that `read` has not taken yet.
     var buffered: Int { get }
-}
-
-/// What a stream holds after reading ahead: how many samples, and whether they are all it will
-/// ever send (the writer closed its end).
-public struct ReadAhead: Sendable, Equatable {
-    public var samples: Int
-    public var complete: Bool
-
-    public init(samples: Int, complete: Bool) {
-        self.samples = samples
-        self.complete = complete
-    }
+    /// Whether the writer closed its end: all it sent is taken or `buffered`.
+    var hasEnded: Bool { get }
+    /// Everything `buffered`, at once, without waiting or taking a turn.
+    func takeBuffered() -> [Int16]
 }
 
 public enum WriterWait: Sendable, Equatable {

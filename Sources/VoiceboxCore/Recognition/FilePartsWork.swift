@@ -24,11 +24,13 @@ actor PartLane {
 final class PartDecoder {
     let decoder: any SpeechDecoder
     /// The samples heard: `0..<position`.
-    var position = 0
+    var position: Int
     private var searching = true
 
-    init(_ decoder: any SpeechDecoder) {
+    /// `position`: where it stands, having heard the file up to there, searching.
+    init(_ decoder: any SpeechDecoder, position: Int = 0) {
         self.decoder = decoder
+        self.position = position
     }
 
     /// Skims (`SpeechDecoder.hearNext`) from the next utterance on, or searches again.
@@ -76,9 +78,18 @@ final class PartsWork: Sendable {
     /// Samples in the whole file.
     private let total: Int
 
-    init(_ ranges: [Range<Int>]) {
-        state = Locked(State(pending: ranges.map { FilePart(range: $0, startsBetweenUtterances: $0.lowerBound == 0) }))
-        total = ranges.last?.upperBound ?? 0
+    /// `ranges` cover the file from the start, or from where `heard` (one pass's reading up to
+    /// an utterance end) leaves off.
+    init(_ ranges: [Range<Int>], heard: (samples: Int, segments: [RecognitionResult])? = nil) {
+        let from = heard?.samples ?? 0
+        var state = State(pending: ranges.map { FilePart(range: $0, startsBetweenUtterances: $0.lowerBound == from) })
+        if let heard, heard.samples > 0 {
+            let outcome = FileReading.Outcome(segments: heard.segments, seconds: Double(heard.samples) / FileReading.sampleRate,
+                                              end: .endOfFile)
+            state.readings = [Reading(start: 0, read: heard.samples, outcome: outcome)]
+        }
+        self.state = Locked(state)
+        total = ranges.last?.upperBound ?? from
     }
 
     var remaining: Bool { state.withLock { !$0.pending.isEmpty && !$0.abandoned } }

@@ -63,6 +63,9 @@ public enum FileReading {
     ///     (1.5 s) before its speech, is given back whole (`unfinished`), to be heard again from
     ///     there, so no word is cut; a longer one ends at the cut, where words may differ from an
     ///     unbroken read.
+    ///   - yieldAtUtteranceEnd: asked right after each utterance ends, where one pass over the
+    ///     file is between two: true ends the reading there (`yielded`; a stream's rest goes on
+    ///     in parts, `FastStream`).
     /// - Throws: what the file, the decoder or `shouldStop` throws.
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
                             maxSegmentSeconds: Double = maxSegmentSeconds, endAfter boundary: Int? = nil,
@@ -70,7 +73,8 @@ public enum FileReading {
                             afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in },
                             yieldAtPause: () -> Bool = { false },
                             yieldInSpeech: () -> Bool = { false },
-                            replaySeconds: Double = 0)
+                            replaySeconds: Double = 0,
+                            yieldAtUtteranceEnd: () -> Bool = { false })
         throws -> Outcome {
         let limit = maxSeconds.map { Int(($0 * sampleRate).rounded()) }
         var segmenter = Endpointer(silenceSeconds: 0, maxSeconds: maxSegmentSeconds)
@@ -122,6 +126,10 @@ public enum FileReading {
             }
             afterChunk(Double(taken) / sampleRate, segments)
             if let boundary, ended, taken >= boundary { break reading }
+            if ended, yieldAtUtteranceEnd() {
+                yielded = true
+                break reading
+            }
             if segmenter.heardSpeech ? yieldInSpeech() : (boundary == nil || ended) && yieldAtPause() {
                 yielded = true
                 if segmenter.heardSpeech, replayable {

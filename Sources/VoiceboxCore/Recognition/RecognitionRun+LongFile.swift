@@ -29,13 +29,18 @@ extension RecognitionRun {
         return options.maxSeconds.map { $0 >= duration } ?? true
     }
 
-    /// `samples` (a whole file, or a stream read ahead to its end) in parts on every core.
-    func readInParts(_ samples: [Int16], through decoder: consuming any SpeechDecoder) async throws(VoiceboxError) -> Recognition {
-        guard let lanes = control.lanes else { preconditionFailure("readsInParts and readAhead checked the lanes") }
-        let cutting = fileParts
-        let ranges = cutting.ranges(of: samples, count: cutting.partCount(seconds: Double(samples.count) / Self.sampleRate,
-                                                                          lanes: lanes.extra + 1))
-        let work = PartsWork(ranges)
+    /// `samples` (a whole file, or a fast stream) in parts on every core. `heard`: what `decoder`
+    /// has already decoded in one pass, from the first sample up to an utterance end (a fast
+    /// stream's): the parts cover the rest, and `decoder` goes on from there.
+    func readInParts(_ samples: [Int16], through decoder: consuming any SpeechDecoder,
+                     heard before: (samples: Int, segments: [RecognitionResult])? = nil) async throws(VoiceboxError) -> Recognition {
+        guard let lanes = control.lanes else { preconditionFailure("readsInParts and fastStream checked the lanes") }
+        let cutting = fileParts, from = before?.samples ?? 0
+        let rest = from == 0 ? samples : Array(samples[from...])
+        let ranges = cutting.ranges(of: rest, count: cutting.partCount(seconds: Double(rest.count) / Self.sampleRate,
+                                                                       lanes: lanes.extra + 1))
+            .map { $0.lowerBound + from..<$0.upperBound + from }
+        let work = PartsWork(ranges, heard: before)
         let total = Double(samples.count) / Self.sampleRate
         let control = control
         let configuration = options.configuration(language: language)
@@ -52,7 +57,7 @@ extension RecognitionRun {
         var fault: VoiceboxError?
         var progress = RateLimiter(perSecond: 10)
         // Ours alone, so that a stream can give its decoder back between turns.
-        var ownLane: PartDecoder? = PartDecoder(consume decoder)
+        var ownLane: PartDecoder? = PartDecoder(consume decoder, position: from)
         // This recognition's own turn decodes parts until none is left; then, once the helpers are
         // done, the rest of any part a helper gave back after that (a helper that gives its turn
         // back does not come back for it).

@@ -3,8 +3,8 @@ import VoiceboxContract
 /// Reading the caller's stream: as a file is read (to its end, cut into utterances at pauses, the
 /// same words as the same audio in a file), or with `silence_seconds`, as the microphone is
 /// listened to (ended at the end of speech). Either way a request, `max_seconds` or a writer
-/// that stalls past the idle bound ends it with what was heard. One that comes far faster than
-/// real time and ends is decoded in parts, as a file (`RecognitionRun+ReadAhead`).
+/// that stalls past the idle bound ends it with what was heard. The rest of one that comes far
+/// faster than real time is decoded in parts, as a file's (`FastStream`).
 extension RecognitionRun {
     /// Samples per read when the stream ends at the end of speech: 50 ms, the latency of a
     /// microphone chunk. (Read as a file, the file's chunk keeps the file's words.)
@@ -30,12 +30,14 @@ extension RecognitionRun {
         var inParts: Recognition?
         do throws(VoiceboxError) {
             if try await waitForFirstAudio(stream) {
-                if let whole = try readAhead(stream) {
-                    inParts = try await readInParts(whole, through: try await makeDecoder())
-                } else {
-                    decoder = try await makeDecoder()
-                    if options.endsAtSilence { heard.live = LiveAudio(decoder: decoder!, options: options) }
-                    try await decodeInRounds(stream, &decoder, &heard)
+                decoder = try await makeDecoder()
+                if options.endsAtSilence { heard.live = LiveAudio(decoder: decoder!, options: options) }
+                heard.fast = fastStream(stream)
+                try await decodeInRounds(stream, &decoder, &heard)
+                if heard.toParts, let fast = heard.fast, let own = decoder {
+                    decoder = nil  // the parts' own lane's alone, so that it can give it back
+                    let decoded = fast.takenCount
+                    inParts = try await readInParts(fast.whole(stream), through: own, heard: (decoded, heard.segments))
                 }
             }
         } catch {
@@ -76,7 +78,7 @@ extension RecognitionRun {
             } else {
                 try readToTheEnd(stream, decoder!, &heard)
             }
-            guard heard.end == nil, control.request == nil else { break }
+            guard heard.end == nil, control.request == nil, !heard.toParts else { break }
             if heard.yielded {
                 // Its decoder to the stream that waits for one; its next turn with a fresh one.
                 heard.yielded = false
@@ -126,6 +128,7 @@ extension RecognitionRun {
     /// own false start as speech; its clock starts with them.
     private func startRound(with fresh: any SpeechDecoder, _ heard: inout StreamHeard) throws(VoiceboxError) {
         heard.decoderTaken = .now
+        heard.decoderHeardAll = false
         heard.roundStart = heard.seconds
         heard.utteranceSeconds = 0
         guard let live = heard.live else { return }
@@ -157,11 +160,14 @@ extension RecognitionRun {
         var levels = RateLimiter(perSecond: 20)
         // A new decoder for an utterance cut before: it hears it again, so what the last one
         // heard of it is dropped.
-        // What the stream read ahead gives its budget back as it is taken.
-        let audio = ReplayedAudio(heard.unfinished, then: MeteredAudio(stream) { [readAheadHold] samples in
+        let fast = heard.fast
+        let audio = ReplayedAudio(heard.unfinished, then: MeteredAudio(stream) { samples in
             meter.add(samples)
-            readAheadHold?.shrink(to: stream.buffered * MemoryBudget.bytesPerSample)
+            fast?.took(samples, from: stream)
         })
+        // Parts for the rest only where this decoder has heard it all, one pass's way.
+        let partsPossible = fast != nil && heard.decoderHeardAll && heard.unfinished == nil
+        var toParts = false
         heard.unfinished = nil
         let earlier = heard.segments
         let offset = heard.seconds
@@ -183,7 +189,10 @@ extension RecognitionRun {
                 guard !audio.replaying else { return false }
                 if let replayed = audio.replayEnded, replayed > heard.decoderTaken { heard.decoderTaken = replayed }
                 return heard.mustCut(control)
-            }, replaySeconds: Self.replaySeconds)
+            }, replaySeconds: Self.replaySeconds, yieldAtUtteranceEnd: {
+                toParts = partsPossible && !audio.replaying && fast!.partsWanted(stream)
+                return toParts
+            })
             // Stopped before the replay was through: what the last decoder heard of it stands.
             if let cut = audio.takeBack() {
                 heard.unfinished = cut
@@ -191,7 +200,8 @@ extension RecognitionRun {
             }
             heard.segments += reading.segments.map { $0.shifted(by: offset) }
             heard.seconds += reading.seconds
-            heard.yielded = reading.yielded
+            heard.yielded = reading.yielded && !toParts
+            heard.toParts = toParts
             if var utterance = reading.unfinished {
                 utterance.heard = utterance.heard.shifted(by: offset)
                 if let hold = dependencies.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {

@@ -19,7 +19,7 @@ actor RecognitionRun {
         var session: AudioSession?
         /// Shared by all streams: what they may keep to hear a cut utterance again.
         var replays = MemoryBudget(bytes: RecognitionService.replayBudgetBytes)
-        /// Shared by all streams: what they may read ahead of their decoding.
+        /// Shared by all streams: what they may read ahead and keep (`FastStream`).
         var readAhead = MemoryBudget(bytes: RecognitionService.readAheadBudgetBytes)
         /// The streams' waits and holds and the long files' parts (`Bound`).
         var bounds = Bounds()
@@ -45,8 +45,6 @@ actor RecognitionRun {
     private var progressSent = 0.0
     /// A microphone recognition's decoder, loaded while the microphone opens (`listen`).
     var earlyDecoder: (any SpeechDecoder)?
-    /// What a stream read ahead holds of the budget for it, until the recognition ends.
-    var readAheadHold: MemoryBudget.Hold?
 
     init(id: UInt64, options: RecognizeOptions, language: String, dependencies: Dependencies, control: RecognitionControl) {
         self.id = id

@@ -16,6 +16,12 @@ struct StreamHeard {
     var end: RecognitionEnd?
     /// The last round ended at a pause to give its decoder to another caller's stream.
     var yielded = false
+    /// What a stream that may come fast keeps for parts (`FastStream`); whether the decoder has
+    /// heard it all from its first sample (no fresh one took over), as a part's must; and whether
+    /// the last round ended at an utterance end for the rest to be decoded in parts.
+    var fast: FastStream?
+    var decoderHeardAll = true
+    var toParts = false
     /// Read as a file: the utterance the last round was cut inside, for the next to hear first,
     /// and what the last heard of it (word times from the stream's start), kept if none comes.
     var unfinished: Unfinished?

@@ -259,14 +259,11 @@ final class FakeAudioStream: AudioStream {
 
     func startTurn() {}
 
-    /// Nothing: the script is the writer's, not read yet.
+    /// Nothing is read ahead: the script is the writer's, not read yet.
+    var readAheadLimit = 0
     var buffered: Int { 0 }
-
-    /// All of it at once, ended unless it stalls; a real-time writer is never ahead.
-    func readAhead(upTo maxSamples: Int, pace: Double, patience: Duration) throws -> ReadAhead {
-        guard !realTime, stop == nil else { return ReadAhead(samples: 0, complete: false) }
-        return ReadAhead(samples: min(samples.count, maxSamples), complete: !stalls && samples.count <= maxSamples)
-    }
+    var hasEnded: Bool { false }
+    func takeBuffered() -> [Int16] { [] }
 
     private func wait(until deadline: ContinuousClock.Instant) {
         while !woken.withLock({ $0 }), .now < deadline { usleep(1000) }

@@ -111,8 +111,12 @@ final class RecognitionServiceTests: XCTestCase {
         let service = makeService(streams: [5: ScriptedStream(samples: loud, stallsAfter: true),
                                             6: ScriptedStream(samples: loud, stallsAfter: true)],
                                   bounds: Bounds([.streamPark: .seconds(3600), .streamRelease: .seconds(3600)]))
-        let stopped = try await service.start(options(["stream": .descriptor(5), "stream_idle_seconds": .double(3600)]), caller: ":1.1")
-        try await waitFor("the stream to start") { self.bus.signals.contains(.recognitionStarted(stopped.id)) }
+        let stopped = try await service.start(options(["stream": .descriptor(5), "stream_idle_seconds": .double(3600),
+                                                        "partial_results": .bool(true)]), caller: ":1.1")
+        // Its audio heard (RecognitionStarted comes before the first read): then the stall.
+        try await waitFor("the stream's audio heard") {
+            self.bus.signals.contains { if case .recognitionPartial(stopped.id, _) = $0 { true } else { false } }
+        }
         await service.stopRecognition(caller: ":1.1")
         let done = try await outcome(of: stopped)
         XCTAssertEqual(done.end, .stopped)

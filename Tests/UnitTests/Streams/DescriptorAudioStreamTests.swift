@@ -409,10 +409,11 @@ final class DescriptorAudioStreamTests: XCTestCase {
         XCTAssertEqual(stream.stop, .idle, "the idle bound ended it, not the writer's close 30 s on")
     }
 
-    /// Reading ahead takes what a fast writer sends to its end, keeping it for the reads after;
-    /// it stops at a pause of the writer's longer than its patience, at a writer that keeps
-    /// only real time's pace (before that writer is done), at its limit, and at a wake.
-    func testReadingAheadTakesAFastWriterToItsEndAndStopsAtAPauseAPaceOrAWake() throws {
+    /// With a read-ahead limit, each read also takes in what the writer has already sent, without
+    /// waiting, up to the limit: all of a fast writer's stream (its end seen), as far as the limit
+    /// of a longer one, and of a live writer only what has come. Without one, a read takes what it
+    /// asks for and at most one read's worth more.
+    func testAReadTakesInWhatTheWriterHasSentUpToTheReadAheadLimit() throws {
         let audio = (0..<320_000).map { UInt8(truncatingIfNeeded: $0 / 2) }  // 10 s
         // All there already (a regular file: no wait for a writer, however loaded the machine).
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("read-ahead-\(getpid()).raw").path
@@ -420,42 +421,35 @@ final class DescriptorAudioStreamTests: XCTestCase {
         defer { unlink(path) }
         let file = open(path, O_RDONLY | O_CLOEXEC)
         defer { close(file) }
-        let fast = try DescriptorAudioStream(StreamInput(descriptor: file))
-        XCTAssertEqual(try fast.readAhead(upTo: 1_000_000, pace: 8, patience: .milliseconds(50)),
-                       ReadAhead(samples: 160_000, complete: true))
-        XCTAssertEqual(try fast.read(maxSamples: 1_000_000).count, 160_000, "what was read ahead is read")
+
+        let whole = try DescriptorAudioStream(StreamInput(descriptor: file))
+        whole.readAheadLimit = 1_000_000
+        let first = try whole.read(maxSamples: 1_600)
+        XCTAssertEqual(first.count, 1_600)
+        XCTAssertEqual(whole.buffered, 158_400)
+        XCTAssertTrue(whole.hasEnded)
+        let rest = whole.takeBuffered()
+        XCTAssertEqual(first + rest, audio.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }, "in order, nothing lost")
+        XCTAssertEqual(try whole.read(maxSamples: 1_600), [])
 
         let limited = try DescriptorAudioStream(StreamInput(descriptor: file))
-        let ahead = try limited.readAhead(upTo: 50_000, pace: 8, patience: .milliseconds(50))
-        XCTAssertFalse(ahead.complete)
-        XCTAssertGreaterThanOrEqual(ahead.samples, 50_000)
-        XCTAssertLessThan(ahead.samples, 160_000, "it stopped near its limit")
+        limited.readAheadLimit = 50_000
+        _ = try limited.read(maxSamples: 1_600)
+        XCTAssertGreaterThanOrEqual(limited.buffered, 50_000 - 1_600)
+        XCTAssertLessThan(limited.buffered, 158_400, "it stopped near its limit")
+        XCTAssertFalse(limited.hasEnded)
 
-        // 2 s, then the writer waits 0.5 s before the rest.
-        let pausing = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(audio, piece: 64_000, pause: .milliseconds(500))))
-        let beforePause = try pausing.readAhead(upTo: 1_000_000, pace: 8, patience: .milliseconds(50))
-        XCTAssertFalse(beforePause.complete)
-        XCTAssertLessThanOrEqual(beforePause.samples, 32_000, "it did not wait out the pause")
-        var rest = 0
-        while case let chunk = try pausing.read(maxSamples: 16_000), !chunk.isEmpty { rest += chunk.count }
-        XCTAssertEqual(rest, 160_000, "nothing was lost: reads take what was read ahead, then the rest")
+        let unlimited = try DescriptorAudioStream(StreamInput(descriptor: file))
+        _ = try unlimited.read(maxSamples: 1_600)
+        XCTAssertLessThanOrEqual(unlimited.buffered, 32_768, "no read-ahead: one read's worth at most")
 
-        // 20 ms every 20 ms, never a pause as long as the patience: only the pace ends it, long
-        // before the writer is done (10 s).
+        // 20 ms every 20 ms: each read takes what it asks for and what has come, never waits for more.
         let live = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(audio, piece: 640, pause: .milliseconds(20))))
-        let paced = try live.readAhead(upTo: 1_000_000, pace: 8, patience: .milliseconds(50))
-        XCTAssertFalse(paced.complete)
-        XCTAssertLessThan(paced.samples, 80_000, "a real-time writer was read ahead for \(paced.samples) samples")
-        XCTAssertNil(live.stop)
-
-        let silent = try DescriptorAudioStream(StreamInput(descriptor: pipeSending(Array(audio[0..<640]), keepOpen: true)))
-        let waker = silent.waker
-        Thread.detachNewThread {
-            usleep(100_000)
-            waker.wake()
-        }
-        // A patience longer than the wait: only the wake ends it.
-        XCTAssertEqual(try silent.readAhead(upTo: 1_000_000, pace: 0, patience: .seconds(20)), ReadAhead(samples: 320, complete: false))
-        XCTAssertEqual(silent.stop, .woken)
+        live.readAheadLimit = 1_000_000
+        var taken = 0
+        for _ in 0..<10 { taken += try live.read(maxSamples: 320).count }
+        XCTAssertEqual(taken, 3_200)
+        XCTAssertLessThan(live.buffered, 16_000, "a live writer was read ahead for \(live.buffered) samples")
+        XCTAssertFalse(live.hasEnded)
     }
 }
