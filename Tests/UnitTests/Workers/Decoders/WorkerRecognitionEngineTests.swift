@@ -180,6 +180,25 @@ final class WorkerRecognitionEngineTests: XCTestCase {
         }
     }
 
+    /// A decoder's interrupt, which a recognition keeps to its end, does not keep its worker: a
+    /// stream that gives decoders back and takes fresh ones (turns with other streams) leaves no
+    /// more workers running than the pool keeps warm (two), however many it used.
+    func testADecodersInterruptDoesNotKeepItsWorkerRunning() async throws {
+        try requireModel()
+        let workers = engine()
+        var interrupts: [@Sendable () -> Void] = []
+        for _ in 0..<5 {
+            // Three at once, so that giving them back finds two warm already: one too many.
+            let held = [try await workers.makeDecoder(.init(hint: .confirmation)),
+                        try await workers.makeDecoder(.init(hint: .confirmation)),
+                        try await workers.makeDecoder(.init(hint: .confirmation))]
+            interrupts += held.compactMap(\.interrupt)
+        }
+        XCTAssertEqual(interrupts.count, 15)
+        try await waitUntil("only the warm workers left", timeout: .seconds(30)) { Self.decoderWorkers().count <= 2 }
+        _ = interrupts
+    }
+
     /// The idle time counts per model kind: while one kind is in steady use, another's idle workers
     /// are stopped after the idle time all the same (it counted from the pool's last use once).
     func testIdleWorkersOfAnUnusedKindStopWhileAnotherIsInUse() async throws {
