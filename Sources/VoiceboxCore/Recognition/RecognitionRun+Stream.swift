@@ -198,24 +198,30 @@ extension RecognitionRun {
                 heard.unfinished = cut
                 return
             }
-            heard.segments += reading.segments.map { $0.shifted(by: offset) }
-            heard.seconds += reading.seconds
-            heard.yielded = reading.yielded && !toParts
-            heard.toParts = toParts
-            if var utterance = reading.unfinished {
-                utterance.heard = utterance.heard.shifted(by: offset)
-                if let hold = dependencies.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {
-                    heard.unfinished = StreamHeard.Unfinished(utterance: utterance, hold: hold)
-                } else {
-                    // The budget is spent (many streams cut at once): cut where it is.
-                    heard.segments.append(utterance.heard)
-                    heard.seconds += utterance.seconds
-                }
-            }
-            if reading.end == .maxDuration { heard.end = .maxDuration }
+            record(reading, offset: offset, toParts: toParts, into: &heard)
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }
+    }
+
+    /// What a round as a file heard, word times from the stream's start; an utterance it was cut
+    /// inside is kept for the next decoder to hear again, within the replay budget.
+    private func record(_ reading: FileReading.Outcome, offset: Double, toParts: Bool, into heard: inout StreamHeard) {
+        heard.segments += reading.segments.map { $0.shifted(by: offset) }
+        heard.seconds += reading.seconds
+        heard.yielded = reading.yielded && !toParts
+        heard.toParts = toParts
+        if var utterance = reading.unfinished {
+            utterance.heard = utterance.heard.shifted(by: offset)
+            if let hold = dependencies.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {
+                heard.unfinished = StreamHeard.Unfinished(utterance: utterance, hold: hold)
+            } else {
+                // The budget is spent (many streams cut at once): cut where it is.
+                heard.segments.append(utterance.heard)
+                heard.seconds += utterance.seconds
+            }
+        }
+        if reading.end == .maxDuration { heard.end = .maxDuration }
     }
 
     /// One round as the microphone: one utterance, ended by trailing silence, or by the stream's
