@@ -35,18 +35,20 @@ struct FileParts: Sendable {
 
     /// `samples` in `count` parts of about equal length, in order, covering all of them: each
     /// cut at the quietest place within `searchSeconds` around where equal parts would meet.
-    func ranges(of samples: [Int16], count: Int) -> [Range<Int>] {
+    /// From `base` on, when only the rest of the samples is to be cut (a fast stream's): the ranges
+    /// are the samples' own indices, the first starting at `base`.
+    func ranges(of samples: [Int16], from base: Int = 0, count: Int) -> [Range<Int>] {
         let frame = 160  // 10 ms
         let window = max(1, Int(Self.windowSeconds * Self.sampleRate) / frame)
-        let part = samples.count / max(1, count)
+        let part = (samples.count - base) / max(1, count)
         let search = min(Int(searchSeconds * Self.sampleRate), part / 2) / frame
-        guard count > 1, part / frame > window + 2 * search + 1 else { return [0..<samples.count] }
+        guard count > 1, part / frame > window + 2 * search + 1 else { return [base..<samples.count] }
         // Energy per 10 ms frame; a place's quietness is the sum over the window that starts there.
-        let energies = stride(from: 0, to: samples.count, by: frame).map { start in
+        let energies = stride(from: base, to: samples.count, by: frame).map { start in
             samples[start..<min(start + frame, samples.count)].reduce(0.0) { $0 + Double($1) * Double($1) }
         }
         var ranges: [Range<Int>] = []
-        var start = 0
+        var start = base
         for index in 1..<count {
             let middle = index * part / frame
             let first = middle - search - window / 2, last = middle + search - window / 2
@@ -59,7 +61,7 @@ struct FileParts: Sendable {
                     best = place
                 }
             }
-            let cut = (best + window / 2) * frame
+            let cut = base + (best + window / 2) * frame
             ranges.append(start..<cut)
             start = cut
         }

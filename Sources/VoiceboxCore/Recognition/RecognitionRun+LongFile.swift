@@ -36,10 +36,9 @@ extension RecognitionRun {
                      heard before: (samples: Int, segments: [RecognitionResult])? = nil) async throws(VoiceboxError) -> Recognition {
         guard let lanes = control.lanes else { preconditionFailure("readsInParts and fastStream checked the lanes") }
         let cutting = fileParts, from = before?.samples ?? 0
-        let rest = from == 0 ? samples : Array(samples[from...])
-        let ranges = cutting.ranges(of: rest, count: cutting.partCount(seconds: Double(rest.count) / Self.sampleRate,
-                                                                       lanes: lanes.extra + 1))
-            .map { $0.lowerBound + from..<$0.upperBound + from }
+        let ranges = cutting.ranges(of: samples, from: from,
+                                    count: cutting.partCount(seconds: Double(samples.count - from) / Self.sampleRate,
+                                                             lanes: lanes.extra + 1))
         let work = PartsWork(ranges, heard: before)
         let total = Double(samples.count) / Self.sampleRate
         let control = control

@@ -38,8 +38,6 @@ final class FastStream {
         if holdSamples < rest { stopKeeping(stream) }
     }
 
-    var takenCount: Int { taken.count }
-
     /// After each read of the stream: keeps the samples while the writer is fast enough, and
     /// reads ahead only as far as the budget left allows.
     func took(_ samples: [Int16], from stream: any AudioStream) {
@@ -59,15 +57,16 @@ final class FastStream {
     }
 
     /// Whether the rest is to be decoded in parts, at an utterance end: the writer has closed its
-    /// end, everything was kept, and enough is left.
+    /// end, everything was kept (so within the limit: `took` saw every read) and enough is left.
     func partsWanted(_ stream: any AudioStream) -> Bool {
-        keeping && stream.hasEnded && stream.buffered >= rest && taken.count + stream.buffered <= limit
+        keeping && stream.hasEnded && stream.buffered >= rest
     }
 
-    /// The whole stream: what was decoded, then the rest. Keeps nothing after.
-    func whole(_ stream: any AudioStream) -> [Int16] {
+    /// The whole stream, what was decoded and then the rest, and how many samples were decoded.
+    /// Keeps nothing after.
+    func whole(_ stream: any AudioStream) -> (samples: [Int16], decoded: Int) {
         defer { taken = [] }
-        return taken + stream.takeBuffered()
+        return (taken + stream.takeBuffered(), taken.count)
     }
 
     private func stopKeeping(_ stream: any AudioStream) {

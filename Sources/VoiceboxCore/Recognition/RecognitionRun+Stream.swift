@@ -36,8 +36,8 @@ extension RecognitionRun {
                 try await decodeInRounds(stream, &decoder, &heard)
                 if heard.toParts, let fast = heard.fast, let own = decoder {
                     decoder = nil  // the parts' own lane's alone, so that it can give it back
-                    let decoded = fast.takenCount
-                    inParts = try await readInParts(fast.whole(stream), through: own, heard: (decoded, heard.segments))
+                    let whole = fast.whole(stream)
+                    inParts = try await readInParts(whole.samples, through: own, heard: (whole.decoded, heard.segments))
                 }
             }
         } catch {
@@ -213,7 +213,7 @@ extension RecognitionRun {
         heard.toParts = toParts
         if var utterance = reading.unfinished {
             utterance.heard = utterance.heard.shifted(by: offset)
-            if let hold = dependencies.replays.hold(utterance.audio.count * MemoryLayout<Int16>.size) {
+            if let hold = dependencies.replays.hold(utterance.audio.count * MemoryBudget.bytesPerSample) {
                 heard.unfinished = StreamHeard.Unfinished(utterance: utterance, hold: hold)
             } else {
                 // The budget is spent (many streams cut at once): cut where it is.

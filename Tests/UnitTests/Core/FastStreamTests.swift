@@ -41,7 +41,9 @@ final class FastStreamTests: XCTestCase {
         stream.buffer = Array(repeating: 1, count: 9_999)
         XCTAssertFalse(fast.partsWanted(stream), "too little left for parts")
         stream.buffer = Array(repeating: 1, count: 30_000)
-        XCTAssertEqual(fast.whole(stream), Array(repeating: 2, count: 1_600) + Array(repeating: 1, count: 30_000))
+        let whole = fast.whole(stream)
+        XCTAssertEqual(whole.samples, Array(repeating: 2, count: 1_600) + Array(repeating: 1, count: 30_000))
+        XCTAssertEqual(whole.decoded, 1_600, "what the decoder has heard")
     }
 
     func testAStreamPastTheLimitKeepsNothingAndGivesTheBudgetBack() {

@@ -54,4 +54,16 @@ final class FilePartsTests: XCTestCase {
         XCTAssertEqual(parts.partCount(seconds: 100, lanes: 8), 3, "never shorter than 30 s")
         XCTAssertEqual(parts.ranges(of: [Int16](repeating: 1, count: 16_000), count: 4), [0..<16_000], "too short to cut")
     }
+
+    /// Cutting only the rest, from a place on (a fast stream's, after what one pass decoded),
+    /// cuts it where the rest alone would be cut, in the whole recording's indices.
+    func testTheRestFromAPlaceOnIsCutAsItWouldBeAlone() {
+        let whole = pausing(seconds: 230, period: 7, pause: 0.5)
+        let base = 30 * 16_000 + 123
+        let alone = FileParts().ranges(of: Array(whole[base...]), count: 4)
+        XCTAssertEqual(FileParts().ranges(of: whole, from: base, count: 4),
+                       alone.map { $0.lowerBound + base..<$0.upperBound + base })
+        XCTAssertEqual(FileParts().ranges(of: whole, from: whole.count - 16_000, count: 4), [whole.count - 16_000..<whole.count],
+                       "too short to cut")
+    }
 }
