@@ -135,10 +135,13 @@ public final class BusConnection: Sendable {
     public enum NameRequestResult: Sendable { case primaryOwner, alreadyOwner, taken }
 
     /// Asks for a well-known name without queueing for it (`boundBusDaemonCalls` bounds the wait).
-    public func requestName(_ name: String) async throws(DBusError) -> NameRequestResult {
+    /// `replacing`: taken from an owner that allows it (which then waits in the bus's queue, and
+    /// has it back when we release it or leave).
+    public func requestName(_ name: String, replacing: Bool = false) async throws(DBusError) -> NameRequestResult {
+        let flags = VB_NAME_FLAG_DO_NOT_QUEUE | (replacing ? VB_NAME_FLAG_REPLACE_EXISTING : 0)
         let reply = try await call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                                    interface: "org.freedesktop.DBus", member: "RequestName",
-                                   arguments: [.string(name), .uint32(VB_NAME_FLAG_DO_NOT_QUEUE)], timeout: busDaemonTimeout)
+                                   arguments: [.string(name), .uint32(flags)], timeout: busDaemonTimeout)
         switch reply.first?.uint32.map(Int32.init) {
         case VB_REQUEST_NAME_REPLY_PRIMARY_OWNER: return .primaryOwner
         case VB_REQUEST_NAME_REPLY_ALREADY_OWNER: return .alreadyOwner

@@ -76,7 +76,7 @@ final class ConnectionState {
     private func handle(_ message: MessageRef) -> DBusHandlerResult {
         switch message.type {
         case VB_MESSAGE_TYPE_METHOD_CALL:
-            handleMethodCall(message)
+            if !watchedCall(message) { handleMethodCall(message) }
             return DBUS_HANDLER_RESULT_HANDLED
         case VB_MESSAGE_TYPE_SIGNAL:
             handleSignal(message)
@@ -101,9 +101,19 @@ final class ConnectionState {
         }
         guard !subscriptions.isEmpty else { return }
         let signal = Signal(message)
-        for subscription in subscriptions.values where subscription.matches(signal) {
+        for subscription in subscriptions.values where subscription.matches(signal, kind: .signal) {
             subscription.handler(signal)
         }
+    }
+
+    /// Another connection's method call that a subscription watches: handed to it, and neither
+    /// dispatched nor answered (the answer is its callee's).
+    private func watchedCall(_ message: MessageRef) -> Bool {
+        guard subscriptions.values.contains(where: { $0.filter.kind == .methodCall }) else { return false }
+        let call = Signal(message)
+        let watching = subscriptions.values.filter { $0.matches(call, kind: .methodCall) }
+        for subscription in watching { subscription.handler(call) }
+        return !watching.isEmpty
     }
 
     private func handleMethodCall(_ message: MessageRef) {

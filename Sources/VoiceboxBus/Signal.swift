@@ -1,6 +1,6 @@
 import VoiceboxContract
 
-/// A signal as a subscriber sees it.
+/// A signal (or another connection's method call) as a subscriber sees it.
 public struct Signal: Sendable {
     public var sender: String
     public var path: String
@@ -27,21 +27,30 @@ extension BusSignal {
 
 /// Which signals a subscriber wants; nil matches anything.
 public struct SignalFilter: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case signal
+        /// Other connections' method calls, as a bus that hands them to every match rule shows
+        /// them (IBus's bus does; a D-Bus daemon only to monitors). Seen, never answered.
+        case methodCall = "method_call"
+    }
+
+    public var kind: Kind
     public var sender: String?
     public var path: String?
     public var interface: String?
     public var member: String?
 
-    public init(sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil) {
+    public init(_ kind: Kind = .signal, sender: String? = nil, path: String? = nil, interface: String? = nil, member: String? = nil) {
+        self.kind = kind
         self.sender = sender
         self.path = path
         self.interface = interface
         self.member = member
     }
 
-    /// The bus daemon's match rule, so that the bus routes these signals to us.
+    /// The bus daemon's match rule, so that the bus routes these messages to us.
     var matchRule: String {
-        var parts = ["type='signal'"]
+        var parts = ["type='\(kind.rawValue)'"]
         if let sender { parts.append("sender='\(sender)'") }
         if let path { parts.append("path='\(path)'") }
         if let interface { parts.append("interface='\(interface)'") }
@@ -55,8 +64,8 @@ struct SignalSubscription {
     let handler: @Sendable (Signal) -> Void
 
     /// The sender is matched by the bus (well-known names resolve there), not here.
-    func matches(_ signal: Signal) -> Bool {
-        (filter.path == nil || filter.path == signal.path)
+    func matches(_ signal: Signal, kind: SignalFilter.Kind) -> Bool {
+        filter.kind == kind && (filter.path == nil || filter.path == signal.path)
             && (filter.interface == nil || filter.interface == signal.interface)
             && (filter.member == nil || filter.member == signal.member)
     }

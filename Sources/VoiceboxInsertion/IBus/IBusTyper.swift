@@ -21,6 +21,8 @@ enum IBusTyper {
     /// `watch`: the compositions seen since dictation began; one in progress that the switch would
     /// drop holds the typing back (CompositionWatch).
     static func type(_ text: String, daemon: IBusDaemon, watch: CompositionWatch? = nil) async throws(InsertionError) {
+        // As the panel extension where the daemon lets us: the user's engine is not touched at all.
+        guard case .unavailable = try await IBusExtensionCommit.type(text, daemon: daemon) else { return }
         try await watch?.waitUntilNoFragileComposition(daemon)
         let previous = try await daemon.globalEngine()
         try InsertionGuard.checkInterrupted()

@@ -1,0 +1,143 @@
+import VoiceboxBus
+import VoiceboxContract
+import VoiceboxThreads
+
+/// Typing as IBus's panel extension, the way IBus's own emoji picker types (ibus 1.5.19 and
+/// later): the connection that owns the extension's name is told which input context has the
+/// focus (FocusIn), and a CommitText it emits is committed there by the daemon. The user's
+/// engine is never switched, so nothing of theirs is touched: a composition in progress (a dead
+/// key, a Hangul syllable, a pinyin preedit) stays as they left it, and the text goes in before
+/// it. The emoji picker that owns the name allows it to be taken and waits in the bus's queue:
+/// it has the name back when we release it, or when this process dies, without our help.
+///
+/// Arrival: the daemon's CommitText to the focused context's client is watched (IBus's bus hands
+/// every message to each connection whose match rule fits), then what the client reports next
+/// about its field: the text around its cursor where the user's engine asked for it (it must show
+/// the text), else where its cursor is now. Each piece waits for that report before the next is
+/// sent (mutter keeps one commit per frame: see IBusCommit).
+enum IBusExtensionCommit {
+    static let name = "org.freedesktop.IBus.Panel.Extension.Emoji"
+    static let path = "/org/freedesktop/IBus/Panel/Extension/Emoji"
+    /// From owning the name to the daemon's FocusIn (sent before it answers RequestName).
+    static let focusWait: Duration = .seconds(1)
+
+    enum Outcome: Equatable {
+        case typed
+        /// Nothing was sent: the engine's way is the one left (why).
+        case unavailable(String)
+    }
+
+    /// What the bus shows of the focused context: ours to watch, in the order it came.
+    enum Event: Equatable {
+        case focusIn(context: String)
+        case focusOut(context: String)
+        case committed(context: String, text: String)
+        case surrounding(context: String, EngineReport.Surrounding)
+        case cursor(context: String)
+    }
+
+    static let panel = InterfaceDescription(name: "org.freedesktop.IBus.Panel", methods: [focusIn.description, focusOut.description,
+                                                                                          destroy.description],
+                                            signals: [IBusInterfaces.commitText.description])
+    static let focusIn = BusMethod("FocusIn", "This input context has the focus.", in: ("context", ObjectPath.self))
+    static let focusOut = BusMethod("FocusOut", "It lost it.", in: ("context", ObjectPath.self))
+    static let destroy = BusMethod("Destroy", "The daemon no longer counts on this extension.")
+
+    /// Types `text` into the focused field through the daemon at `daemon.address`.
+    static func type(_ text: String, daemon: IBusDaemon) async throws(InsertionError) -> Outcome {
+        let connection: BusConnection
+        do {
+            connection = try BusConnection(address: daemon.address)
+        } catch {
+            throw .failed("IBus's bus refused a second connection: \(error.message)")
+        }
+        connection.boundBusDaemonCalls(IBusDaemon.callTimeout)
+        let events = Locked<[Event]>([])
+        do {
+            try await watch(connection, into: events)
+        } catch {
+            await connection.close()
+            throw .failed("IBus's bus did not let Voicebox watch its input contexts: \(error.message)")
+        }
+        let outcome: Result<Outcome, InsertionError>
+        do {
+            outcome = .success(try await typeAsExtension(text, connection: connection, events: events))
+        } catch {
+            outcome = .failure(error)
+        }
+        // Released before closing, so the emoji picker has its name back at once; closing alone does it too.
+        try? await connection.releaseName(name)
+        await connection.close()
+        return try outcome.get()
+    }
+
+    private static func typeAsExtension(_ text: String, connection: BusConnection, events: Locked<[Event]>) async throws(InsertionError) -> Outcome {
+        let taken: BusConnection.NameRequestResult
+        do {
+            taken = try await connection.requestName(name, replacing: true)
+        } catch {
+            return .unavailable("IBus did not answer for its panel extension's name: \(error.message)")
+        }
+        guard taken == .primaryOwner else {
+            return .unavailable("another program holds IBus's panel extension and does not let it go")
+        }
+        guard try await IBusWait.until(focusWait, { focusedContext(events) != nil }), let context = focusedContext(events) else {
+            return .unavailable("this IBus daemon does not tell a panel extension which field has the focus (IBus before 1.5.19)")
+        }
+        try await commit(text, into: context, connection: connection, events: events)
+        return .typed
+    }
+
+    /// Exports the extension's object and subscribes to what the daemon sends the focused
+    /// context's client and what the client tells the daemon, before the name is taken.
+    private static func watch(_ connection: BusConnection, into events: Locked<[Event]>) async throws(DBusError) {
+        _ = try connection.export(path: path, interface: panel, handlers: [
+            focusIn.handler { _, context in
+                events.withLock { $0.append(.focusIn(context: context.path)) }
+                return NoReply()
+            },
+            focusOut.handler { _, context in
+                events.withLock { $0.append(.focusOut(context: context.path)) }
+                return NoReply()
+            },
+            destroy.handler { _ in NoReply() },
+        ])
+        let contextInterface = "org.freedesktop.IBus.InputContext"
+        _ = try await connection.subscribe(SignalFilter(sender: IBusInterfaces.busName, interface: contextInterface, member: "CommitText")) { signal in
+            guard let text = signal.arguments.first.flatMap(IBusValues.string(ofText:)) else { return }
+            events.withLock { $0.append(.committed(context: signal.path, text: text)) }
+        }
+        _ = try await connection.subscribe(SignalFilter(.methodCall, interface: contextInterface)) { call in
+            guard let event = clientReport(call) else { return }
+            events.withLock { $0.append(event) }
+        }
+    }
+
+    /// A client's SetSurroundingText (v text, u cursor, u anchor) or SetCursorLocation(Relative).
+    static func clientReport(_ call: Signal) -> Event? {
+        switch call.member {
+        case "SetSurroundingText":
+            guard call.arguments.count == 3, let text = IBusValues.string(ofText: call.arguments[0]),
+                  let cursor = call.arguments[1].uint32, let anchor = call.arguments[2].uint32 else { return nil }
+            return .surrounding(context: call.path, .init(text: text, cursor: cursor, anchor: anchor))
+        case "SetCursorLocation", "SetCursorLocationRelative":
+            return .cursor(context: call.path)
+        default:
+            return nil
+        }
+    }
+
+    /// The context the daemon last focused this extension on, nil after its FocusOut.
+    static func focusedContext(_ events: Locked<[Event]>) -> String? {
+        events.withLock { events in
+            for event in events.reversed() {
+                switch event {
+                case .focusIn(let context): return context
+                case .focusOut: return nil
+                default: continue
+                }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import VoiceboxBus
+import VoiceboxContract
+
+/// IBus's panel extension name, as the tests see it on the session's IBus bus: Voicebox types by
+/// taking it (from ibus-extension-gtk3, the emoji picker, which lets it go and waits in the bus's
+/// queue), and must leave it with its owner again, whatever happens.
+extension GnomeSession {
+    static let extensionName = "org.freedesktop.IBus.Panel.Extension.Emoji"
+
+    /// A connection of the test's own to the session's IBus bus (the address `ibus address` names).
+    func ibusBus() throws -> BusConnection {
+        let address = try run(["ibus", "address"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let bus = try BusConnection(address: address)
+        bus.boundBusDaemonCalls(.seconds(5))
+        return bus
+    }
+
+    /// The unique name that owns the panel extension's name now; nil when nobody does.
+    static func extensionOwner(_ bus: BusConnection) async -> String? {
+        let reply = try? await bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                                        member: "GetNameOwner", arguments: [.string(extensionName)], timeout: .seconds(5))
+        return reply?.first?.string
+    }
+}
+
+/// Holds the panel extension's name without letting it be taken, as an extension that does not
+/// allow replacement would: Voicebox then types with an engine of its own (IBusTyper's other way).
+final class ExtensionNameHolder: Sendable {
+    private let bus: BusConnection
+
+    init(_ gnome: GnomeSession) async throws {
+        bus = try gnome.ibusBus()
+        guard try await bus.requestName(GnomeSession.extensionName, replacing: true) == .primaryOwner else {
+            throw ProgramError(description: "could not take IBus's panel extension name")
+        }
+    }
+
+    /// Lets it go (the emoji picker, queued, has it back).
+    func release() async {
+        try? await bus.releaseName(GnomeSession.extensionName)
+        await bus.close()
+    }
+}
