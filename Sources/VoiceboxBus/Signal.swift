@@ -8,6 +8,14 @@ public struct Signal: Sendable {
     public var member: String
     public var arguments: [DBusValue]
 
+    init(sender: String, path: String, interface: String, member: String, arguments: [DBusValue]) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
+
     init(_ message: MessageRef) {
         sender = message.sender ?? ""
         path = message.path ?? ""
