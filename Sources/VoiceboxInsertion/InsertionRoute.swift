@@ -37,7 +37,8 @@ public struct InsertionRoute: Sendable {
         switch plan {
         case .type(.ibus):
             guard let ibus else { return "typed through IBus (--typer ibus), but no IBus daemon answers in this session" }
-            return "typed through IBus at \(ibus.address): an engine of Voicebox's commits the text, then the input method is put back"
+            return "typed through IBus at \(ibus.address): committed as IBus's panel extension, as its emoji picker types, "
+                + "your input method left as it is"
                 + (session == .gnomeOrKDE ? " (\(place) offers programs no virtual keyboard)" : "")
         case .type(.xdotool): return "typed with xdotool (\(place))"
         case .type(.wtype): return "typed with wtype, through the compositor's virtual keyboard (\(place))"

@@ -172,8 +172,9 @@ enum Help {
         The processes find each other through the service (its DictationID), not through files;
         --toggle, --stop and --cancel act only on a dictation, never on another program's
         recognition (they say so and exit 5). Text that cannot be inserted is kept: exit 3 or 4.
-        On GNOME and KDE Wayland the text is typed through the session's IBus (an engine of
-        Voicebox's commits it, then your input method is put back: see docs/dictation.md); without
+        On GNOME and KDE Wayland the text is typed through the session's IBus (committed as IBus's
+        emoji picker commits, your input method and what it composes left alone: see
+        docs/dictation.md); without
         IBus, through ydotool when ydotoold runs (US key codes: other text is pasted), else it is
         left on the clipboard for Ctrl+V.
         """

@@ -3,7 +3,8 @@ import VoiceboxContract
 import VoiceboxThreads
 
 /// The compositions (preedits) IBus shows in each input context, watched from when this starts:
-/// `dictate` starts it before it listens. Switching IBus's engine ends a composition as a focus
+/// `dictate` starts it before it listens. Needed only where Voicebox types with an engine of its
+/// own (IBus's panel extension taken by another: IBusTyper). Switching IBus's engine ends a composition as a focus
 /// change does: the daemon commits it if the engine declared so (IBus's PREEDIT_COMMIT, as
 /// ibus-hangul does) and drops it otherwise (PREEDIT_CLEAR: a dead key half-typed in IBus's xkb
 /// engines). So a composition seen in progress in the focused field holds the typing back until

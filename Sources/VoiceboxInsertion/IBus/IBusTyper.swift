@@ -1,10 +1,11 @@
 /// GNOME and KDE on Wayland give programs no virtual keyboard, but run an IBus daemon (GNOME for
-/// every session): an IBus engine's commit reaches the focused field as typed text, any Unicode,
-/// whatever the keyboard layout, with no root set-up. Voicebox registers an engine of its own for
-/// the length of one insertion (RegisterComponent), switches the focused field to it
-/// (SetGlobalEngine), waits for its FocusIn, commits the text (CommitText), confirms it from the
-/// field's own report of its text (SurroundingText), and puts the user's engine back, whatever
-/// happened midway (`restore`).
+/// every session): a commit reaches the focused field as typed text, any Unicode, whatever the
+/// keyboard layout, with no root set-up. First as IBus's panel extension (IBusExtensionCommit),
+/// which touches nothing of the user's. Where that name cannot be taken, with an engine of our
+/// own for the length of one insertion: Voicebox registers it (RegisterComponent), switches the
+/// focused field to it (SetGlobalEngine), waits for its FocusIn, commits the text (CommitText),
+/// confirms it from the field's own report of its text (SurroundingText), and puts the user's
+/// engine back, whatever happened midway (`restore`).
 enum IBusTyper {
     /// From SetGlobalEngine to the engine's FocusIn.
     static let focusWait: Duration = .seconds(5)
@@ -18,8 +19,8 @@ enum IBusTyper {
     static let pieceBytes = 2_000
 
     /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
-    /// `watch`: the compositions seen since dictation began; one in progress that the switch would
-    /// drop holds the typing back (CompositionWatch).
+    /// `watch`: the compositions seen since dictation began; on the engine's way, one in progress
+    /// that the switch would drop holds the typing back (CompositionWatch).
     static func type(_ text: String, daemon: IBusDaemon, watch: CompositionWatch? = nil) async throws(InsertionError) {
         // As the panel extension where the daemon lets us: the user's engine is not touched at all.
         guard case .unavailable = try await IBusExtensionCommit.type(text, daemon: daemon) else { return }
