@@ -83,6 +83,7 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(Set(engines.value), ["xkb:us::eng"], "the engine was never switched")
         let ownerAfter = await GnomeSession.extensionOwner(bus)
         XCTAssertEqual(ownerAfter, owner, "the emoji picker has its name back")
+        try await gnome.waitUntilEmojiTypingWorks()
         // A second insertion goes after the first, where the cursor is.
         let (again, second) = try await insert(stack, gnome, [" — und weiter"])
         XCTAssertEqual(again, 0, second.stderr)
@@ -141,6 +142,7 @@ final class GnomeInsertionTests: XCTestCase {
                 await GnomeSession.extensionOwner(bus) == owner
             }
             XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "never changed")
+            try await gnome.waitUntilEmojiTypingWorks()
             // Handed on before the signal came, or not yet: the window, running again, shows all of
             // it or nothing, never a part.
             try? await waitUntil("the entry to show the text", timeout: .seconds(5)) { gnome.window.received == text }

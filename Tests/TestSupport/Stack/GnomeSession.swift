@@ -155,6 +155,14 @@ final class GnomeSession: Sendable {
         try await Self.press(bus, keyboardSession, keysyms)
     }
 
+    /// Holds `modifier` (0xFFE3 Control_L) while pressing `key`.
+    func press(_ key: UInt32, holding modifier: UInt32) async throws {
+        for (keysym, down) in [(modifier, true), (key, true), (key, false), (modifier, false)] {
+            _ = try await Self.call(bus, "org.gnome.Mutter.RemoteDesktop", keyboardSession, "org.gnome.Mutter.RemoteDesktop.Session",
+                                    "NotifyKeyboardKeysym", [.uint32(keysym), .boolean(down)])
+        }
+    }
+
     /// gnome-shell opens the overview once it has started: waited for (so it is not opened again
     /// after we closed it), then closed. Each wait 60 s: a headless gnome-shell started beside two
     /// other test lanes on two cores once took more than 30 s to close it.

@@ -16,6 +16,19 @@ extension GnomeSession {
         return bus
     }
 
+    /// IBus's emoji typing (Super+period, GNOME's default) answers: it shows its "e" in the entry,
+    /// which Escape takes away. It is the panel extension's: it works only while the emoji picker
+    /// holds the name and has been told the focus again.
+    func waitUntilEmojiTypingWorks() async throws {
+        try await waitUntil("IBus's emoji typing to show its \u{201C}e\u{201D}", timeout: .seconds(10)) {
+            try? await self.press(0x2E, holding: 0xFFEB)  // Super_L + period
+            try? await Task.sleep(for: .milliseconds(300))
+            return self.window.preedit == "e"
+        }
+        try await press([0xFF1B])  // Escape
+        try await waitUntil("the emoji typing to end", timeout: .seconds(10)) { self.window.preedit == "" }
+    }
+
     /// The unique name that owns the panel extension's name now; nil when nobody does.
     static func extensionOwner(_ bus: BusConnection) async -> String? {
         let reply = try? await bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
