@@ -32,8 +32,10 @@ final class GnomeEngineRouteTests: XCTestCase {
 
     func testInsertTypesThroughAnEngineOfItsOwnAndPutsTheUsersBack() async throws {
         let (stack, gnome) = try await session()
-        let (status, client) = try await insert(stack, gnome, [Texts.greeting])
+        let (status, client) = try await insert(stack, gnome, ["--verbose", Texts.greeting])
         XCTAssertEqual(status, 0, client.stderr)
+        XCTAssertTrue(client.stderr.contains("voicebox: inserting: IBus's panel extension cannot be taken (another program holds IBus's "
+                                             + "panel extension and does not let it go): an engine of Voicebox's types instead"), client.stderr)
         try await gnome.window.waitFor(Texts.greeting)
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
     }

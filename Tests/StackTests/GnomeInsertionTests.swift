@@ -112,6 +112,52 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertTrue(gnome.window.isRunning, "the window lost its connection")
     }
 
+    /// Four insertions started at once, each of six pieces, the first held up by its window: one
+    /// types at a time (the session's insertion lock), each as the panel extension, so each text
+    /// arrives whole, none inside another, no engine is switched, and the emoji picker has its
+    /// name back at the end.
+    func testInsertionsStartedAtOnceArriveWholeOneAfterAnother() async throws {
+        let (stack, gnome) = try await session()
+        let bus = try gnome.ibusBus()
+        let owner = await GnomeSession.extensionOwner(bus)
+        let texts = (1...4).map { run in (0..<400).map { "\(run)·\($0) Grüße — 東京 ✓ " }.joined() + "|" }
+        let engines = Shared<Set<String>>([])
+        let watching = Task {
+            while !Task.isCancelled {
+                if let engine = try? gnome.ibusEngine() { engines.withLock { _ = $0.insert(engine) } }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        // The window frozen until one holds the extension, and 1.5 s more: the others come meanwhile.
+        gnome.window.pause()
+        let clients = try texts.map { try stopsAtEnd(ClientRun(stack, ["insert", "--verbose", $0], environment: gnome.environment)) }
+        try await waitUntil("one to hold the panel extension", timeout: .seconds(20)) {
+            let now = await GnomeSession.extensionOwner(bus)
+            return now != nil && now != owner
+        }
+        try await Task.sleep(for: .milliseconds(1_500))
+        gnome.window.resume()
+        for client in clients {
+            let status = await client.finish(timeout: .seconds(60))
+            XCTAssertEqual(status, 0, client.stderr)
+            XCTAssertFalse(client.stderr.contains("an engine of Voicebox's types instead"), client.stderr)
+        }
+        watching.cancel()
+        _ = await watching.value
+        XCTAssertEqual(engines.value, ["xkb:us::eng"], "each waited for its turn at the panel extension, none switched engines")
+        try await waitUntil("all four texts in the entry", timeout: .seconds(15)) {
+            gnome.window.received.unicodeScalars.count == texts.map { $0.unicodeScalars.count }.reduce(0, +)
+        }
+        let received = gnome.window.received
+        let order = texts.indices.sorted { received.range(of: texts[$0])?.lowerBound ?? received.endIndex
+                                           < received.range(of: texts[$1])?.lowerBound ?? received.endIndex }
+        XCTAssertEqual(received, order.map { texts[$0] }.joined(), "each text whole, one after another")
+        let ownerAfter = await GnomeSession.extensionOwner(bus)
+        XCTAssertEqual(ownerAfter, owner, "the emoji picker has its name back")
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+        await bus.close()
+    }
+
     /// SIGTERM or Ctrl-C while Voicebox holds IBus's panel extension, the text handed to the field
     /// but not confirmed (the window hangs: it cannot show it yet): the text is kept (printed, on
     /// the clipboard), the exit status is the signal's, the emoji picker has its name back, and the

@@ -35,6 +35,7 @@ struct IBusDaemon: Sendable {
         let slot = Locked<(connection: BusConnection?, done: Bool, abandoned: Bool)>((nil, false, false))
         OwnThread.start(name: "ibus connect") {
             let connection = try? BusConnection(address: address)
+            connection?.boundBusDaemonCalls(callTimeout)
             slot.withLock { state in
                 state.done = true
                 if !state.abandoned { state.connection = connection }

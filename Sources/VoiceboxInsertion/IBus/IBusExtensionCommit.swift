@@ -43,20 +43,17 @@ enum IBusExtensionCommit {
     static let focusOut = BusMethod("FocusOut", "It lost it.", in: ("context", ObjectPath.self))
     static let destroy = BusMethod("Destroy", "The daemon no longer counts on this extension.")
 
-    /// Types `text` into the focused field through the daemon at `daemon.address`.
+    /// Types `text` into the focused field through `daemon`, on its own connection: a second one
+    /// would be one more wait for the bus to answer (its Hello). Whatever happens, the name is
+    /// released and the watch ended; the connection closes with the insertion (`Inserter`), which
+    /// gives the name back too.
     static func type(_ text: String, daemon: IBusDaemon) async throws(InsertionError) -> Outcome {
-        let connection: BusConnection
-        do {
-            connection = try BusConnection(address: daemon.address)
-        } catch {
-            throw .failed("IBus's bus refused a second connection: \(error.message)")
-        }
-        connection.boundBusDaemonCalls(IBusDaemon.callTimeout)
+        let connection = daemon.connection
         let events = Locked<[Event]>([])
+        let tokens: [UInt64]
         do {
-            try await watch(connection, into: events)
+            tokens = try await watch(connection, into: events)
         } catch {
-            await connection.close()
             throw .failed("IBus's bus did not let Voicebox watch its input contexts: \(error.message)")
         }
         let outcome: Result<Outcome, InsertionError>
@@ -65,9 +62,8 @@ enum IBusExtensionCommit {
         } catch {
             outcome = .failure(error)
         }
-        // Released before closing, so the emoji picker has its name back at once; closing alone does it too.
         try? await connection.releaseName(name)
-        await connection.close()
+        for token in tokens { connection.unsubscribe(token) }
         return try outcome.get()
     }
 
@@ -89,8 +85,9 @@ enum IBusExtensionCommit {
     }
 
     /// Exports the extension's object and subscribes to what the daemon sends the focused
-    /// context's client and what the client tells the daemon, before the name is taken.
-    private static func watch(_ connection: BusConnection, into events: Locked<[Event]>) async throws(DBusError) {
+    /// context's client and what the client tells the daemon, before the name is taken. Returns
+    /// the subscriptions.
+    private static func watch(_ connection: BusConnection, into events: Locked<[Event]>) async throws(DBusError) -> [UInt64] {
         _ = try connection.export(path: path, interface: panel, handlers: [
             focusIn.handler { _, context in
                 events.withLock { $0.append(.focusIn(context: context.path)) }
@@ -103,13 +100,20 @@ enum IBusExtensionCommit {
             destroy.handler { _ in NoReply() },
         ])
         let contextInterface = "org.freedesktop.IBus.InputContext"
-        _ = try await connection.subscribe(SignalFilter(sender: IBusInterfaces.busName, interface: contextInterface, member: "CommitText")) { signal in
+        let commits = try await connection.subscribe(SignalFilter(sender: IBusInterfaces.busName, interface: contextInterface,
+                                                                  member: "CommitText")) { signal in
             guard let text = signal.arguments.first.flatMap(IBusValues.string(ofText:)) else { return }
             events.withLock { $0.append(.committed(context: signal.path, text: text)) }
         }
-        _ = try await connection.subscribe(SignalFilter(.methodCall, interface: contextInterface)) { call in
-            guard let event = clientReport(call) else { return }
-            events.withLock { $0.append(event) }
+        do {
+            let reports = try await connection.subscribe(SignalFilter(.methodCall, interface: contextInterface)) { call in
+                guard let event = clientReport(call) else { return }
+                events.withLock { $0.append(event) }
+            }
+            return [commits, reports]
+        } catch {
+            connection.unsubscribe(commits)
+            throw error
         }
     }
 

@@ -20,10 +20,14 @@ enum IBusTyper {
 
     /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
     /// `watch`: the compositions seen since dictation began; on the engine's way, one in progress
-    /// that the switch would drop holds the typing back (CompositionWatch).
-    static func type(_ text: String, daemon: IBusDaemon, watch: CompositionWatch? = nil) async throws(InsertionError) {
+    /// that the switch would drop holds the typing back (CompositionWatch). `report` hears when the
+    /// engine's way is taken, and why (`--verbose`).
+    static func type(_ text: String, daemon: IBusDaemon, watch: CompositionWatch? = nil,
+                     report: (String) -> Void = { _ in }) async throws(InsertionError) {
         // As the panel extension where the daemon lets us: the user's engine is not touched at all.
-        guard case .unavailable = try await IBusExtensionCommit.type(text, daemon: daemon) else { return }
+        // (One insertion at a time in the session: InsertionGuard's lock.)
+        guard case .unavailable(let why) = try await IBusExtensionCommit.type(text, daemon: daemon) else { return }
+        report("IBus's panel extension cannot be taken (\(why)): an engine of Voicebox's types instead, then your input method is put back")
         try await watch?.waitUntilNoFragileComposition(daemon)
         let previous = try await daemon.globalEngine()
         try InsertionGuard.checkInterrupted()
