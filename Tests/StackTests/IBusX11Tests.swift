@@ -21,8 +21,8 @@ final class IBusX11Tests: XCTestCase {
         return (stack, x)
     }
 
-    /// `--typer ibus` on X11: committed through IBus, confirmed by GTK's module's report of the
-    /// entry's text, the engine put back.
+    /// `--typer ibus` on X11: committed through IBus as its panel extension, confirmed by GTK's
+    /// module's report of the entry, the engine never changed.
     func testTheIBusRouteTypesOnX11WhenAsked() async throws {
         let (stack, x) = try await session()
         let text = Texts.greeting
@@ -30,6 +30,7 @@ final class IBusX11Tests: XCTestCase {
         let status = await client.finish(timeout: .seconds(60))
         XCTAssertEqual(status, 0, client.stderr)
         XCTAssertTrue(client.stderr.hasPrefix("voicebox: inserting: typed through IBus at unix:"), client.stderr)
+        XCTAssertFalse(client.stderr.contains("an engine of Voicebox's types instead"), client.stderr)
         try await x.window.waitFor(text)
         XCTAssertEqual(try x.ibusEngine(), "xkb:us::eng")
     }

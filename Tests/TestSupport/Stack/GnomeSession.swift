@@ -216,13 +216,14 @@ final class GnomeSession: Sendable {
         for process in [shell, sessionBus, systemBus] { process.signal(SIGTERM) }
         for process in [shell, sessionBus, systemBus] where await process.wait(timeout: .seconds(10)) == nil { process.signal(SIGKILL) }
         for signal in [SIGTERM, SIGKILL] {
-            for pid in Self.processes(marked: root) { kill(pid, signal) }
+            for pid in Self.processes(withEnvironmentEntry: "VOICEBOX_GNOME_SESSION=\(root)") { kill(pid, signal) }
             try? await Task.sleep(for: .milliseconds(300))
         }
     }
 
-    static func processes(marked root: String) -> [pid_t] {
-        let marker = Array("VOICEBOX_GNOME_SESSION=\(root)".utf8)
+    /// The processes (of any parent) whose environment holds `entry`, this one aside.
+    static func processes(withEnvironmentEntry entry: String) -> [pid_t] {
+        let marker = Array(entry.utf8)
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { pid_t($0) }.filter { pid in
             guard pid != getpid(), let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }

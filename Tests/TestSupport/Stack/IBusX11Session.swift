@@ -63,6 +63,7 @@ final class IBusX11Session: Sendable {
     static func environment(_ display: String, home: String) -> [String: String] {
         var environment = ["PATH": "/usr/local/bin:/usr/bin:/bin", "DISPLAY": display, "HOME": home, "LANG": "C.UTF-8"]
         environment["VOICEBOX_TEST_RUN"] = ProcessInfo.processInfo.environment["VOICEBOX_TEST_RUN"]
+        environment["VOICEBOX_IBUS_X11_SESSION"] = home
         return environment
     }
 
@@ -97,6 +98,11 @@ final class IBusX11Session: Sendable {
         for process in [daemon, server] {
             process.signal(SIGTERM)
             if await process.wait(timeout: .seconds(5)) == nil { process.signal(SIGKILL) }
+        }
+        // What the daemon started and did not end with it (ibus-extension-gtk3 outlives it).
+        for signal in [SIGTERM, SIGKILL] {
+            for pid in GnomeSession.processes(withEnvironmentEntry: "VOICEBOX_IBUS_X11_SESSION=\(home)") { kill(pid, signal) }
+            try? await Task.sleep(for: .milliseconds(300))
         }
     }
 }
