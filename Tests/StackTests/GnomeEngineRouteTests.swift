@@ -15,19 +15,16 @@ final class GnomeEngineRouteTests: XCTestCase {
         super.tearDown()
     }
 
+    /// The session with the extension's name held for the test's length.
     private func session() async throws -> (Stack, GnomeSession) {
-        let stack = try Stack.require()
-        let gnome = try await Self.gnome.session()
-        try await gnome.prepareForTest()
-        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+        let (stack, gnome) = try await readyGnomeSession(Self.gnome)
         let holder = try await ExtensionNameHolder(gnome)
         addTeardownBlock { await holder.release() }
         return (stack, gnome)
     }
 
     private func insert(_ stack: Stack, _ gnome: GnomeSession, _ arguments: [String]) async throws -> (Int32?, ClientRun) {
-        let client = try stopsAtEnd(ClientRun(stack, ["insert"] + arguments, environment: gnome.environment))
-        return (await client.finish(timeout: .seconds(60)), client)
+        try await insert(in: gnome, stack, arguments)
     }
 
     func testInsertTypesThroughAnEngineOfItsOwnAndPutsTheUsersBack() async throws {

@@ -18,17 +18,10 @@ final class GnomeInsertionTests: XCTestCase {
         super.tearDown()
     }
 
-    private func session() async throws -> (Stack, GnomeSession) {
-        let stack = try Stack.require()
-        let gnome = try await Self.gnome.session()
-        try await gnome.prepareForTest()
-        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
-        return (stack, gnome)
-    }
+    private func session() async throws -> (Stack, GnomeSession) { try await readyGnomeSession(Self.gnome) }
 
     private func insert(_ stack: Stack, _ gnome: GnomeSession, _ arguments: [String]) async throws -> (Int32?, ClientRun) {
-        let client = try stopsAtEnd(ClientRun(stack, ["insert"] + arguments, environment: gnome.environment))
-        return (await client.finish(timeout: .seconds(60)), client)
+        try await insert(in: gnome, stack, arguments)
     }
 
     /// fcitx5 takes IBus's place: its address file names the session bus, where it answers for

@@ -1,6 +1,7 @@
 import Foundation
 import VoiceboxBus
 import VoiceboxContract
+import XCTest
 
 /// IBus's panel extension name, as the tests see it on the session's IBus bus: Voicebox types by
 /// taking it (from ibus-extension-gtk3, the emoji picker, which lets it go and waits in the bus's
@@ -53,5 +54,24 @@ final class ExtensionNameHolder: Sendable {
     func release() async {
         try? await bus.releaseName(GnomeSession.extensionName)
         await bus.close()
+    }
+}
+
+extension XCTestCase {
+    /// The class's GNOME session, ready for a test: the entry empty and focused, IBus's engine
+    /// xkb:us::eng (asserted).
+    func readyGnomeSession(_ fixture: ClassFixture<GnomeSession>) async throws -> (Stack, GnomeSession) {
+        let stack = try Stack.require()
+        let gnome = try await fixture.session()
+        try await gnome.prepareForTest()
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+        return (stack, gnome)
+    }
+
+    /// `voicebox insert ARGUMENTS` run in the session with only its environment, to its end
+    /// (at most 60 s): its exit status, and the run (its standard output and error).
+    func insert(in gnome: GnomeSession, _ stack: Stack, _ arguments: [String]) async throws -> (Int32?, ClientRun) {
+        let client = try stopsAtEnd(ClientRun(stack, ["insert"] + arguments, environment: gnome.environment))
+        return (await client.finish(timeout: .seconds(60)), client)
     }
 }
