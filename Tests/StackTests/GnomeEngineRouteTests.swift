@@ -110,12 +110,7 @@ final class GnomeEngineRouteTests: XCTestCase {
     /// arrives exactly, but the engine sees no report of it, so it is also kept.
     func testATerminalThatDoesNotReportItsTextGetsItExactlyAndKeepsIt() async throws {
         let (stack, gnome) = try await session()
-        try GnomeTerminal.require()
-        let terminal = try await GnomeTerminal(in: gnome)
-        addTeardownBlock {
-            await terminal.stop()
-            try? await gnome.reopenWindow()
-        }
+        let terminal = try await openTerminal(in: gnome)
         let (status, client) = try await insert(stack, gnome, [Texts.greeting])
         XCTAssertEqual(status, 4, client.stderr)
         XCTAssertEqual(client.stdout, Texts.greeting + "\n", "kept")

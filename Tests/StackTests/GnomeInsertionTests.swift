@@ -261,12 +261,7 @@ final class GnomeInsertionTests: XCTestCase {
     /// cursor, which moved, so the text, arrived exactly, counts as typed.
     func testATerminalThatReportsOnlyItsCursorGetsTheTextExactly() async throws {
         let (stack, gnome) = try await session()
-        try GnomeTerminal.require()
-        let terminal = try await GnomeTerminal(in: gnome)
-        addTeardownBlock {
-            await terminal.stop()
-            try? await gnome.reopenWindow()
-        }
+        let terminal = try await openTerminal(in: gnome)
         let (status, client) = try await insert(stack, gnome, [Texts.greeting])
         XCTAssertEqual(status, 0, client.stderr)
         XCTAssertEqual(client.stdout, "", "typed, not kept")

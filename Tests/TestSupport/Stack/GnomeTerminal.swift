@@ -36,3 +36,17 @@ struct GnomeTerminal {
         _ = await process.wait(timeout: .seconds(5))
     }
 }
+
+extension XCTestCase {
+    /// A terminal in `gnome`, focused, for this test: at its end the terminal is stopped and the
+    /// entry window opened again (it lost the focus). Skips where lxterminal is not installed.
+    func openTerminal(in gnome: GnomeSession) async throws -> GnomeTerminal {
+        try GnomeTerminal.require()
+        let terminal = try await GnomeTerminal(in: gnome)
+        addTeardownBlock {
+            await terminal.stop()
+            try? await gnome.reopenWindow()
+        }
+        return terminal
+    }
+}
