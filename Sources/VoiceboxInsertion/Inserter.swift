@@ -23,7 +23,7 @@ public enum Inserter {
                     return try carryOut(route.plan, text: text, pasteKeys: pasteKeys, session: route.session, environment: environment)
                 }
                 guard let daemon = route.ibus else { throw .failed("typing through IBus: no IBus daemon answers in this session") }
-                try await IBusTyper.type(text, daemon: daemon, watch: watch, report: report)
+                try await IBusTyper.type(text, daemon: daemon, framed: route.session != .x11, watch: watch, report: report)
                 return nil
             })
         } catch {

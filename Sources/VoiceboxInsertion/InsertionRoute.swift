@@ -38,7 +38,7 @@ public struct InsertionRoute: Sendable {
         case .type(.ibus):
             guard let ibus else { return "typed through IBus (--typer ibus), but no IBus daemon answers in this session" }
             return "typed through IBus at \(ibus.address): committed as IBus's panel extension, as its emoji picker types, "
-                + "your input method left as it is"
+                + "your input method left as it is (where IBus does not let the extension be taken, an engine of Voicebox's types)"
                 + (session == .gnomeOrKDE ? " (\(place) offers programs no virtual keyboard)" : "")
         case .type(.xdotool): return "typed with xdotool (\(place))"
         case .type(.wtype): return "typed with wtype, through the compositor's virtual keyboard (\(place))"

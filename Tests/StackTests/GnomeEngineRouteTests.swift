@@ -106,6 +106,16 @@ final class GnomeEngineRouteTests: XCTestCase {
         }
     }
 
+    /// Two insertions that overlap and share no lock file: on this way each would take the other's
+    /// engine for the user's (and left none set); they take turns on IBus's bus instead.
+    func testOverlappingInsertionsFromDifferentEnvironmentsPutTheUsersEngineBack() async throws {
+        let (stack, gnome) = try await session()
+        let (texts, runs, statuses) = try await overlappingInsertions(in: gnome, stack)
+        for (run, status) in zip(runs, statuses) { XCTAssertEqual(status, 0, run.stderr) }
+        try await gnome.window.waitFor(texts.joined())
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "the user's engine is back")
+    }
+
     /// A window that takes the commit but never reports its text (a VTE terminal): the text
     /// arrives exactly, but the engine sees no report of it, so it is also kept.
     func testATerminalThatDoesNotReportItsTextGetsItExactlyAndKeepsIt() async throws {

@@ -151,6 +151,20 @@ final class GnomeInsertionTests: XCTestCase {
         await bus.close()
     }
 
+    /// Two insertions that overlap and share no lock file (one started from cron or ssh, without
+    /// XDG_RUNTIME_DIR): they take turns on IBus's own bus, so both go in whole, one after the
+    /// other, each as the panel extension.
+    func testOverlappingInsertionsFromDifferentEnvironmentsTakeTurns() async throws {
+        let (stack, gnome) = try await session()
+        let (texts, runs, statuses) = try await overlappingInsertions(in: gnome, stack)
+        for (run, status) in zip(runs, statuses) {
+            XCTAssertEqual(status, 0, run.stderr)
+            XCTAssertFalse(run.stderr.contains("an engine of Voicebox's types instead"), run.stderr)
+        }
+        try await gnome.window.waitFor(texts.joined())
+        XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+    }
+
     /// SIGTERM or Ctrl-C while Voicebox holds IBus's panel extension, the text handed to the field
     /// but not confirmed (the window hangs: it cannot show it yet): the text is kept (printed, on
     /// the clipboard), the exit status is the signal's, the emoji picker has its name back, and the
@@ -235,6 +249,29 @@ final class GnomeInsertionTests: XCTestCase {
         }
         let ownerAfter = await GnomeSession.extensionOwner(try gnome.ibusBus())
         XCTAssertEqual(ownerAfter, extensionOwner, "the emoji picker has its name back")
+    }
+
+    /// Where the client reports its field's text (once an engine that asks for it, as ibus-hangul,
+    /// has been in use), the text must show: a multi-line text view reports only its cursor's
+    /// line, so dictations ending in a line break, or in a short last line, are confirmed by it.
+    func testATextViewThatReportsOnlyItsLineConfirmsTextsWithLineBreaks() async throws {
+        let (stack, gnome) = try await session()
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/usr/share/ibus/component/hangul.xml"),
+                          "ibus-hangul is not installed (scripts/deps installs it)")
+        try await gnome.reopenWindow(textView: true)
+        addTeardownBlock { try? await gnome.reopenWindow() }
+        // From now on the session's client reports its fields' text (IBus asks it to for an engine
+        // that wants it, and does not stop asking).
+        try gnome.run(["ibus", "engine", "hangul"])
+        try gnome.run(["ibus", "engine", "xkb:us::eng"])
+        var expected = ""
+        for text in ["line one\n", "hello world\nab", "a\n\n", "dictated sentence.\n\nNext"] {
+            let (status, client) = try await insert(stack, gnome, [text])
+            expected += text
+            XCTAssertEqual(status, 0, "\(text.debugDescription): \(client.stderr)")
+            XCTAssertEqual(client.stdout, "", "typed, not kept")
+            try await gnome.window.waitFor(expected)
+        }
     }
 
     /// A dead key typed before `voicebox insert` ran (nothing watched it begin): the text goes in

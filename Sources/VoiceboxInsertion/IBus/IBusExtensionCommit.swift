@@ -12,9 +12,7 @@ import VoiceboxThreads
 ///
 /// Arrival: the daemon's CommitText to the focused context's client is watched (IBus's bus hands
 /// every message to each connection whose match rule fits), then what the client reports next
-/// about its field: the text around its cursor where the user's engine asked for it (it must show
-/// the text), else where its cursor is now. Each piece waits for that report before the next is
-/// sent (mutter keeps one commit per frame: see IBusCommit).
+/// about its field (see `commit`).
 enum IBusExtensionCommit {
     static let name = "org.freedesktop.IBus.Panel.Extension.Emoji"
     static let path = "/org/freedesktop/IBus/Panel/Extension/Emoji"
@@ -47,7 +45,8 @@ enum IBusExtensionCommit {
     /// would be one more wait for the bus to answer (its Hello). Whatever happens, the name is
     /// released and the watch ended; the connection closes with the insertion (`Inserter`), which
     /// gives the name back too.
-    static func type(_ text: String, daemon: IBusDaemon) async throws(InsertionError) -> Outcome {
+    /// `framed`: the client passes commits on one per frame (Wayland; see `commit`).
+    static func type(_ text: String, daemon: IBusDaemon, framed: Bool) async throws(InsertionError) -> Outcome {
         let connection = daemon.connection
         let events = Locked<[Event]>([])
         let tokens: [UInt64]
@@ -58,7 +57,7 @@ enum IBusExtensionCommit {
         }
         let outcome: Result<Outcome, InsertionError>
         do {
-            outcome = .success(try await typeAsExtension(text, connection: connection, events: events))
+            outcome = .success(try await typeAsExtension(text, framed: framed, connection: connection, events: events))
         } catch {
             outcome = .failure(error)
         }
@@ -67,7 +66,8 @@ enum IBusExtensionCommit {
         return try outcome.get()
     }
 
-    private static func typeAsExtension(_ text: String, connection: BusConnection, events: Locked<[Event]>) async throws(InsertionError) -> Outcome {
+    private static func typeAsExtension(_ text: String, framed: Bool, connection: BusConnection,
+                                        events: Locked<[Event]>) async throws(InsertionError) -> Outcome {
         let taken: BusConnection.NameRequestResult
         do {
             taken = try await connection.requestName(name, replacing: true)
@@ -80,7 +80,7 @@ enum IBusExtensionCommit {
         guard try await IBusWait.until(focusWait, { focusedContext(events) != nil }), let context = focusedContext(events) else {
             return .unavailable("this IBus daemon does not tell a panel extension which field has the focus (IBus before 1.5.19)")
         }
-        try await commit(text, into: context, connection: connection, events: events)
+        try await commit(text, into: context, framed: framed, connection: connection, events: events)
         return .typed
     }
 

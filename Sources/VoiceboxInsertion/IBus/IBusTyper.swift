@@ -1,3 +1,5 @@
+import VoiceboxBus
+
 /// GNOME and KDE on Wayland give programs no virtual keyboard, but run an IBus daemon (GNOME for
 /// every session): a commit reaches the focused field as typed text, any Unicode, whatever the
 /// keyboard layout, with no root set-up. First as IBus's panel extension (IBusExtensionCommit),
@@ -19,14 +21,53 @@ enum IBusTyper {
     static let pieceBytes = 2_000
 
     /// Types `text` into the field that has the focus, through `daemon` (which the caller closes).
-    /// `watch`: the compositions seen since dictation began; on the engine's way, one in progress
-    /// that the switch would drop holds the typing back (CompositionWatch). `report` hears when the
+    /// `framed`: the session is Wayland's, where commits reach a window one per frame. `watch`: the
+    /// compositions seen since dictation began; on the engine's way, one in progress that the
+    /// switch would drop holds the typing back (CompositionWatch). `report` hears when the
     /// engine's way is taken, and why (`--verbose`).
-    static func type(_ text: String, daemon: IBusDaemon, watch: CompositionWatch? = nil,
+    static func type(_ text: String, daemon: IBusDaemon, framed: Bool, watch: CompositionWatch? = nil,
                      report: (String) -> Void = { _ in }) async throws(InsertionError) {
+        try await takeTurn(daemon)
+        let typed: Result<Void, InsertionError>
+        do {
+            typed = .success(try await typeInTurn(text, daemon: daemon, framed: framed, watch: watch, report: report))
+        } catch {
+            typed = .failure(error)
+        }
+        try? await daemon.connection.releaseName(turnName)
+        try typed.get()
+    }
+
+    /// Owned on IBus's bus by the voicebox that is typing through it.
+    static let turnName = "org.voicebox.IBusTyping"
+
+    /// One insertion through IBus's daemon at a time, whoever runs it: two at once interleave their
+    /// pieces, and on the engine's way each takes the other's engine for the user's (and may leave
+    /// none set). The session's insertion lock (InsertionGuard) is a file in `$XDG_RUNTIME_DIR`,
+    /// which a `voicebox` started from cron or ssh may not share; IBus's bus is the same for all.
+    /// Waited for as that lock is (`InsertionGuard.lockWait`).
+    private static func takeTurn(_ daemon: IBusDaemon) async throws(InsertionError) {
+        let deadline = ContinuousClock.now + InsertionGuard.lockWait
+        while true {
+            let taken: BusConnection.NameRequestResult
+            do {
+                taken = try await daemon.connection.requestName(turnName)
+            } catch {
+                throw .failed("IBus did not answer for \(turnName): \(error.message)")
+            }
+            if taken != .taken { return }
+            guard ContinuousClock.now < deadline else {
+                throw .failed("another insertion has typed through IBus for more than \(InsertionGuard.lockWait.components.seconds) s")
+            }
+            try InsertionGuard.checkInterrupted()
+            try? await Task.sleep(for: InsertionGuard.lockPoll)
+        }
+    }
+
+    private static func typeInTurn(_ text: String, daemon: IBusDaemon, framed: Bool, watch: CompositionWatch?,
+                                   report: (String) -> Void) async throws(InsertionError) {
         // As the panel extension where the daemon lets us: the user's engine is not touched at all.
-        // (One insertion at a time in the session: InsertionGuard's lock.)
-        guard case .unavailable(let why) = try await IBusExtensionCommit.type(text, daemon: daemon) else { return }
+        guard case .unavailable(let why) = try await IBusExtensionCommit.type(text, daemon: daemon, framed: framed) else { return }
         report("IBus's panel extension cannot be taken (\(why)): an engine of Voicebox's types instead, then your input method is put back")
         try await watch?.waitUntilNoFragileComposition(daemon)
         let previous = try await daemon.globalEngine()

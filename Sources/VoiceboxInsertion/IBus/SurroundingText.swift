@@ -8,15 +8,22 @@ enum SurroundingText {
     static let minimumEvidence = 8
 
     /// True when the text before the report's cursor ends with `committed`, or (the field reports
-    /// less) is at least `minimumEvidence` characters and `committed` ends with all of it. The cursor
+    /// less) is at least `minimumEvidence` characters and `committed` ends with all of it, or (a
+    /// field that reports its current line only) is all of that line and the line is what
+    /// `committed` put after its last line break. The cursor
     /// is counted in characters as IBus specifies, or in UTF-8 bytes as gnome-shell 43 passes on
     /// the Wayland text-input protocol's offsets: either reading may confirm.
     /// `strictly`: all of `committed` must be shown (a short composition proves nothing by a tail).
     static func confirms(_ report: EngineReport.Surrounding, committed: String, strictly: Bool = false) -> Bool {
         let expected = Array(committed.unicodeScalars)
         guard !expected.isEmpty else { return true }
+        // A text view reports only the line its cursor is on: after a line break we sent, that line
+        // from its start must be what followed our last break.
+        let lastLine = expected.lastIndex(of: "\n").map { expected[($0 + 1)...] }
+        let reportsOneLine = !report.text.unicodeScalars.contains("\n")
         return beforeCursor(report).contains { before in
             if before.count >= expected.count { return before.suffix(expected.count).elementsEqual(expected) }
+            if !strictly, reportsOneLine, let lastLine, before.elementsEqual(lastLine) { return true }
             return !strictly && before.count >= min(expected.count, minimumEvidence) && expected.suffix(before.count).elementsEqual(before)
         }
     }

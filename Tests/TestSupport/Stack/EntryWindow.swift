@@ -25,8 +25,14 @@ final class EntryWindow: Sendable {
                 f.write(text)
             os.replace(path + '.tmp', path)
         window = Gtk.Window(title='voicebox test entry')
-        entry = Gtk.Entry()
-        entry.connect('changed', lambda e: write('received', e.get_text()))
+        if len(sys.argv) > 2 and sys.argv[2] == 'textview':
+            entry = Gtk.TextView()
+            text = entry.get_buffer()
+            text.connect('changed', lambda b: write('received', b.get_text(b.get_start_iter(), b.get_end_iter(), False)))
+            entry.set_text = lambda value: text.set_text(value)
+        else:
+            entry = Gtk.Entry()
+            entry.connect('changed', lambda e: write('received', e.get_text()))
         entry.connect('preedit-changed', lambda e, s: write('preedit', s))
         entry.connect('focus-in-event', lambda *a: write('focus', 'in'))
         entry.connect('focus-out-event', lambda *a: write('focus', 'out'))
@@ -56,7 +62,8 @@ final class EntryWindow: Sendable {
     }
 
     /// Starts the window with `environment` (its whole environment: a display, and GTK's settings).
-    init(in directory: String, environment: [String: String]) throws {
+    /// `textView`: a multi-line GtkTextView instead of the entry (it reports only its cursor's line).
+    init(in directory: String, environment: [String: String], textView: Bool = false) throws {
         self.directory = directory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.script.write(toFile: directory + "/entry.py", atomically: true, encoding: .utf8)
@@ -65,7 +72,7 @@ final class EntryWindow: Sendable {
         for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let log = open(directory + "/entry.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { close(log) }
-        process = try Subprocess("/usr/bin/python3", [directory + "/entry.py", directory], environment: environment,
+        process = try Subprocess("/usr/bin/python3", [directory + "/entry.py", directory] + (textView ? ["textview"] : []), environment: environment,
                                  stdinFD: ends[0], stdoutFD: log, stderrFD: log)
         close(ends[0])
         commands = ends[1]

@@ -201,9 +201,11 @@ final class GnomeSession: Sendable {
         try await reopenWindow()
     }
 
-    func reopenWindow() async throws {
+    /// A new window in the old one's place (`textView`: a multi-line one; `prepareForTest` does not
+    /// undo that: a test that asks for one opens the entry again at its end).
+    func reopenWindow(textView: Bool = false) async throws {
         if window.isRunning { await window.stop() }
-        let fresh = try EntryWindow(in: root + "/window-\(UUID().uuidString)", environment: windowEnvironment)
+        let fresh = try EntryWindow(in: root + "/window-\(UUID().uuidString)", environment: windowEnvironment, textView: textView)
         windowSlot.withLock { $0 = fresh }
         try await fresh.waitForFocus()
     }

@@ -75,3 +75,26 @@ extension XCTestCase {
         return (await client.finish(timeout: .seconds(60)), client)
     }
 }
+
+extension XCTestCase {
+    /// Two `voicebox insert` runs that overlap and share no insertion lock file: the first with the
+    /// session's environment, its window frozen for a second, the second started meanwhile without
+    /// XDG_RUNTIME_DIR (as from cron or ssh). Returns both texts, both runs and their exit statuses.
+    func overlappingInsertions(in gnome: GnomeSession, _ stack: Stack) async throws
+        -> (texts: [String], runs: [ClientRun], statuses: [Int32?]) {
+        // Each of two pieces; together under the 4,000 bytes past which a GTK field on Wayland stops
+        // reporting its text (which the engine's way needs).
+        let texts = ["erste " + String(repeating: "Grüße — 東京 ✓ ", count: 90), "zweite " + String(repeating: "naïve café ", count: 100)]
+        var elsewhere = gnome.environment
+        elsewhere["XDG_RUNTIME_DIR"] = nil
+        gnome.window.pause()
+        let first = try stopsAtEnd(ClientRun(stack, ["insert", "--verbose", texts[0]], environment: gnome.environment))
+        try await Task.sleep(for: .milliseconds(500))
+        let second = try stopsAtEnd(ClientRun(stack, ["insert", "--verbose", texts[1]], environment: elsewhere))
+        try await Task.sleep(for: .milliseconds(500))
+        gnome.window.resume()
+        var statuses: [Int32?] = []
+        for run in [first, second] { statuses.append(await run.finish(timeout: .seconds(60))) }
+        return (texts, [first, second], statuses)
+    }
+}

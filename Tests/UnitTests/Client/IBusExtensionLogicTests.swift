@@ -23,7 +23,7 @@ final class IBusExtensionLogicTests: XCTestCase {
         // A field that reports its text must show it: its cursor moving is not enough.
         XCTAssertEqual(Commit.verdict(sent, context: field, in: [surrounding("x ", cursor: 2), .cursor(context: field)]), .waiting)
         // One that reports no text: its cursor moving after the commit is.
-        XCTAssertEqual(Commit.verdict(sent, context: field, in: [.cursor(context: field)]), .cursorMoved)
+        XCTAssertEqual(Commit.verdict(sent, context: field, in: [.cursor(context: field)]), .reported)
         // Another context's reports say nothing of this field.
         XCTAssertEqual(Commit.verdict(sent, context: field, in: [.cursor(context: other), surrounding(sent, cursor: 17, context: other)]),
                        .waiting)

@@ -95,6 +95,21 @@ final class IBusLogicTests: XCTestCase {
         XCTAssertFalse(SurroundingText.confirms(report("Other line, and the end.", cursor: 24), committed: text))
     }
 
+    /// A text view reports only the line its cursor is on: after a line break, that whole line is
+    /// what the text put after its last break, however short (a dictation ending "new line" leaves
+    /// an empty one).
+    func testAFieldThatReportsOnlyItsCurrentLineConfirmsWithWhatFollowedTheLastBreak() {
+        XCTAssertTrue(SurroundingText.confirms(report("ab", cursor: 2), committed: "hello world\nab"))
+        XCTAssertTrue(SurroundingText.confirms(report("", cursor: 0), committed: "line one\n"))
+        XCTAssertTrue(SurroundingText.confirms(report("", cursor: 0), committed: "a\n\n"))
+        XCTAssertTrue(SurroundingText.confirms(report("Next", cursor: 4), committed: "dictated sentence.\n\nNext"))
+        XCTAssertFalse(SurroundingText.confirms(report("xy", cursor: 2), committed: "hello world\nab"), "another line")
+        XCTAssertFalse(SurroundingText.confirms(report("xab", cursor: 3), committed: "hello world\nab"), "the line began before our break")
+        XCTAssertFalse(SurroundingText.confirms(report("zz\nab", cursor: 5), committed: "hello world\nab"),
+                       "a field that reports more than its line must show the text")
+        XCTAssertFalse(SurroundingText.confirms(report("ab", cursor: 2), committed: "hello world ab"), "no break: eight characters are needed")
+    }
+
     // MARK: Compositions
 
     /// The composition the daemon committed at the switch is shown only when all of it is before
