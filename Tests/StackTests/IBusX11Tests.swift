@@ -34,4 +34,21 @@ final class IBusX11Tests: XCTestCase {
         try await x.window.waitFor(text)
         XCTAssertEqual(try x.ibusEngine(), "xkb:us::eng")
     }
+
+    /// GTK's IBus module reports the cursor only when it moves: once the entry has scrolled, it
+    /// stays at its right edge. A text of several pieces, then a short one into the full entry:
+    /// each arrives exactly and counts as typed (on X11 the application takes each commit itself).
+    func testAScrolledEntryStillCountsTheTextAsTyped() async throws {
+        let (stack, x) = try await session()
+        let long = (0..<120).map { "Satz \($0), Grüße — 東京 ✓. " }.joined()
+        var expected = ""
+        for text in [long, "abc"] {
+            let client = try stopsAtEnd(ClientRun(stack, ["insert", "--typer", "ibus", text], environment: x.environment))
+            let status = await client.finish(timeout: .seconds(60))
+            expected += text
+            XCTAssertEqual(status, 0, client.stderr)
+            XCTAssertEqual(client.stdout, "", "typed, not kept")
+            try await x.window.waitFor(expected)
+        }
+    }
 }
