@@ -1,4 +1,5 @@
 import Foundation
+import VoiceboxThreads
 
 /// Inserts text into the focused window: typed, pasted (the clipboard restored afterwards) or
 /// only put on the clipboard, with the programs this session has. Whatever cannot be done, or
@@ -14,11 +15,16 @@ public enum Inserter {
     public static func insert(_ text: String, mode: InsertionMode, typer: Typer? = nil, pasteKeys: PasteKeys? = nil,
                               environment: [String: String] = ProcessInfo.processInfo.environment, watch: CompositionWatch? = nil,
                               report: (String) -> Void = { _ in }) async throws(InsertionError) -> String? {
-        let route = try await InsertionRoute.choose(mode, text: text, typer: typer, environment: environment)
-        report(route.description)
+        // The way is chosen under the guard too: a signal while it is (up to 2 s for IBus's daemon
+        // to answer) is noted, and the text kept, as during the typing.
+        let ibus = Locked<IBusDaemon?>(nil)
         let outcome: Result<String?, InsertionError>
         do {
             outcome = .success(try await InsertionGuard.run(environment: environment) { () async throws(InsertionError) -> String? in
+                let route = try await InsertionRoute.choose(mode, text: text, typer: typer, environment: environment)
+                ibus.withLock { $0 = route.ibus }
+                report(route.description)
+                try InsertionGuard.checkInterrupted()
                 guard case .type(.ibus) = route.plan else {
                     return try carryOut(route.plan, text: text, pasteKeys: pasteKeys, session: route.session, environment: environment)
                 }
@@ -29,7 +35,7 @@ public enum Inserter {
         } catch {
             outcome = .failure(error)
         }
-        await route.ibus?.close()
+        await ibus.withLock { $0 }?.close()
         return try outcome.get()
     }
 

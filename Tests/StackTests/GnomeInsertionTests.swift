@@ -39,6 +39,29 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(status, 4, "wl-copy finds no Wayland display: \(client.stderr)")
     }
 
+    /// A signal while the way is still being chosen (here IBus's address names a socket that never
+    /// answers, which takes 2 s to give up on) is noted as during the typing: the text is kept and
+    /// the exit status is the signal's.
+    func testASignalWhileTheWayIsChosenKeepsTheText() async throws {
+        let stack = try Stack.require()
+        let directory = try makeTemporaryDirectory(self)
+        let socket = directory.appendingPathComponent("ibus").path
+        let silent = try Subprocess("/usr/bin/python3", ["-c", "import socket, sys, time\ns = socket.socket(socket.AF_UNIX)\n"
+                                                          + "s.bind(sys.argv[1])\ns.listen(8)\ntime.sleep(60)", socket])
+        addTeardownBlock { silent.signal(SIGKILL); _ = await silent.wait(timeout: .seconds(5)) }
+        try await waitUntil("the silent socket", timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
+        let environment = ["PATH": "/usr/bin:/bin", "WAYLAND_DISPLAY": "voicebox-no-such-display", "XDG_CURRENT_DESKTOP": "GNOME",
+                           "XDG_SESSION_TYPE": "wayland", "IBUS_ADDRESS": "unix:path=" + socket, "HOME": directory.path,
+                           "XDG_RUNTIME_DIR": directory.path]
+        let client = try stopsAtEnd(ClientRun(stack, ["insert", "kept"], environment: environment))
+        try await Task.sleep(for: .milliseconds(700))
+        client.process.signal(SIGTERM)
+        let status = await client.finish(timeout: .seconds(30))
+        XCTAssertEqual(status, 143, client.stderr)
+        XCTAssertEqual(client.stdout, "kept\n")
+        XCTAssertTrue(client.stderr.contains("interrupted by SIGTERM"), client.stderr)
+    }
+
     /// A session that does not name its desktop (gnome-shell started by a script: gdm sets
     /// XDG_CURRENT_DESKTOP, gnome-shell does not): the compositor is asked whether it offers a
     /// virtual keyboard, and mutter does not, so IBus types, not wtype.
