@@ -12,7 +12,7 @@ import Synchronization
 ///   between two chunks (`Typing`), the keymap is given back, and the caller keeps the text and
 ///   exits as the signal asked (`InsertionError.interrupted`). Killed at once, the helper program
 ///   typed on alone into whatever had the focus, and the text was lost.
-enum InsertionGuard {
+public enum InsertionGuard {
     /// Another insertion may type a long dictation; past this, ours gives up and keeps its text.
     static let lockWait: Duration = .seconds(120)
     static let lockPoll: Duration = .milliseconds(50)
@@ -22,20 +22,35 @@ enum InsertionGuard {
     static let pendingSignal = Atomic<Int32>(0)
     static let watchedSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
-    /// Runs `body` holding the session's insertion lock, with the signals above noted instead of
-    /// ending the process. A signal that came meanwhile is thrown as `.interrupted` (unless `body`
-    /// threw first).
-    static func run<T>(environment: [String: String], _ body: () async throws(InsertionError) -> T) async throws(InsertionError) -> T {
+    /// Whether `holdSignals` has made the signals above noted for the rest of the process.
+    static let held = Atomic<Bool>(false)
+
+    /// Notes the signals above from now to the process's end instead of ending it: the text must
+    /// be kept (clipboard, standard output) even when a second Ctrl-C comes while it is, and a
+    /// signal before the insertion began counts as one during it. Called once the text is known.
+    public static func holdSignals() {
+        guard !held.exchange(true, ordering: .relaxed) else { return }
         pendingSignal.store(0, ordering: .relaxed)
+        for number in watchedSignals { _ = noteSignal(number) }
+    }
+
+    /// Installs the handler that notes `number`; returns the one it replaced.
+    private static func noteSignal(_ number: Int32) -> sigaction {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { InsertionGuard.pendingSignal.store($0, ordering: .relaxed) }
+        sigemptyset(&action.sa_mask)
+        var old = sigaction()
+        sigaction(number, &action, &old)
+        return old
+    }
+
+    /// Runs `body` holding the session's insertion lock, with the signals above noted instead of
+    /// ending the process. A signal that came meanwhile (or, with `holdSignals`, since then) is
+    /// thrown as `.interrupted` (unless `body` threw first).
+    static func run<T>(environment: [String: String], _ body: () async throws(InsertionError) -> T) async throws(InsertionError) -> T {
+        if !held.load(ordering: .relaxed) { pendingSignal.store(0, ordering: .relaxed) }
         var previous: [Int32: sigaction] = [:]
-        for number in watchedSignals {
-            var action = sigaction()
-            action.__sigaction_handler.sa_handler = { InsertionGuard.pendingSignal.store($0, ordering: .relaxed) }
-            sigemptyset(&action.sa_mask)
-            var old = sigaction()
-            sigaction(number, &action, &old)
-            previous[number] = old
-        }
+        for number in watchedSignals { previous[number] = noteSignal(number) }
         defer {
             for (number, old) in previous {
                 var restore = old

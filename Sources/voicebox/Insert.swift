@@ -69,6 +69,7 @@ enum Insertion {
     /// chosen, and why, on standard error first.
     static func insert(_ text: String, mode: InsertionMode, typer: Typer?, pasteKeys: PasteKeys?, verbose: Bool = false,
                        watch: CompositionWatch? = nil) async -> ExitStatus {
+        InsertionGuard.holdSignals()
         do {
             let note = try await Inserter.insert(text, mode: mode, typer: typer, pasteKeys: pasteKeys, watch: watch) { way in
                 if verbose { Output.error("inserting: \(way)") }
@@ -93,6 +94,8 @@ enum Insertion {
     /// a notification says so.
     static func keep(_ text: String, because reason: String) async {
         let why = reason.split(whereSeparator: \.isNewline).joined(separator: "; ")
+        // Printed first: putting it on the clipboard may take seconds (wl-copy), printing does not.
+        Output.write(text.hasSuffix("\n") ? text : text + "\n", to: 1)
         let kept: Bool
         var clipboardProblem = ""
         do {
@@ -102,7 +105,6 @@ enum Insertion {
             kept = false
             clipboardProblem = error.description
         }
-        Output.write(text.hasSuffix("\n") ? text : text + "\n", to: 1)
         if kept {
             Output.error("not inserted: \(why); the text is kept on the clipboard and printed")
         } else {
@@ -126,6 +128,7 @@ enum Insertion {
 
     /// `insert TEXT`: no service needed.
     static func run(_ request: InsertRequest) async -> ExitStatus {
-        await insert(request.text, mode: request.mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
+        InsertionGuard.holdSignals()
+        return await insert(request.text, mode: request.mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import VoiceboxBus
 import VoiceboxContract
+import VoiceboxInsertion
 
 /// voicebox: the command-line client of voiceboxd. Each subcommand is a file of its own; this
 /// parses, connects, dispatches and turns the outcome into the exit status.
@@ -35,8 +36,9 @@ if invocation.readsStandardInput, fcntl(0, F_GETFD) == -1 {
     exit(ExitStatus.usage.rawValue)
 }
 
-// insert needs no service.
+// insert needs no service. Its signals are noted from here on: the text is never dropped.
 if case .insert(let request) = invocation.command {
+    InsertionGuard.holdSignals()
     exit(await Insertion.run(request).rawValue)
 }
 

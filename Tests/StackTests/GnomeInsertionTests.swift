@@ -41,21 +41,30 @@ final class GnomeInsertionTests: XCTestCase {
 
     /// A signal while the way is still being chosen (here IBus's address names a socket that never
     /// answers, which takes 2 s to give up on) is noted as during the typing: the text is kept and
-    /// the exit status is the signal's.
-    func testASignalWhileTheWayIsChosenKeepsTheText() async throws {
+    /// the exit status is the signal's. A second one while the text is being kept (here wl-copy
+    /// takes 3 s) does not end `voicebox` before it has printed the text.
+    func testSignalsWhileTheWayIsChosenAndWhileTheTextIsKeptLoseNothing() async throws {
         let stack = try Stack.require()
         let directory = try makeTemporaryDirectory(self)
         let socket = directory.appendingPathComponent("ibus").path
         let silent = try Subprocess("/usr/bin/python3", ["-c", "import socket, sys, time\ns = socket.socket(socket.AF_UNIX)\n"
                                                           + "s.bind(sys.argv[1])\ns.listen(8)\ntime.sleep(60)", socket])
         addTeardownBlock { silent.signal(SIGKILL); _ = await silent.wait(timeout: .seconds(5)) }
+        // A slow clipboard: it says it has started, then takes 3 s.
+        let programs = directory.appendingPathComponent("bin").path
+        try FileManager.default.createDirectory(atPath: programs, withIntermediateDirectories: true)
+        let copying = directory.appendingPathComponent("copying").path
+        try "#!/bin/sh\ncat > /dev/null\ntouch \(copying)\nsleep 3\n".write(toFile: programs + "/wl-copy", atomically: true, encoding: .utf8)
+        chmod(programs + "/wl-copy", 0o755)
         try await waitUntil("the silent socket", timeout: .seconds(10)) { FileManager.default.fileExists(atPath: socket) }
-        let environment = ["PATH": "/usr/bin:/bin", "WAYLAND_DISPLAY": "voicebox-no-such-display", "XDG_CURRENT_DESKTOP": "GNOME",
-                           "XDG_SESSION_TYPE": "wayland", "IBUS_ADDRESS": "unix:path=" + socket, "HOME": directory.path,
-                           "XDG_RUNTIME_DIR": directory.path]
+        let environment = ["PATH": programs + ":/usr/bin:/bin", "WAYLAND_DISPLAY": "voicebox-no-such-display",
+                           "XDG_CURRENT_DESKTOP": "GNOME", "XDG_SESSION_TYPE": "wayland", "IBUS_ADDRESS": "unix:path=" + socket,
+                           "HOME": directory.path, "XDG_RUNTIME_DIR": directory.path]
         let client = try stopsAtEnd(ClientRun(stack, ["insert", "kept"], environment: environment))
         try await Task.sleep(for: .milliseconds(700))
         client.process.signal(SIGTERM)
+        try await waitUntil("the text to be put on the clipboard", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: copying) }
+        client.process.signal(SIGINT)
         let status = await client.finish(timeout: .seconds(30))
         XCTAssertEqual(status, 143, client.stderr)
         XCTAssertEqual(client.stdout, "kept\n")
@@ -99,12 +108,12 @@ final class GnomeInsertionTests: XCTestCase {
         XCTAssertEqual(Set(engines.value), ["xkb:us::eng"], "the engine was never switched")
         let ownerAfter = await GnomeSession.extensionOwner(bus)
         XCTAssertEqual(ownerAfter, owner, "the emoji picker has its name back")
-        try await gnome.waitUntilEmojiTypingWorks()
         // A second insertion goes after the first, where the cursor is.
         let (again, second) = try await insert(stack, gnome, [" — und weiter"])
         XCTAssertEqual(again, 0, second.stderr)
         try await gnome.window.waitFor(Texts.greeting + " — und weiter")
         XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng")
+        try await gnome.waitUntilEmojiTypingWorks()
         await bus.close()
     }
 
@@ -218,11 +227,11 @@ final class GnomeInsertionTests: XCTestCase {
                 await GnomeSession.extensionOwner(bus) == owner
             }
             XCTAssertEqual(try gnome.ibusEngine(), "xkb:us::eng", "never changed")
-            try await gnome.waitUntilEmojiTypingWorks()
             // Handed on before the signal came, or not yet: the window, running again, shows all of
             // it or nothing, never a part.
             try? await waitUntil("the entry to show the text", timeout: .seconds(5)) { gnome.window.received == text }
             XCTAssertTrue(["", text].contains(gnome.window.received), gnome.window.received)
+            try await gnome.waitUntilEmojiTypingWorks()
         }
         await bus.close()
     }
@@ -295,6 +304,23 @@ final class GnomeInsertionTests: XCTestCase {
             XCTAssertEqual(client.stdout, "", "typed, not kept")
             try await gnome.window.waitFor(expected)
         }
+    }
+
+    /// A field that reports its text and refuses part of ours (a length limit of 10): what it took
+    /// ends as ours does, but is not all of it, so the text is kept, exit 4.
+    func testAFieldThatTakesOnlyPartOfTheTextKeepsIt() async throws {
+        let (stack, gnome) = try await session()
+        try XCTSkipUnless(FileManager.default.fileExists(atPath: "/usr/share/ibus/component/hangul.xml"),
+                          "ibus-hangul is not installed (scripts/deps installs it)")
+        try await gnome.reopenWindow(maxLength: 10)
+        addTeardownBlock { try? await gnome.reopenWindow() }
+        try gnome.run(["ibus", "engine", "hangul"])  // from now on fields report their text (see above)
+        try gnome.run(["ibus", "engine", "xkb:us::eng"])
+        let text = "hahahahahahahahahaha"
+        let (status, client) = try await insert(stack, gnome, [text])
+        XCTAssertEqual(status, 4, client.stderr)
+        XCTAssertEqual(client.stdout, text + "\n", "kept")
+        try await gnome.window.waitFor("hahahahaha")
     }
 
     /// A dead key typed before `voicebox insert` ran (nothing watched it begin): the text goes in

@@ -66,9 +66,10 @@ extension IBusExtensionCommit {
     }
 
     /// What the reports of `context`'s field in `events` say of `sent`: a field that reports its
-    /// text must show it (a report made before the commit landed may not, so it is waited for).
-    static func verdict(_ sent: String, context: String, in events: ArraySlice<Event>) -> Verdict {
-        var reportsText = false, reported = false
+    /// text (`reportsText`: it did before) must show it (a report made before the commit landed may
+    /// not, so it is waited for).
+    static func verdict(_ sent: String, context: String, in events: ArraySlice<Event>, reportsText known: Bool = false) -> Verdict {
+        var reportsText = known, reported = false
         for event in events {
             switch event {
             case .surrounding(context, let report):
@@ -90,11 +91,12 @@ extension IBusExtensionCommit {
     private static func waitForReport(_ sent: String, context: String, after handed: Int, framed: Bool,
                                       events: Locked<[Event]>) async throws(InsertionError) -> InsertionError? {
         let wait = framed ? IBusTyper.confirmWait : unframedReportWait
+        let known = events.withLock { $0[...handed].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
         let reported = try await IBusWait.until(wait) {
-            events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...]) } != .waiting
+            events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...], reportsText: known) } != .waiting
         }
         if reported { return nil }
-        let reportsText = events.withLock { $0[(handed + 1)...].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
+        let reportsText = known || events.withLock { $0[(handed + 1)...].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
         if reportsText {
             if !framed, try await IBusWait.until(IBusTyper.confirmWait - wait, {
                 events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...]) } == .shown

@@ -32,6 +32,8 @@ final class EntryWindow: Sendable {
             entry.set_text = lambda value: text.set_text(value)
         else:
             entry = Gtk.Entry()
+            if len(sys.argv) > 2 and sys.argv[2].startswith('max='):
+                entry.set_max_length(int(sys.argv[2][4:]))
             entry.connect('changed', lambda e: write('received', e.get_text()))
         entry.connect('preedit-changed', lambda e, s: write('preedit', s))
         entry.connect('focus-in-event', lambda *a: write('focus', 'in'))
@@ -63,7 +65,8 @@ final class EntryWindow: Sendable {
 
     /// Starts the window with `environment` (its whole environment: a display, and GTK's settings).
     /// `textView`: a multi-line GtkTextView instead of the entry (it reports only its cursor's line).
-    init(in directory: String, environment: [String: String], textView: Bool = false) throws {
+    /// `maxLength`: the entry takes no more characters than this.
+    init(in directory: String, environment: [String: String], textView: Bool = false, maxLength: Int? = nil) throws {
         self.directory = directory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.script.write(toFile: directory + "/entry.py", atomically: true, encoding: .utf8)
@@ -72,7 +75,7 @@ final class EntryWindow: Sendable {
         for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let log = open(directory + "/entry.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { close(log) }
-        process = try Subprocess("/usr/bin/python3", [directory + "/entry.py", directory] + (textView ? ["textview"] : []), environment: environment,
+        process = try Subprocess("/usr/bin/python3", [directory + "/entry.py", directory] + (textView ? ["textview"] : maxLength.map { ["max=\($0)"] } ?? []), environment: environment,
                                  stdinFD: ends[0], stdoutFD: log, stderrFD: log)
         close(ends[0])
         commands = ends[1]

@@ -203,9 +203,10 @@ final class GnomeSession: Sendable {
 
     /// A new window in the old one's place (`textView`: a multi-line one; `prepareForTest` does not
     /// undo that: a test that asks for one opens the entry again at its end).
-    func reopenWindow(textView: Bool = false) async throws {
+    func reopenWindow(textView: Bool = false, maxLength: Int? = nil) async throws {
         if window.isRunning { await window.stop() }
-        let fresh = try EntryWindow(in: root + "/window-\(UUID().uuidString)", environment: windowEnvironment, textView: textView)
+        let fresh = try EntryWindow(in: root + "/window-\(UUID().uuidString)", environment: windowEnvironment, textView: textView,
+                                    maxLength: maxLength)
         windowSlot.withLock { $0 = fresh }
         try await fresh.waitForFocus()
     }

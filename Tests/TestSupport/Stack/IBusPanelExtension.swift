@@ -19,15 +19,21 @@ extension GnomeSession {
 
     /// IBus's emoji typing (Super+period, GNOME's default) answers: it shows its "e" in the entry,
     /// which Escape takes away. It is the panel extension's: it works only while the emoji picker
-    /// holds the name and has been told the focus again.
+    /// holds the name and has registered its keys again (just after it has the name back, the
+    /// keys may still type a plain "."): each try starts from an empty entry, and the entry is
+    /// left empty.
     func waitUntilEmojiTypingWorks() async throws {
-        try await waitUntil("IBus's emoji typing to show its \u{201C}e\u{201D}", timeout: .seconds(10)) {
+        try await waitUntil("IBus's emoji typing to show its \u{201C}e\u{201D}", timeout: .seconds(20)) {
+            try? await self.window.clear()
             try? await self.press(0x2E, holding: 0xFFEB)  // Super_L + period
-            try? await Task.sleep(for: .milliseconds(300))
-            return self.window.preedit == "e"
+            for _ in 0..<20 where self.window.preedit != "e" { try? await Task.sleep(for: .milliseconds(100)) }
+            if self.window.preedit == "e" { return true }
+            try? await self.press([0xFF1B])  // Escape, in case it answered late
+            return false
         }
         try await press([0xFF1B])  // Escape
         try await waitUntil("the emoji typing to end", timeout: .seconds(10)) { self.window.preedit == "" }
+        try await window.clear()
     }
 
     /// The unique name that owns the panel extension's name now; nil when nobody does.

@@ -22,6 +22,8 @@ final class IBusExtensionLogicTests: XCTestCase {
         XCTAssertEqual(Commit.verdict(sent, context: field, in: [surrounding("x ", cursor: 2), surrounding("x " + sent, cursor: 19)]), .shown)
         // A field that reports its text must show it: its cursor moving is not enough.
         XCTAssertEqual(Commit.verdict(sent, context: field, in: [surrounding("x ", cursor: 2), .cursor(context: field)]), .waiting)
+        // One that reported its text for an earlier piece must show this one too.
+        XCTAssertEqual(Commit.verdict(sent, context: field, in: [.cursor(context: field)], reportsText: true), .waiting)
         // One that reports no text: its cursor moving after the commit is.
         XCTAssertEqual(Commit.verdict(sent, context: field, in: [.cursor(context: field)]), .reported)
         // Another context's reports say nothing of this field.

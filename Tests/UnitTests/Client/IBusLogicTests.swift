@@ -93,6 +93,20 @@ final class IBusLogicTests: XCTestCase {
                       "a text view reports its current paragraph")
         XCTAssertFalse(SurroundingText.confirms(report("end.", cursor: 4), committed: text), "four characters prove nothing")
         XCTAssertFalse(SurroundingText.confirms(report("Other line, and the end.", cursor: 24), committed: text))
+        // A report cut to a window (4,000 bytes at most on Wayland) shows the tail of a longer text.
+        let long = String(repeating: "Grüße — 東京 ✓ ", count: 300)
+        let window = String(long.unicodeScalars.suffix(2_100))
+        XCTAssertTrue(SurroundingText.confirms(report(window, cursor: 2_100), committed: long))
+    }
+
+    /// A field that refused part of the text (a length limit) and shows what it took, or its old
+    /// text, which happens to end as ours does, does not show the text.
+    func testAFieldThatRefusedTheRestIsNotTakenToShowIt() {
+        XCTAssertFalse(SurroundingText.confirms(report("hahahahaha", cursor: 10), committed: "hahahahahahahahahaha"),
+                       "ten of twenty taken")
+        XCTAssertFalse(SurroundingText.confirms(report("helloworld", cursor: 0), committed: "Dear Sir,\n"),
+                       "a one-line field's cursor at its start")
+        XCTAssertTrue(SurroundingText.confirms(report("", cursor: 0), committed: "Dear Sir,\n"), "an empty line after the break")
     }
 
     /// A text view reports only the line its cursor is on: after a line break, that whole line is
@@ -120,7 +134,7 @@ final class IBusLogicTests: XCTestCase {
         XCTAssertTrue(SurroundingText.confirms(shown, committed: "하", strictly: true))
         XCTAssertFalse(SurroundingText.confirms(lost, committed: "하", strictly: true))
         let tail = EngineReport.Surrounding(text: "서울, Seoul", cursor: 9, anchor: 9)
-        XCTAssertTrue(SurroundingText.confirms(tail, committed: "하서울, Seoul"), "a field that reports only a tail")
+        XCTAssertFalse(SurroundingText.confirms(tail, committed: "하서울, Seoul"), "a short field that shows only a tail lost the rest")
         XCTAssertFalse(SurroundingText.confirms(tail, committed: "하서울, Seoul", strictly: true))
     }
 
