@@ -236,6 +236,37 @@ final class GnomeInsertionTests: XCTestCase {
         await bus.close()
     }
 
+    /// The overview opening as the text is committed (its search entry takes the focus): the text
+    /// arrives in the entry (exit 0), or it is kept (exit 4); never exit 0 with nothing there.
+    func testTheFocusMovingAsTheTextIsCommittedNeverLosesIt() async throws {
+        let (stack, gnome) = try await session()
+        addTeardownBlock { try? await gnome.setOverview(false) }
+        var outcomes: [String] = []
+        for delay in [0, 10, 20] {
+            try await gnome.prepareForTest()
+            let text = "Überblick \(delay) — 東京"
+            let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: gnome.environment))
+            try await Task.sleep(for: .milliseconds(delay))
+            try await gnome.setOverview(true)
+            let status = await client.finish(timeout: .seconds(60))
+            try? await waitUntil("the entry to show the text", timeout: .seconds(2)) { gnome.window.received == text }
+            let arrived = gnome.window.received == text
+            outcomes.append("\(delay) ms: exit \(String(describing: status)), \(arrived ? "arrived" : "not there")")
+            if status == 0 {
+                XCTAssertTrue(arrived, "exit 0 but the entry holds \(gnome.window.received.debugDescription)")
+            } else {
+                XCTAssertEqual(status, 4, client.stderr)
+                XCTAssertEqual(client.stdout, text + "\n", "kept")
+            }
+            try await gnome.setOverview(false)
+            try await waitUntil("the entry to have the focus again", timeout: .seconds(20)) {
+                if !gnome.window.hasFocus { try? await gnome.reopenWindow() }
+                return gnome.window.hasFocus
+            }
+        }
+        print("METRIC the overview opening as the text is committed: \(outcomes.joined(separator: "; "))")
+    }
+
     /// Nothing has the focus (the only window closed): IBus focuses a context of its own, which
     /// shows nothing anywhere. Not confirmed: the text is kept, the engine put back.
     func testWithNoFieldFocusedTheTextIsKept() async throws {

@@ -16,6 +16,8 @@ extension IBusExtensionCommit {
     /// What the client has reported of its field since a piece was committed.
     enum Verdict: Equatable {
         case waiting
+        /// The client moved its focus since the piece was sent: it may have reached no field.
+        case focusMoved
         /// Its text shows everything sent so far before the cursor.
         case shown
         /// It reports no text (the user's engine did not ask for it), but where its cursor is.
@@ -29,15 +31,15 @@ extension IBusExtensionCommit {
     /// `framed`: the client passes commits on one per frame (Wayland).
     static func commit(_ text: String, into context: String, framed: Bool, connection: BusConnection,
                        events: Locked<[Event]>) async throws(InsertionError) {
-        var rest = Substring.UnicodeScalarView(text.unicodeScalars)
         var sent = ""
         var unreported: InsertionError?
-        while !rest.isEmpty {
+        let first = events.withLock { $0.count }
+        let all = pieces(of: text)
+        for (index, piece) in all.enumerated() {
             try InsertionGuard.checkInterrupted()
             guard focusedContext(events) == context else {
                 throw .unconfirmed("the field lost the keyboard focus while the text was committed through IBus")
             }
-            let piece = String(Substring(IBusTyper.nextPiece(&rest)))
             let mark = events.withLock { $0.count }
             connection.emit(path: path, interface: panel.name, member: IBusInterfaces.commitText.name,
                             arguments: [.variant(IBusValues.text(piece))])
@@ -51,13 +53,39 @@ extension IBusExtensionCommit {
                 throw .unconfirmed("IBus did not pass the rest of the text on to the field")
             }
             sent += piece
+            if events.withLock({ Self.focusMoved(context, in: $0[mark...]) }) {
+                throw .unconfirmed("the focus moved as the text was committed through IBus")
+            }
             if unreported == nil {
                 unreported = try await waitForReport(sent, context: context, after: handed, framed: framed, events: events)
-            } else if !rest.isEmpty {
+            } else if index < all.count - 1 {
                 try? await Task.sleep(for: IBusTyper.unreportedSpacing)
             }
         }
         if let unreported { throw unreported }
+        if events.withLock({ Self.focusMoved(context, in: $0[first...]) }) {
+            throw .unconfirmed("the focus moved as the text was committed through IBus")
+        }
+    }
+
+    /// Whether the client moved its focus in `events`.
+    static func focusMoved(_ context: String, in events: ArraySlice<Event>) -> Bool {
+        events.contains { $0 == .clientFocus(context: context) }
+    }
+
+    /// The pieces `text` is committed in (IBusTyper.nextPiece), its closing line breaks one of
+    /// their own: a field that reports only its cursor's line shows nothing of ours after them, so
+    /// the text before them is seen in the field first (an empty field that refuses it all, as a
+    /// number field, is not taken to show a text that ends in "new line").
+    static func pieces(of text: String) -> [String] {
+        let scalars = text.unicodeScalars
+        var end = scalars.endIndex
+        while end > scalars.startIndex, ["\n", "\r"].contains(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
+        var rest = Substring.UnicodeScalarView(scalars[..<end])
+        var pieces: [String] = []
+        while !rest.isEmpty { pieces.append(String(Substring(IBusTyper.nextPiece(&rest)))) }
+        if end < scalars.endIndex { pieces.append(String(String.UnicodeScalarView(scalars[end...]))) }
+        return pieces
     }
 
     /// Where in `events` (from `start`) the daemon committed `piece` to `context`'s client.
@@ -68,12 +96,22 @@ extension IBusExtensionCommit {
     /// What the reports of `context`'s field in `events` say of `sent`: a field that reports its
     /// text (`reportsText`: it did before) must show it (a report made before the commit landed may
     /// not, so it is waited for).
-    static func verdict(_ sent: String, context: String, in events: ArraySlice<Event>, reportsText known: Bool = false) -> Verdict {
+    /// `baseline`: the field's last report before the piece was sent. After closing line breaks
+    /// (their own piece, once the text before them was shown), a one-line report with the cursor
+    /// at its start that differs from it shows them (a text view with text after the cursor).
+    static func verdict(_ sent: String, context: String, in events: ArraySlice<Event>, reportsText known: Bool = false,
+                        baseline: EngineReport.Surrounding? = nil) -> Verdict {
         var reportsText = known, reported = false
         for event in events {
             switch event {
+            case .clientFocus(context):
+                return .focusMoved
             case .surrounding(context, let report):
                 if SurroundingText.confirms(report, committed: sent) { return .shown }
+                if let baseline, report != baseline, sent.hasSuffix("\n"), !report.text.contains("\n"),
+                   SurroundingText.beforeCursor(report).contains(where: \.isEmpty) {
+                    return .shown
+                }
                 reportsText = true
             case .cursor(context):
                 reported = true
@@ -91,12 +129,17 @@ extension IBusExtensionCommit {
     private static func waitForReport(_ sent: String, context: String, after handed: Int, framed: Bool,
                                       events: Locked<[Event]>) async throws(InsertionError) -> InsertionError? {
         let wait = framed ? IBusTyper.confirmWait : unframedReportWait
-        let known = events.withLock { $0[...handed].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
+        let baseline = events.withLock { $0[...handed].last { if case .surrounding(context, _) = $0 { true } else { false } } }
+            .flatMap { if case .surrounding(_, let report) = $0 { report } else { nil } }
+        var seen = Verdict.waiting
         let reported = try await IBusWait.until(wait) {
-            events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...], reportsText: known) } != .waiting
+            seen = events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...], reportsText: baseline != nil,
+                                             baseline: baseline) }
+            return seen != .waiting
         }
+        if seen == .focusMoved { throw .unconfirmed("the focus moved as the text was committed through IBus") }
         if reported { return nil }
-        let reportsText = known || events.withLock { $0[(handed + 1)...].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
+        let reportsText = baseline != nil || events.withLock { $0[(handed + 1)...].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
         if reportsText {
             if !framed, try await IBusWait.until(IBusTyper.confirmWait - wait, {
                 events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...]) } == .shown

@@ -32,6 +32,9 @@ enum IBusExtensionCommit {
         case committed(context: String, text: String)
         case surrounding(context: String, EngineReport.Surrounding)
         case cursor(context: String)
+        /// The client moved its focus (the shell's overview opening, another field): a commit
+        /// the daemon passed on around then may have reached no field.
+        case clientFocus(context: String)
     }
 
     static let panel = InterfaceDescription(name: "org.freedesktop.IBus.Panel", methods: [focusIn.description, focusOut.description,
@@ -117,7 +120,8 @@ enum IBusExtensionCommit {
         }
     }
 
-    /// A client's SetSurroundingText (v text, u cursor, u anchor) or SetCursorLocation(Relative).
+    /// A client's SetSurroundingText (v text, u cursor, u anchor), SetCursorLocation(Relative),
+    /// FocusIn or FocusOut.
     static func clientReport(_ call: Signal) -> Event? {
         switch call.member {
         case "SetSurroundingText":
@@ -126,6 +130,8 @@ enum IBusExtensionCommit {
             return .surrounding(context: call.path, .init(text: text, cursor: cursor, anchor: anchor))
         case "SetCursorLocation", "SetCursorLocationRelative":
             return .cursor(context: call.path)
+        case "FocusIn", "FocusOut":
+            return .clientFocus(context: call.path)
         default:
             return nil
         }

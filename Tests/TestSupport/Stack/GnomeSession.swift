@@ -150,6 +150,12 @@ final class GnomeSession: Sendable {
         }
     }
 
+    /// Opens or closes the overview (its search entry takes the keyboard focus while it is open).
+    func setOverview(_ active: Bool) async throws {
+        _ = try await Self.call(bus, "org.gnome.Shell", "/org/gnome/Shell", "org.freedesktop.DBus.Properties", "Set",
+                                [.string("org.gnome.Shell"), .string("OverviewActive"), .variant(.boolean(active))])
+    }
+
     /// Presses and releases each key (X keysyms: 0xFE51 dead_acute, 0xFF31 Hangul, 0x67 g).
     func press(_ keysyms: [UInt32]) async throws {
         try await Self.press(bus, keyboardSession, keysyms)

@@ -31,6 +31,32 @@ final class IBusExtensionLogicTests: XCTestCase {
                        .waiting)
     }
 
+    func testClosingLineBreaksAreAPieceOfTheirOwn() {
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: "Dear Sir,\n"), ["Dear Sir,", "\n"])
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: "a\r\n\n"), ["a", "\r\n\n"])
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: "one\ntwo"), ["one\ntwo"])
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: "\n"), ["\n"])
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: ""), [])
+        let long = String(repeating: "東京 ", count: 1_000) + "\n"
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: long).joined(), long)
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: long).last, "\n")
+    }
+
+    /// After the text before them was shown, closing line breaks show as the cursor at the start
+    /// of a line that changed (a text view with text after the cursor); a field where the focus
+    /// moved meanwhile shows nothing.
+    func testClosingLineBreaksShowAsTheCursorAtTheStartOfAChangedLine() {
+        typealias Commit = IBusExtensionCommit
+        let before = EngineReport.Surrounding(text: "Dear Sir,Regards", cursor: 9, anchor: 9)
+        XCTAssertEqual(Commit.verdict("Dear Sir,\n", context: field, in: [surrounding("Regards", cursor: 0)], reportsText: true,
+                                      baseline: before), .shown)
+        XCTAssertEqual(Commit.verdict("Dear Sir,\n", context: field, in: [surrounding("Dear Sir,Regards", cursor: 9)], reportsText: true,
+                                      baseline: before), .waiting, "unchanged: the break was refused")
+        XCTAssertEqual(Commit.verdict("Dear Sir,\n", context: field, in: [surrounding("Regards", cursor: 0)], reportsText: true), .waiting,
+                       "no report of the text before the break to compare with")
+        XCTAssertEqual(Commit.verdict("x", context: field, in: [.clientFocus(context: field), surrounding("x", cursor: 1)]), .focusMoved)
+    }
+
     func testAPieceCountsAsHandedOnOnlyToTheFocusedContextAfterItWasSent() {
         let events: [IBusExtensionCommit.Event] = [
             .committed(context: field, text: "eins"),  // before this piece was sent
