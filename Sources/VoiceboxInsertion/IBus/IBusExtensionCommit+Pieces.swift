@@ -108,7 +108,7 @@ extension IBusExtensionCommit {
                 return .focusMoved
             case .surrounding(context, let report):
                 if SurroundingText.confirms(report, committed: sent) { return .shown }
-                if let baseline, report != baseline, sent.hasSuffix("\n"), !report.text.contains("\n"),
+                if let baseline, report != baseline, ["\n", "\r"].contains(sent.unicodeScalars.last), !report.text.contains("\n"),
                    SurroundingText.beforeCursor(report).contains(where: \.isEmpty) {
                     return .shown
                 }

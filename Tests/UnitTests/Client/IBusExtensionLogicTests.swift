@@ -50,6 +50,8 @@ final class IBusExtensionLogicTests: XCTestCase {
         let before = EngineReport.Surrounding(text: "Dear Sir,Regards", cursor: 9, anchor: 9)
         XCTAssertEqual(Commit.verdict("Dear Sir,\n", context: field, in: [surrounding("Regards", cursor: 0)], reportsText: true,
                                       baseline: before), .shown)
+        XCTAssertEqual(Commit.verdict("Dear Sir,\r\n", context: field, in: [surrounding("Regards", cursor: 0)], reportsText: true,
+                                      baseline: before), .shown, "CRLF: one character, two scalars")
         XCTAssertEqual(Commit.verdict("Dear Sir,\n", context: field, in: [surrounding("Dear Sir,Regards", cursor: 9)], reportsText: true,
                                       baseline: before), .waiting, "unchanged: the break was refused")
         XCTAssertEqual(Commit.verdict("Dear Sir,\n", context: field, in: [surrounding("Regards", cursor: 0)], reportsText: true), .waiting,
