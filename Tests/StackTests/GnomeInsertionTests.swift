@@ -242,7 +242,7 @@ final class GnomeInsertionTests: XCTestCase {
         let (stack, gnome) = try await session()
         addTeardownBlock { try? await gnome.setOverview(false) }
         var outcomes: [String] = []
-        for delay in [0, 10, 20] {
+        for delay in [0, 15, 30] {
             try await gnome.prepareForTest()
             let text = "Überblick \(delay) — 東京"
             let client = try stopsAtEnd(ClientRun(stack, ["insert", text], environment: gnome.environment))

@@ -27,6 +27,8 @@ extension IBusExtensionCommit {
     /// How long an X11 client (which takes each commit at once, with no frames to wait for) may
     /// take to report its field's text, where it reports it.
     static let unframedReportWait: Duration = .milliseconds(300)
+    /// After the last piece on Wayland, for a focus move already under way to show.
+    static let focusSettle: Duration = .milliseconds(150)
 
     /// `framed`: the client passes commits on one per frame (Wayland).
     static func commit(_ text: String, into context: String, framed: Bool, connection: BusConnection,
@@ -63,6 +65,9 @@ extension IBusExtensionCommit {
             }
         }
         if let unreported { throw unreported }
+        // The shell's focus may move just as the last piece reaches the window (the overview
+        // opening): its FocusIn and FocusOut then come after the report the piece was taken on.
+        if framed { try? await Task.sleep(for: focusSettle) }
         if events.withLock({ Self.focusMoved(context, in: $0[first...]) }) {
             throw .unconfirmed("the focus moved as the text was committed through IBus")
         }
@@ -82,10 +87,20 @@ extension IBusExtensionCommit {
         var end = scalars.endIndex
         while end > scalars.startIndex, ["\n", "\r"].contains(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
         var rest = Substring.UnicodeScalarView(scalars[..<end])
-        var pieces: [String] = []
-        while !rest.isEmpty { pieces.append(String(Substring(IBusTyper.nextPiece(&rest)))) }
-        if end < scalars.endIndex { pieces.append(String(String.UnicodeScalarView(scalars[end...]))) }
-        return pieces
+        var pieces: [String.UnicodeScalarView] = []
+        while !rest.isEmpty {
+            var piece = String.UnicodeScalarView(IBusTyper.nextPiece(&rest))
+            // Nor does any other piece end in a line break: it goes with the next one, so that
+            // each piece's last line has some of our text to show (a few bytes over the bound).
+            if let previous = pieces.last, let carried = previous.lastIndex(where: { !["\n", "\r"].contains($0) }),
+               previous.index(after: carried) < previous.endIndex {
+                piece = String.UnicodeScalarView(previous[previous.index(after: carried)...] + piece)
+                pieces[pieces.count - 1] = String.UnicodeScalarView(previous[...carried])
+            }
+            pieces.append(piece)
+        }
+        if end < scalars.endIndex { pieces.append(String.UnicodeScalarView(scalars[end...])) }
+        return pieces.map { String($0) }
     }
 
     /// Where in `events` (from `start`) the daemon committed `piece` to `context`'s client.

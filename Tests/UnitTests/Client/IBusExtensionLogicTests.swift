@@ -40,6 +40,12 @@ final class IBusExtensionLogicTests: XCTestCase {
         let long = String(repeating: "東京 ", count: 1_000) + "\n"
         XCTAssertEqual(IBusExtensionCommit.pieces(of: long).joined(), long)
         XCTAssertEqual(IBusExtensionCommit.pieces(of: long).last, "\n")
+        // A piece that would end in a line break gives it to the next one.
+        let broken = String(repeating: "x", count: 1_999) + "\ntail"
+        let pieces = IBusExtensionCommit.pieces(of: broken)
+        XCTAssertEqual(pieces, [String(repeating: "x", count: 1_999), "\ntail"])
+        XCTAssertEqual(IBusExtensionCommit.pieces(of: String(repeating: "y", count: 1_998) + "\r\nmore"),
+                       [String(repeating: "y", count: 1_998), "\r\nmore"])
     }
 
     /// After the text before them was shown, closing line breaks show as the cursor at the start
