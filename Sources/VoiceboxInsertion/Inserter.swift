@@ -1,5 +1,4 @@
 import Foundation
-import VoiceboxThreads
 
 /// Inserts text into the focused window: typed, pasted (the clipboard restored afterwards) or
 /// only put on the clipboard, with the programs this session has. Whatever cannot be done, or
@@ -17,12 +16,12 @@ public enum Inserter {
                               report: (String) -> Void = { _ in }) async throws(InsertionError) -> String? {
         // The way is chosen under the guard too: a signal while it is (up to 2 s for IBus's daemon
         // to answer) is noted, and the text kept, as during the typing.
-        let ibus = Locked<IBusDaemon?>(nil)
+        var ibus: IBusDaemon?
         let outcome: Result<String?, InsertionError>
         do {
             outcome = .success(try await InsertionGuard.run(environment: environment) { () async throws(InsertionError) -> String? in
                 let route = try await InsertionRoute.choose(mode, text: text, typer: typer, environment: environment)
-                ibus.withLock { $0 = route.ibus }
+                ibus = route.ibus
                 report(route.description)
                 try InsertionGuard.checkInterrupted()
                 guard case .type(.ibus) = route.plan else {
@@ -35,7 +34,7 @@ public enum Inserter {
         } catch {
             outcome = .failure(error)
         }
-        await ibus.withLock { $0 }?.close()
+        await ibus?.close()
         return try outcome.get()
     }
 

@@ -174,9 +174,8 @@ enum Help {
         recognition (they say so and exit 5). Text that cannot be inserted is kept: exit 3 or 4.
         On GNOME and KDE Wayland the text is typed through the session's IBus (committed as IBus's
         emoji picker commits, your input method and what it composes left alone: see
-        docs/dictation.md); without
-        IBus, through ydotool when ydotoold runs (US key codes: other text is pasted), else it is
-        left on the clipboard for Ctrl+V.
+        docs/dictation.md); without IBus, through ydotool when ydotoold runs (US key codes: other
+        text is pasted), else it is left on the clipboard for Ctrl+V.
         """
 
     static let insert = """

@@ -128,7 +128,6 @@ enum Insertion {
 
     /// `insert TEXT`: no service needed.
     static func run(_ request: InsertRequest) async -> ExitStatus {
-        InsertionGuard.holdSignals()
-        return await insert(request.text, mode: request.mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
+        await insert(request.text, mode: request.mode, typer: request.typer, pasteKeys: request.pasteKeys, verbose: request.verbose)
     }
 }

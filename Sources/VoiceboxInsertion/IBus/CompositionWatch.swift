@@ -4,10 +4,10 @@ import VoiceboxThreads
 
 /// The compositions (preedits) IBus shows in each input context, watched from when this starts:
 /// `dictate` starts it before it listens. Needed only where Voicebox types with an engine of its
-/// own (IBus's panel extension taken by another: IBusTyper). Switching IBus's engine ends a composition as a focus
-/// change does: the daemon commits it if the engine declared so (IBus's PREEDIT_COMMIT, as
-/// ibus-hangul does) and drops it otherwise (PREEDIT_CLEAR: a dead key half-typed in IBus's xkb
-/// engines). So a composition seen in progress in the focused field holds the typing back until
+/// own (IBus's panel extension taken by another: IBusTyper). Switching IBus's engine ends a
+/// composition as a focus change does: the daemon commits it if the engine declared so (IBus's
+/// PREEDIT_COMMIT, as ibus-hangul does) and drops it otherwise (PREEDIT_CLEAR: a dead key
+/// half-typed in IBus's xkb engines). So a composition seen in progress in the focused field holds the typing back until
 /// the user ends it (`wait`): the text then follows it. Even one declared to be committed: on a
 /// loaded machine the daemon's commit of it was lost in 9 of 231 switches (a red-team pass).
 /// Still there after that, the text is kept instead (putting it on the clipboard with wl-copy

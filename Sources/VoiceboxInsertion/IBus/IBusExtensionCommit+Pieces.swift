@@ -29,6 +29,7 @@ extension IBusExtensionCommit {
     static let unframedReportWait: Duration = .milliseconds(300)
     /// After the last piece on Wayland, for a focus move already under way to show.
     static let focusSettle: Duration = .milliseconds(150)
+    static let focusMovedMidCommit = InsertionError.unconfirmed("the focus moved as the text was committed through IBus")
 
     /// `framed`: the client passes commits on one per frame (Wayland).
     static func commit(_ text: String, into context: String, framed: Bool, connection: BusConnection,
@@ -56,7 +57,7 @@ extension IBusExtensionCommit {
             }
             sent += piece
             if events.withLock({ Self.focusMoved(context, in: $0[mark...]) }) {
-                throw .unconfirmed("the focus moved as the text was committed through IBus")
+                throw focusMovedMidCommit
             }
             if unreported == nil {
                 unreported = try await waitForReport(sent, context: context, after: handed, framed: framed, events: events)
@@ -69,7 +70,7 @@ extension IBusExtensionCommit {
         // opening): its FocusIn and FocusOut then come after the report the piece was taken on.
         if framed { try? await Task.sleep(for: focusSettle) }
         if events.withLock({ Self.focusMoved(context, in: $0[first...]) }) {
-            throw .unconfirmed("the focus moved as the text was committed through IBus")
+            throw focusMovedMidCommit
         }
     }
 
@@ -144,17 +145,16 @@ extension IBusExtensionCommit {
     private static func waitForReport(_ sent: String, context: String, after handed: Int, framed: Bool,
                                       events: Locked<[Event]>) async throws(InsertionError) -> InsertionError? {
         let wait = framed ? IBusTyper.confirmWait : unframedReportWait
-        let baseline = events.withLock { $0[...handed].last { if case .surrounding(context, _) = $0 { true } else { false } } }
-            .flatMap { if case .surrounding(_, let report) = $0 { report } else { nil } }
+        let baseline = events.withLock { $0[...handed].lazy.compactMap { $0.surrounding(of: context) }.last }
         var seen = Verdict.waiting
         let reported = try await IBusWait.until(wait) {
             seen = events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...], reportsText: baseline != nil,
                                              baseline: baseline) }
             return seen != .waiting
         }
-        if seen == .focusMoved { throw .unconfirmed("the focus moved as the text was committed through IBus") }
+        if seen == .focusMoved { throw focusMovedMidCommit }
         if reported { return nil }
-        let reportsText = baseline != nil || events.withLock { $0[(handed + 1)...].contains { if case .surrounding(context, _) = $0 { true } else { false } } }
+        let reportsText = baseline != nil || events.withLock { $0[(handed + 1)...].contains { $0.surrounding(of: context) != nil } }
         if reportsText {
             if !framed, try await IBusWait.until(IBusTyper.confirmWait - wait, {
                 events.withLock { verdict(sent, context: context, in: $0[(handed + 1)...]) } == .shown

@@ -35,6 +35,11 @@ enum IBusExtensionCommit {
         /// The client moved its focus (the shell's overview opening, another field): a commit
         /// the daemon passed on around then may have reached no field.
         case clientFocus(context: String)
+
+        /// The field's report of its text, if this is one from `context`.
+        func surrounding(of context: String) -> EngineReport.Surrounding? {
+            if case .surrounding(context, let report) = self { report } else { nil }
+        }
     }
 
     static let panel = InterfaceDescription(name: "org.freedesktop.IBus.Panel", methods: [focusIn.description, focusOut.description,
