@@ -62,6 +62,10 @@ public final class PocketsphinxDecoder: SpeechDecoder {
         sphinx.removeCustomSearch()  // the grammar's memory freed now, not at the next recognition
     }
 
+    public func process(_ samples: [Int16]) throws -> Bool {
+        try samples.withUnsafeBufferPointer { try process($0) }
+    }
+
     public func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {
         try openUtterance()
         let (state, errors) = sphinx.call { ps in

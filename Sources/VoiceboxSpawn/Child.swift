@@ -76,6 +76,33 @@ public final class Child: Sendable {
         return (wait(timeout: .seconds(5)) ?? .unknown, true)
     }
 
+    /// Waits for the end at most `bound`, then kills it (SIGKILL) and waits up to 5 s more, as
+    /// `end(within:)` does, but holding no thread: the pidfd is watched by Dispatch (`exited`).
+    /// `killed` says whether it had to be.
+    public func reaped(within bound: Duration) async -> (termination: Termination, killed: Bool) {
+        if let ended = await exit(within: bound) { return (ended, false) }
+        signal(SIGKILL)
+        // A killed process is gone within milliseconds; 5 s covers one stuck in the kernel a while.
+        return (await exit(within: .seconds(5)) ?? .unknown, true)
+    }
+
+    /// How it ended, if it does within `bound`: whichever comes first, its end or the bound.
+    private func exit(within bound: Duration) async -> Termination? {
+        if let ended = termination { return ended }
+        let (ends, end) = AsyncStream.makeStream(of: Termination?.self)
+        // The watch lasts until the child ends (at once after SIGKILL); the first answer counts.
+        Task { end.yield(await exited()) }
+        let timer = Task {
+            try? await Task.sleep(for: bound)
+            end.yield(nil)
+        }
+        var first = ends.makeAsyncIterator()
+        let ended = await first.next() ?? nil
+        timer.cancel()
+        end.finish()
+        return ended
+    }
+
     /// Waits for the end without holding a thread: a dispatch source on the pidfd. Unbounded by
     /// design (it is a watch: the caller bounds what it waits for, e.g. with `end(within:)`).
     public func exited() async -> Termination {

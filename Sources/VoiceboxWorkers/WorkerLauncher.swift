@@ -12,8 +12,8 @@ import VoiceboxThreads
 final class WorkerLauncher: Sendable {
     private struct Request: Sendable {
         let spec: ChildSpec
-        let result = Locked<Result<Spawn.Started, SpawnError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        /// Called on the launching thread with the start's outcome.
+        let done: @Sendable (Result<Spawn.Started, SpawnError>) -> Void
     }
 
     private final class Queue: Sendable {
@@ -39,9 +39,7 @@ final class WorkerLauncher: Sendable {
                     if closed { return }
                     continue
                 }
-                let result = Result { () throws(SpawnError) in try Spawn.start(request.spec) }
-                request.result.withLock { $0 = result }
-                request.done.signal()
+                request.done(Result { () throws(SpawnError) in try Spawn.start(request.spec) })
             }
         }
     }
@@ -51,23 +49,66 @@ final class WorkerLauncher: Sendable {
         queue.wake.signal()
     }
 
-    /// Starts `spec` on the launching thread; waits at most `startBound` for it.
+    /// Starts `spec` on the launching thread; waits at most `startBound` for it. Blocks.
     func start(_ spec: ChildSpec) throws -> Spawn.Started {
-        let request = Request(spec: spec)
-        queue.requests.withLock { $0.pending.append(request) }
-        queue.wake.signal()
-        guard request.done.wait(timeout: .now() + startBound.inSeconds) == .success else {
+        let result = Locked<Result<Spawn.Started, SpawnError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        submit(Request(spec: spec) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        })
+        guard done.wait(timeout: .now() + startBound.inSeconds) == .success else {
             // The start may still come; its Child kills and reaps the worker when dropped.
             throw WorkerLaunchTimeout(bound: startBound)
         }
-        return try request.result.withLock { $0 }!.get()
+        return try result.withLock { $0 }!.get()
+    }
+
+    /// The same without holding a thread: the launching thread resumes the caller, or a timer
+    /// does after `startBound`, whichever comes first.
+    func start(_ spec: ChildSpec) async throws -> Spawn.Started {
+        let bound = startBound
+        return try await withCheckedThrowingContinuation { continuation in
+            let waiting = Locked<CheckedContinuation<Spawn.Started, any Error>?>(continuation)
+            let finish: @Sendable (Result<Spawn.Started, any Error>) -> Void = { outcome in
+                // A start that comes after the bound is dropped: its Child kills and reaps the worker.
+                waiting.withLock { $0.take() }?.resume(with: outcome)
+            }
+            submit(Request(spec: spec) { finish($0.mapError { $0 }) })
+            DispatchQueue.global().asyncAfter(deadline: .now() + bound.inSeconds) {
+                finish(.failure(WorkerLaunchTimeout(bound: bound)))
+            }
+        }
+    }
+
+    private func submit(_ request: Request) {
+        queue.requests.withLock { $0.pending.append(request) }
+        queue.wake.signal()
     }
 }
 
 extension WorkerLauncher {
     /// Starts `spec` (standard output and error inherited, working directory "/") with one end of
     /// a new stream socket pair as its descriptor 3; returns the child and the other end, ours.
+    /// Blocks (`start`).
     func startWithSocket(_ spec: ChildSpec) throws -> (child: Child, socket: Int32) {
+        let (spec, ours, theirs) = try Self.withSocket(spec)
+        return try Self.handOver(ours, theirs) { try start(spec).child }
+    }
+
+    /// The same without holding a thread.
+    func startWithSocket(_ spec: ChildSpec) async throws -> (child: Child, socket: Int32) {
+        let (spec, ours, theirs) = try Self.withSocket(spec)
+        let started: Child
+        do {
+            started = try await start(spec).child
+        } catch {
+            return try Self.handOver(ours, theirs) { throw error }
+        }
+        return try Self.handOver(ours, theirs) { started }
+    }
+
+    private static func withSocket(_ spec: ChildSpec) throws -> (ChildSpec, ours: Int32, theirs: Int32) {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw Errno(errno)
@@ -77,13 +118,17 @@ extension WorkerLauncher {
         spec.standardOutput = .inherit
         spec.standardError = .inherit
         spec.workingDirectory = "/"
+        return (spec, pair[0], pair[1])
+    }
+
+    /// Closes the child's end (it has its own copy; ours would hide its end from us), and ours
+    /// too if the start failed.
+    private static func handOver(_ ours: Int32, _ theirs: Int32, _ start: () throws -> Child) throws -> (child: Child, socket: Int32) {
+        defer { close(theirs) }
         do {
-            let child = try start(spec).child
-            close(pair[1])  // the child has its own copy; ours would hide its end from us
-            return (child, pair[0])
+            return (try start(), ours)
         } catch {
-            close(pair[0])
-            close(pair[1])
+            close(ours)
             throw error
         }
     }

@@ -51,7 +51,7 @@ final class PerformanceTests: XCTestCase {
         var ours = (wall: 0.0, cpu: 0.0), theirs = (wall: 0.0, cpu: 0.0), audio = 0.0
         for name in files {
             let (start, cpuStart) = (ContinuousClock.now, cpuSeconds(RUSAGE_SELF))
-            let file = try FileReading.read(try AudioFileReader(path: Recordings.path(name)), through: try model.decoder(for: .init()))
+            let file = try await FileReading.read(try AudioFileReader(path: Recordings.path(name)), through: try model.decoder(for: .init()))
             let ourTime = (wall: seconds(ContinuousClock.now - start), cpu: cpuSeconds(RUSAGE_SELF) - cpuStart)
             let (toolStart, toolCPUStart) = (ContinuousClock.now, cpuSeconds(RUSAGE_CHILDREN))
             let printed = try XCTUnwrap(programOutput(Self.tool, ["-infile", Recordings.path(name), "-logfn", "/dev/null"]))

@@ -30,32 +30,32 @@ final class StreamTakeOverTests: XCTestCase {
         var cuts: [Int] = []
         var heardSpeech = false
         for start in stride(from: 0, to: audio.count - chunk, by: chunk) {
-            let inSpeech = try probe.process(Array(audio[start..<start + chunk]))
+            let inSpeech = try await probe.process(Array(audio[start..<start + chunk]))
             if start + chunk > speech.count, inSpeech { break }  // the second copy's speech
             heardSpeech = heardSpeech || inSpeech
             if heardSpeech, !inSpeech, start + chunk > speech.count, start % (2 * chunk) == 0 { cuts.append(start + chunk) }
         }
-        _ = try probe.finish()
+        _ = try await probe.finish()
         XCTAssertGreaterThan(cuts.count, 5, "a pause to cut in")
 
-        func decoded(_ samples: ArraySlice<Int16>, by decoder: any SpeechDecoder) throws -> String {
+        func decoded(_ samples: ArraySlice<Int16>, by decoder: any SpeechDecoder) async throws -> String {
             for start in stride(from: samples.startIndex, to: samples.endIndex, by: chunk) {
-                _ = try decoder.process(Array(samples[start..<min(start + chunk, samples.endIndex)]))
+                _ = try await decoder.process(Array(samples[start..<min(start + chunk, samples.endIndex)]))
             }
-            return try decoder.finish().text
+            return try await decoder.finish().text
         }
         func afterTakingOver(at cut: Int, inPauseAfterSpeech: Bool) async throws -> String {
             let fresh = try await TestData.engine.makeDecoder(.init())
-            try StreamHeard.hearFirst(Array(audio[max(0, cut - StreamHeard.recentSamples)..<cut]), into: fresh,
+            try await StreamHeard.hearFirst(Array(audio[max(0, cut - StreamHeard.recentSamples)..<cut]), into: fresh,
                                       inPauseAfterSpeech: inPauseAfterSpeech)
-            return try decoded(audio[cut...], by: fresh)
+            return try await decoded(audio[cut...], by: fresh)
         }
         func joined(_ texts: String...) -> String { texts.filter { !$0.isEmpty }.joined(separator: " ") }
 
         var lostWithoutOnset: Double?
         // Latest cut first: the word is lost only just before it is called speech.
         for cut in cuts.reversed() {
-            let before = try decoded(audio[..<cut], by: try await TestData.engine.makeDecoder(.init()))
+            let before = try await decoded(audio[..<cut], by: try await TestData.engine.makeDecoder(.init()))
             let after = try await afterTakingOver(at: cut, inPauseAfterSpeech: true)
             XCTAssertEqual(joined(before, after), expected, "cut at \(Double(cut) / 16_000) s")
             if lostWithoutOnset == nil, joined(before, try await afterTakingOver(at: cut, inPauseAfterSpeech: false)) != expected {

@@ -30,7 +30,7 @@ enum CutInsideSpeech {
             for replay in cutAt % 3 == 0 ? [FileReading.maxSegmentSeconds, 0] : [FileReading.maxSegmentSeconds] {
                 var asked = 0
                 let first = try await TestData.engine.makeDecoder(.init(grammar: grammar))
-                let cut = try FileReading.read(SampleFile(samples[...]), through: first, yieldInSpeech: {
+                let cut = try await FileReading.read(SampleFile(samples[...]), through: first, yieldInSpeech: {
                     asked += 1
                     return asked == cutAt
                 }, replaySeconds: replay)
@@ -38,7 +38,7 @@ enum CutInsideSpeech {
                 let taken = Int((cut.seconds * 16_000).rounded())
                 let replayed = cut.unfinished?.audio ?? []
                 let after = replayed + samples[(taken + replayed.count)...]
-                let end = try FileReading.read(SampleFile(after[...]), through: second)
+                let end = try await FileReading.read(SampleFile(after[...]), through: second)
                 let text = RecognitionResult(joining: cut.segments + end.segments).text
                 if replay > 0 {
                     outcome.replayed.append((cutAt, text))

@@ -15,7 +15,7 @@ extension RecognitionEngine {
         let file = try AudioFileReader(path: path)
         let decoder = try await makeDecoder(configuration)
         var reported = 0.0
-        let outcome = try FileReading.read(file, through: decoder, shouldStop: {
+        let outcome = try await FileReading.read(file, through: decoder, shouldStop: {
             try Task.checkCancellation()
             return false
         }, afterChunk: { seconds, _ in

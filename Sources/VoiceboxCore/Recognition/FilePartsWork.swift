@@ -11,8 +11,8 @@ actor PartLane {
     }
 
     func decode(_ part: FilePart, of samples: [Int16], control: RecognitionControl, work: PartsWork,
-                yieldAtPause: @Sendable () -> Bool, afterChunk: @Sendable () -> Void) throws {
-        try work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause,
+                yieldAtPause: @Sendable () -> Bool, afterChunk: @Sendable () -> Void) async throws {
+        try await work.decode(part, of: samples, through: decoder, control: control, yieldAtPause: yieldAtPause,
                         afterChunk: { _, _ in afterChunk() })
     }
 }
@@ -34,15 +34,15 @@ final class PartDecoder {
     }
 
     /// Skims (`SpeechDecoder.hearNext`) from the next utterance on, or searches again.
-    func search(_ on: Bool) throws {
+    nonisolated(nonsending) func search(_ on: Bool) async throws {
         guard on != searching else { return }
-        try decoder.hearNext(searching: on, newStream: false)
+        try await decoder.hearNext(searching: on, newStream: false)
         searching = on
     }
 
     /// Back to the file's start, as a fresh decoder, skimming.
-    func startOver() throws {
-        try decoder.hearNext(searching: false, newStream: true)
+    nonisolated(nonsending) func startOver() async throws {
+        try await decoder.hearNext(searching: false, newStream: true)
         searching = false
         position = 0
     }
@@ -102,7 +102,7 @@ final class PartsWork: Sendable {
         }
     }
 
-    /// Decodes `part` through `lane`'s decoder (on the calling lane's queue), counting the audio
+    /// Decodes `part` through `lane`'s decoder (on the calling lane's executor), counting the audio
     /// it decodes and stopping with every lane; records what it heard. First the lane hears its
     /// way to where the part's decoding begins, without searching (from the file's start if it
     /// stands past it): the part's start, or for a cut the first place after it where one pass is
@@ -110,15 +110,17 @@ final class PartsWork: Sendable {
     /// finished since.
     /// True when it gave the rest of the part back at a pause (`yieldAtPause`).
     @discardableResult
+    nonisolated(nonsending)
     func decode(_ part: FilePart, of samples: [Int16], through lane: PartDecoder, control: RecognitionControl,
-                yieldAtPause: () -> Bool = { false }, afterChunk: (Int, [RecognitionResult]) -> Void = { _, _ in }) throws -> Bool {
+                yieldAtPause: () -> Bool = { false },
+                afterChunk: nonisolated(nonsending) (Int, [RecognitionResult]) async -> Void = { _, _ in }) async throws -> Bool {
         let cut = part.range.lowerBound
         let known = state.withLock { $0.afterCut[cut] }
         let ready = part.startsBetweenUtterances ? lane.position == cut : known.map { lane.position == $0 } ?? false
         if !ready {
-            if lane.position > cut { try lane.startOver() }
-            try lane.search(false)
-            let skimmed = try FileReading.read(SampleSlice(samples, lane.position..<samples.count), through: lane.decoder,
+            if lane.position > cut { try await lane.startOver() }
+            try await lane.search(false)
+            let skimmed = try await FileReading.read(SampleSlice(samples, lane.position..<samples.count), through: lane.decoder,
                                                endAfter: cut - lane.position, shouldStop: { try shouldStop(control) })
             lane.position += Int((skimmed.seconds * FileReading.sampleRate).rounded())
             if skimmed.end == .stopped {
@@ -127,15 +129,15 @@ final class PartsWork: Sendable {
             }
             if !part.startsBetweenUtterances { state.withLock { $0.afterCut[cut] = $0.afterCut[cut] ?? lane.position } }
         }
-        try lane.search(true)
+        try await lane.search(true)
         let start = lane.position
         var read = 0.0
-        let outcome = try FileReading.read(SampleSlice(samples, start..<samples.count), through: lane.decoder,
+        let outcome = try await FileReading.read(SampleSlice(samples, start..<samples.count), through: lane.decoder,
                                            endAfter: part.range.upperBound - start, shouldStop: { try shouldStop(control) },
                                            afterChunk: { seconds, segments in
             add(seconds: seconds - read)
             read = seconds
-            afterChunk(start, segments)
+            await afterChunk(start, segments)
         }, yieldAtPause: yieldAtPause)
         let heard = Int((outcome.seconds * FileReading.sampleRate).rounded())
         lane.position += heard

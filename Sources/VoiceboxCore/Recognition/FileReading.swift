@@ -2,8 +2,8 @@
 /// pause the voice-activity detector hears, as pocketsphinx_continuous cuts it. The one loop
 /// for files: the service's file recognitions run it, and the engine's tests too.
 ///
-/// Synchronous CPU work (a file decodes at several times real time): run it where it holds up
-/// no one else, as the service does on a recognition's own queue.
+/// It runs on its caller's executor (`nonisolated(nonsending)`), and so do the closures it is
+/// given: a recognition's actor reads, and is suspended while its decoder worker decodes.
 public enum FileReading {
     /// Samples per read: pocketsphinx_continuous's chunk, so that a file is cut into utterances
     /// where the bare tool cuts it and gives the same words.
@@ -67,15 +67,17 @@ public enum FileReading {
     ///     file is between two: true ends the reading there (`yielded`; a stream's rest goes on
     ///     in parts, `FastStream`).
     /// - Throws: what the file, the decoder or `shouldStop` throws.
+    nonisolated(nonsending)
     public static func read(_ file: any AudioFile, through decoder: any SpeechDecoder, maxSeconds: Double? = nil,
                             maxSegmentSeconds: Double = maxSegmentSeconds, endAfter boundary: Int? = nil,
                             shouldStop: () throws -> Bool = { false },
-                            afterChunk: (_ seconds: Double, _ segments: [RecognitionResult]) -> Void = { _, _ in },
+                            afterChunk: nonisolated(nonsending) (_ seconds: Double, _ segments: [RecognitionResult]) async -> Void
+                                = { _, _ in },
                             yieldAtPause: () -> Bool = { false },
                             yieldInSpeech: () -> Bool = { false },
                             replaySeconds: Double = 0,
                             yieldAtUtteranceEnd: () -> Bool = { false })
-        throws -> Outcome {
+        async throws -> Outcome {
         let limit = maxSeconds.map { Int(($0 * sampleRate).rounded()) }
         var segmenter = Endpointer(silenceSeconds: 0, maxSeconds: maxSegmentSeconds)
         var segments: [RecognitionResult] = []
@@ -108,10 +110,10 @@ public enum FileReading {
             if let limit, taken + samples.count > limit { samples.removeLast(taken + samples.count - limit) }
             taken += samples.count
             if replayable { utterance += samples }
-            let inSpeech = try decoder.process(samples)
+            let inSpeech = try await decoder.process(samples)
             var ended = false
             if segmenter.feed(inSpeech: inSpeech, seconds: Double(samples.count) / sampleRate) != .continue {
-                keep(try decoder.finish())
+                keep(try await decoder.finish())
                 segmenter.reset()
                 utterance.removeAll(keepingCapacity: true)
                 replayable = replayLimit > 0
@@ -124,7 +126,7 @@ public enum FileReading {
                     utterance = []
                 }
             }
-            afterChunk(Double(taken) / sampleRate, segments)
+            await afterChunk(Double(taken) / sampleRate, segments)
             if let boundary, ended, taken >= boundary { break reading }
             if ended, yieldAtUtteranceEnd() {
                 yielded = true
@@ -134,7 +136,7 @@ public enum FileReading {
                 yielded = true
                 if segmenter.heardSpeech, replayable {
                     let start = Double(taken - utterance.count) / sampleRate
-                    let heard = try decoder.finish()
+                    let heard = try await decoder.finish()
                     // A copy of its own size: the buffer grew by doubling.
                     return Outcome(segments: segments, seconds: start, end: end, yielded: true,
                                    unfinished: Unfinished(audio: Array(utterance[...]), heard: heard))
@@ -142,7 +144,7 @@ public enum FileReading {
                 break reading
             }
         }
-        keep(try decoder.finish())
+        keep(try await decoder.finish())
         return Outcome(segments: segments, seconds: Double(taken) / sampleRate, end: end, yielded: yielded)
     }
 }

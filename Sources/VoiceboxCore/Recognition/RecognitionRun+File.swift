@@ -29,8 +29,7 @@ extension RecognitionRun {
         var progress = RateLimiter(perSecond: 10)
         let reading: FileReading.Outcome
         do {
-            // One synchronous loop: this runs on the recognition's own queue, so it holds up no one else.
-            reading = try FileReading.read(file, through: decoder, maxSeconds: limit, shouldStop: {
+            reading = try await FileReading.read(file, through: decoder, maxSeconds: limit, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled
                 case .stop, .interrupt: true  // (calls only interrupt microphones)
@@ -40,7 +39,7 @@ extension RecognitionRun {
                 if let total, total > 0, progress.allow(at: .now) {
                     dependencies.bus.emit(Speech1.recognitionProgress, id, min(1, seconds / total))
                 }
-                reportPartial(decoder, after: segments)
+                await reportPartial(decoder, after: segments)
             })
         } catch {
             throw RecognitionFault.describe(error, options: options)

@@ -95,7 +95,7 @@ extension RecognitionRun {
     private func decodeOwnParts(_ work: PartsWork, of samples: [Int16], through ownLane: inout PartDecoder?,
                                 lanes: FileLanes, total: Double, progress: inout RateLimiter) async throws(VoiceboxError) {
         guard let parking = control.parking else {
-            if let lane = ownLane { _ = try decodeWhatIsLeft(work, of: samples, through: lane, total: total, progress: &progress) }
+            if let lane = ownLane { _ = try await decodeWhatIsLeft(work, of: samples, through: lane, total: total, progress: &progress) }
             return
         }
         let turn = dependencies.bounds[.streamTurn], hold = dependencies.bounds[.streamHold]
@@ -107,7 +107,7 @@ extension RecognitionRun {
             }
             let turnStarted = ContinuousClock.now, control = control
             let givesDecoder = { control.decoderWanted && ContinuousClock.now - decoderTaken >= hold }
-            let yielded = try decodeWhatIsLeft(work, of: samples, through: ownLane!, total: total, progress: &progress,
+            let yielded = try await decodeWhatIsLeft(work, of: samples, through: ownLane!, total: total, progress: &progress,
                                                yieldAtPause: {
                 givesDecoder() || ContinuousClock.now - turnStarted >= turn && lanes.othersWait()
             })
@@ -124,16 +124,16 @@ extension RecognitionRun {
     /// Decodes parts until none is left or one gives its rest back at a pause (true): progress as
     /// it goes, and partials once everything before a part is decoded (the text so far, in order).
     private func decodeWhatIsLeft(_ work: PartsWork, of samples: [Int16], through ownLane: PartDecoder, total: Double, progress: inout RateLimiter,
-                                  yieldAtPause: () -> Bool = { false }) throws(VoiceboxError) -> Bool {
+                                  yieldAtPause: () -> Bool = { false }) async throws(VoiceboxError) -> Bool {
         while let part = work.next() {
             do {
-                let gaveBack = try work.decode(part, of: samples, through: ownLane, control: control, yieldAtPause: yieldAtPause,
+                let gaveBack = try await work.decode(part, of: samples, through: ownLane, control: control, yieldAtPause: yieldAtPause,
                                                afterChunk: { start, segments in
                     if total > 0, progress.allow(at: .now) {
                         reportProgress(work.secondsDecoded / total)
                     }
                     if let earlier = work.heard(before: start) {
-                        reportPartial(ownLane.decoder, after: earlier + segments)
+                        await reportPartial(ownLane.decoder, after: earlier + segments)
                     }
                 })
                 if gaveBack { return true }

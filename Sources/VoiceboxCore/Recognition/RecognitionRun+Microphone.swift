@@ -46,7 +46,7 @@ extension RecognitionRun {
         }
         // Else the recording ended by itself: the server went away or the source was removed.
         guard let end else { throw recordingFailed(recordingFailure) }
-        let result = try finish(decoder)
+        let result = try await finish(decoder)
         // The partials end with the answer's text, also where the last change came within 0.1 s
         // of the one before (a stop, or audio decoded in a burst once a model has loaded).
         reportPartial(heard: [result], whole: true)
@@ -133,7 +133,7 @@ extension RecognitionRun {
             }
             if control.request == .cancel { return (nil, nil) }
             do throws(VoiceboxError) {
-                if let end = try take(chunk, into: decoder, &live) { return (end, nil) }
+                if let end = try await take(chunk, into: decoder, &live) { return (end, nil) }
             } catch {
                 return (nil, error)
             }
@@ -144,16 +144,16 @@ extension RecognitionRun {
     /// through the decoder: dithered, the detector's warm-up kept from counting, the level and
     /// the partial text reported. Returns how the recognition ends, or nil to go on.
     func take(_ chunk: [Int16], into decoder: any SpeechDecoder, _ live: inout LiveAudio,
-              after earlier: [RecognitionResult] = []) throws(VoiceboxError) -> RecognitionEnd? {
+              after earlier: [RecognitionResult] = []) async throws(VoiceboxError) -> RecognitionEnd? {
         live.meter.add(chunk)
         var samples = chunk
         live.dither.apply(&samples)
         let seconds = Double(samples.count) / Self.sampleRate
-        let reported = try decode(decoder, samples)
+        let reported = try await decode(decoder, samples)
         let (inSpeech, discard) = live.warmUp.feed(inSpeech: reported, seconds: seconds)
-        if discard { try drop(decoder) }
+        if discard { try await drop(decoder) }
         if live.levels.allow(at: .now) { dependencies.bus.emit(Speech1.audioLevel, id, live.meter.read()) }
-        reportPartial(decoder, after: earlier)
+        await reportPartial(decoder, after: earlier)
         switch live.endpointer.feed(inSpeech: inSpeech, seconds: seconds) {
         case .continue: return nil
         case .endpoint: return .endpoint

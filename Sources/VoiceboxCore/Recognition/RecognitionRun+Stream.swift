@@ -68,15 +68,15 @@ extension RecognitionRun {
         while true {
             if decoder == nil {
                 let fresh = try await makeDecoder()
-                try startRound(with: fresh, &heard)
+                try await startRound(with: fresh, &heard)
                 decoder = fresh
             }
             // A whole turn from now, with a core and a decoder.
             stream.startTurn()
             if heard.live != nil {
-                try listen(to: stream, decoder!, &heard)
+                try await listen(to: stream, decoder!, &heard)
             } else {
-                try readToTheEnd(stream, decoder!, &heard)
+                try await readToTheEnd(stream, decoder!, &heard)
             }
             guard heard.end == nil, control.request == nil, !heard.toParts else { break }
             if heard.yielded {
@@ -96,7 +96,7 @@ extension RecognitionRun {
             guard try waitForWriter(stream, holdingDecoder: decoder != nil, &heard) else { break }
             guard await control.parking?.resume() ?? true else { break }
         }
-        if let decoder, heard.live != nil { heard.segments.append(try finish(decoder).shifted(by: heard.roundStart)) }
+        if let decoder, heard.live != nil { heard.segments.append(try await finish(decoder).shifted(by: heard.roundStart)) }
     }
 
     /// While the writer is silent: whether it sent audio again (true), or the stream ended or,
@@ -126,14 +126,14 @@ extension RecognitionRun {
     /// hears the last 1.8 s first and forgets them but the noise (in a pause, all but a word's
     /// onset: `StreamHeard.hearFirst`), so that no warm-up hides the speech to come nor counts its
     /// own false start as speech; its clock starts with them.
-    private func startRound(with fresh: any SpeechDecoder, _ heard: inout StreamHeard) throws(VoiceboxError) {
+    private func startRound(with fresh: any SpeechDecoder, _ heard: inout StreamHeard) async throws(VoiceboxError) {
         heard.decoderTaken = .now
         heard.decoderHeardAll = false
         heard.roundStart = heard.seconds
         heard.utteranceSeconds = 0
         guard let live = heard.live else { return }
         if !heard.recent.isEmpty, live.endpointer.heardSpeech || heard.recent.count == StreamHeard.recentSamples {
-            do { try StreamHeard.hearFirst(heard.recent, into: fresh, inPauseAfterSpeech: live.endpointer.inPauseAfterSpeech) } catch {
+            do { try await StreamHeard.hearFirst(heard.recent, into: fresh, inPauseAfterSpeech: live.endpointer.inPauseAfterSpeech) } catch {
                 throw RecognitionFault.describe(error, options: options)
             }
             heard.roundStart -= Double(heard.recent.count) / Self.sampleRate
@@ -155,7 +155,7 @@ extension RecognitionRun {
     /// One round as a file: `FileReading`'s loop, with the live signals a stream's caller wants,
     /// until the stream ends or its writer falls silent.
     private func readToTheEnd(_ stream: any AudioStream, _ decoder: any SpeechDecoder, _ heard: inout StreamHeard)
-        throws(VoiceboxError) {
+        async throws(VoiceboxError) {
         var meter = LevelMeter()
         var levels = RateLimiter(perSecond: 20)
         // A new decoder for an utterance cut before: it hears it again, so what the last one
@@ -172,7 +172,7 @@ extension RecognitionRun {
         let earlier = heard.segments
         let offset = heard.seconds
         do {
-            let reading = try FileReading.read(audio, through: decoder, maxSeconds: streamLimit - offset, shouldStop: {
+            let reading = try await FileReading.read(audio, through: decoder, maxSeconds: streamLimit - offset, shouldStop: {
                 switch control.request {
                 case .cancel: throw RecognitionFault.cancelled
                 case .stop, .interrupt: true
@@ -181,7 +181,7 @@ extension RecognitionRun {
             }, afterChunk: { _, segments in
                 // Not while a cut utterance is heard again: that audio was metered when it came.
                 if !audio.replaying, levels.allow(at: .now) { dependencies.bus.emit(Speech1.audioLevel, id, meter.read()) }
-                reportPartial(decoder, after: earlier + segments)
+                await reportPartial(decoder, after: earlier + segments)
             }, yieldAtPause: {
                 !audio.replaying && heard.shouldYield(control)
             }, yieldInSpeech: {
@@ -227,7 +227,7 @@ extension RecognitionRun {
     /// One round as the microphone: one utterance, ended by trailing silence, or by the stream's
     /// end or its writer falling silent.
     private func listen(to stream: any AudioStream, _ decoder: any SpeechDecoder, _ heard: inout StreamHeard)
-        throws(VoiceboxError) {
+        async throws(VoiceboxError) {
         guard var live = heard.live else { return }
         defer { heard.live = live }
         live.endpointer.maxSeconds = streamLimit
@@ -235,7 +235,7 @@ extension RecognitionRun {
             let chunk: [Int16]
             do { chunk = try stream.read(maxSamples: Self.liveChunk) } catch { throw RecognitionFault.describe(error, options: options) }
             if chunk.isEmpty { break }
-            if let decided = try take(chunk, into: decoder, &live, after: heard.segments) {
+            if let decided = try await take(chunk, into: decoder, &live, after: heard.segments) {
                 heard.end = decided
                 break
             }
@@ -246,10 +246,10 @@ extension RecognitionRun {
             heard.utteranceSeconds += Double(chunk.count) / Self.sampleRate
             if heard.utteranceSeconds >= FileReading.maxSegmentSeconds {
                 if !live.endpointer.heardSpeech {
-                    try drop(decoder)
+                    try await drop(decoder)
                     heard.utteranceSeconds = 0
                 } else if live.endpointer.trailingSilenceSeconds > 0 || heard.utteranceSeconds >= 2 * FileReading.maxSegmentSeconds {
-                    heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
+                    heard.segments.append(try await finish(decoder).shifted(by: heard.roundStart))
                     heard.utteranceSeconds = 0
                     // A cut is also where another caller's stream may have the decoder.
                     if heard.shouldYield(control) {
@@ -266,7 +266,7 @@ extension RecognitionRun {
             // the fresh decoder hears the last 1.8 s first.
             if live.warmUp.isOver, live.endpointer.inPauseAfterSpeech && heard.shouldYield(control) || heard.mustCut(control) {
                 if live.endpointer.heardSpeech {
-                    heard.segments.append(try finish(decoder).shifted(by: heard.roundStart))
+                    heard.segments.append(try await finish(decoder).shifted(by: heard.roundStart))
                 }
                 heard.yielded = true
                 break

@@ -105,9 +105,9 @@ actor RecognitionRun {
     /// Sends RecognitionPartial when the caller asked for it, the guess changed and the last
     /// one went out at least 0.1 s ago. `earlier`: text of utterances already finished.
     /// Asking the decoder at every chunk is cheap (pocketsphinx: 7 ms for 240 chunks).
-    func reportPartial(_ decoder: any SpeechDecoder, after earlier: [RecognitionResult] = []) {
+    func reportPartial(_ decoder: any SpeechDecoder, after earlier: [RecognitionResult] = []) async {
         guard options.partialResults else { return }
-        let current = decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
+        let current = await decoder.partial().map { [RecognitionResult(text: $0, confidence: 0, words: [])] } ?? []
         reportPartial(heard: earlier + current)
     }
 
@@ -127,16 +127,16 @@ actor RecognitionRun {
         if partials.shouldSend(text, at: .now, whole: whole) { dependencies.bus.emit(Speech1.recognitionPartial, id, text) }
     }
 
-    func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) throws(VoiceboxError) -> Bool {
-        do { return try decoder.process(samples) } catch { throw RecognitionFault.describe(error, options: options) }
+    func decode(_ decoder: any SpeechDecoder, _ samples: [Int16]) async throws(VoiceboxError) -> Bool {
+        do { return try await decoder.process(samples) } catch { throw RecognitionFault.describe(error, options: options) }
     }
 
-    func drop(_ decoder: any SpeechDecoder) throws(VoiceboxError) {
-        do { try decoder.discard() } catch { throw RecognitionFault.describe(error, options: options) }
+    func drop(_ decoder: any SpeechDecoder) async throws(VoiceboxError) {
+        do { try await decoder.discard() } catch { throw RecognitionFault.describe(error, options: options) }
     }
 
-    func finish(_ decoder: any SpeechDecoder) throws(VoiceboxError) -> RecognitionResult {
-        do { return try decoder.finish() } catch { throw RecognitionFault.describe(error, options: options) }
+    func finish(_ decoder: any SpeechDecoder) async throws(VoiceboxError) -> RecognitionResult {
+        do { return try await decoder.finish() } catch { throw RecognitionFault.describe(error, options: options) }
     }
 }
 

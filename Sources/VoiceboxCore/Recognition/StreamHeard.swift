@@ -48,11 +48,12 @@ struct StreamHeard {
     /// (so that neither its detector's warm-up nor its false start touches the speech to come) but,
     /// taking over in a pause after speech, the last `onsetSamples`, heard as the next utterance's
     /// beginning. (Inside speech they stay forgotten: the last decoder has heard them in its words.)
-    static func hearFirst(_ recent: [Int16], into decoder: any SpeechDecoder, inPauseAfterSpeech: Bool) throws {
+    nonisolated(nonsending)
+    static func hearFirst(_ recent: [Int16], into decoder: any SpeechDecoder, inPauseAfterSpeech: Bool) async throws {
         let onset = inPauseAfterSpeech ? min(onsetSamples, recent.count) : 0
-        _ = try decoder.process(Array(recent.dropLast(onset)))
-        try decoder.discard()
-        if onset > 0 { _ = try decoder.process(Array(recent.suffix(onset))) }
+        _ = try await decoder.process(Array(recent.dropLast(onset)))
+        try await decoder.discard()
+        if onset > 0 { _ = try await decoder.process(Array(recent.suffix(onset))) }
     }
 
     mutating func keepRecent(_ chunk: [Int16]) {

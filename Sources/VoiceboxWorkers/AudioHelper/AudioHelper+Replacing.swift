@@ -20,7 +20,7 @@ extension AudioHelper {
         }
         guard !shutDown else {
             Glibc.close(started.socket)
-            Task { _ = await Self.reap(started.child, within: .zero) }
+            Task { _ = await started.child.reaped(within: .zero) }
             return
         }
         generation += 1
@@ -78,7 +78,7 @@ extension AudioHelper {
 
     private func bury(_ child: Child, started: ContinuousClock.Instant, why: String?, waiting: [UInt32: Waiting],
                       recordings: [UInt32: AsyncStream<[Int16]>.Continuation]) async {
-        let (termination, killed) = await Self.reap(child, within: bounds[.workerReap])
+        let (termination, killed) = await child.reaped(within: bounds[.workerReap])
         let reason = why.map { "the audio helper was stopped: \($0)" }
             ?? (killed ? "the audio helper stopped answering and was killed" : "the audio helper \(termination)")
         log?(reason)
@@ -135,34 +135,5 @@ extension AudioHelper {
             captures[id]?.failure = .serverUnavailable(reason)
             chunks.finish()
         }
-    }
-
-    // MARK: - Reaping without a thread
-
-    /// Waits for `child` to end at most `bound`, then kills it (SIGKILL) and waits up to 5 s
-    /// more, as `Child.end(within:)` does, but holding no thread: its pidfd is watched by
-    /// Dispatch (`Child.exited`). `killed` says whether it had to be.
-    static func reap(_ child: Child, within bound: Duration) async -> (termination: Termination, killed: Bool) {
-        if let ended = await exit(of: child, within: bound) { return (ended, false) }
-        child.signal(SIGKILL)
-        // A killed process is gone within milliseconds; 5 s covers one stuck in the kernel a while.
-        return (await exit(of: child, within: .seconds(5)) ?? .unknown, true)
-    }
-
-    /// How `child` ended, if it does within `bound`: whichever comes first, its end or the bound.
-    private static func exit(of child: Child, within bound: Duration) async -> Termination? {
-        if let ended = child.termination { return ended }
-        let (ends, end) = AsyncStream.makeStream(of: Termination?.self)
-        // The watch lasts until the child ends (at once after SIGKILL); the first answer counts.
-        Task { end.yield(await child.exited()) }
-        let timer = Task {
-            try? await Task.sleep(for: bound)
-            end.yield(nil)
-        }
-        var first = ends.makeAsyncIterator()
-        let ended = await first.next() ?? nil
-        timer.cancel()
-        end.finish()
-        return ended
     }
 }

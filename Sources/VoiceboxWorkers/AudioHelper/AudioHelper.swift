@@ -138,7 +138,7 @@ public actor AudioHelper: AudioMixer, AudioCapture {
         eventSink.finish()
         guard let process else { return }
         process.close()
-        _ = await Self.reap(process.child, within: bounds[.workerReap])
+        _ = await process.child.reaped(within: bounds[.workerReap])
     }
 
     /// Runs `work` on the actor from its queue, after what is queued there: a cancellation

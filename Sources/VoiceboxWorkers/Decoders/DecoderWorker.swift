@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import VoiceboxContract
 import VoiceboxCore
@@ -8,62 +9,112 @@ import VoiceboxThreads
 /// One `voicebox-worker decoder` process with its model loaded (see `WorkerProtocol`): the
 /// service's end of its socket, and a bounded exchange of one request and one answer at a time.
 /// Used by one recognition at a time; the pool holds it in between.
-final class DecoderWorker: Sendable {
-    let kind: DecoderWorkerPool.Kind
-    /// Its waits: `worker-model-load`, `worker-answer`, `worker-end`, `worker-reap`, `worker-cancel`.
-    let bounds: Bounds
-    private let child: Child
-    private let socket: Int32
-    private let log: LogSink?
-    /// The reader, held for the length of a wait for an answer (one exchange at a time).
-    private let reader: Locked<MessageReader>
-    /// Whether the worker broke (died, went silent, broke the protocol, was stopped for a cancel):
-    /// a broken one is never used again. A lock of its own, so that `stop()` never waits for an
-    /// exchange in progress.
-    private let state: Locked<(broken: Bool, stoppedByUs: Bool, why: String?)>
+///
+/// An actor on a queue of its own, where its socket is watched (`FramedSocket`): a request is
+/// written as the socket takes it and its answer read as it comes, with the answer's bound as the
+/// socket's timer. No thread waits on the worker; the recognition waiting for an answer is a
+/// suspended task.
+actor DecoderWorker {
+    /// How a worker broke: what later requests fail with.
+    private struct Health {
+        var broken = false
+        /// Stopped by us (silence, a protocol violation, a cancel), not ended by itself.
+        var stoppedByUs = false
+        var why: String?
+    }
 
-    var pid: pid_t { child.pid }
-    var isBroken: Bool { state.withLock { $0.broken } }
+    /// What ended a wait for an answer.
+    private enum Arrival {
+        case message(WorkerProtocol.Tag, [UInt8])
+        case ended(FramedSocket.End)
+        case late
+    }
+
+    nonisolated let kind: DecoderWorkerPool.Kind
+    /// Its waits: `worker-model-load`, `worker-answer`, `worker-end`, `worker-reap`, `worker-cancel`.
+    nonisolated let bounds: Bounds
+    private nonisolated let child: Child
+    private nonisolated let log: LogSink?
+    /// A cell of its own, so that `stop()` and the pool's questions never wait for the actor.
+    private nonisolated let health = Locked(Health())
+    private nonisolated let executor = QueueExecutor(label: "voicebox.decoder-worker")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private var socket: FramedSocket?
+    /// How the worker's side of the socket ended, once it has.
+    private var end: FramedSocket.End?
+    /// The exchange under way, waiting for its answer.
+    private var waiting: CheckedContinuation<Arrival, Never>?
+    /// The worker's error lines since the request (the first says why a load failed).
+    private var lines: [String] = []
+
+    nonisolated var pid: pid_t { child.pid }
+    nonisolated var isBroken: Bool { health.withLock { $0.broken } }
     /// Broken because the process ended by itself (a crash, the OOM killer), not stopped by us for
     /// silence or a protocol violation.
-    var diedByItself: Bool { state.withLock { $0.broken && !$0.stoppedByUs } }
+    nonisolated var diedByItself: Bool { health.withLock { $0.broken && !$0.stoppedByUs } }
     /// Ended by a signal (the OOM killer, a person, a crash), not by exiting: a worker that exits
     /// has run, and so has seen what it was asked (a grammar whose network outgrows its data limit
     /// ends it with status 255).
-    var endedBySignal: Bool {
+    nonisolated var endedBySignal: Bool {
         if case .signalled = child.termination { return true }
         return false
     }
     /// Whether the process has ended (killed while idle, by the OOM killer or a person); never blocks.
-    var hasEnded: Bool { child.termination != nil }
+    nonisolated var hasEnded: Bool { child.termination != nil }
+    /// Whether the process is stopped (SIGSTOP, a debugger): it would not answer its next call
+    /// before the call's bound.
+    nonisolated var isSuspended: Bool { ForeignProcess.isStopped(pid) }
 
     /// Returns once the process has ended, without holding a thread (its pidfd). Holds only the
     /// process, not this worker, so dropping the worker still stops it.
-    func ending() -> @Sendable () async -> Void {
+    nonisolated func ending() -> @Sendable () async -> Void {
         let child = self.child
         return { _ = await child.exited() }
     }
 
-    /// Starts a worker and waits, at most `worker-model-load`, for its model to load. Blocks.
-    init(_ kind: DecoderWorkerPool.Kind, workerPath: String, launcher: WorkerLauncher, bounds: Bounds, log: LogSink?) throws {
-        self.kind = kind
-        self.bounds = bounds
-        self.log = log
+    /// Starts a worker and waits, at most `worker-model-load`, for its model to load.
+    static func start(_ kind: DecoderWorkerPool.Kind, workerPath: String, launcher: WorkerLauncher, bounds: Bounds,
+                      log: LogSink?) async throws -> DecoderWorker {
         var arguments = [WorkerProtocol.decoderMode, "--parent", "\(getpid())", "--language", kind.model.language,
                          "--acoustic", kind.model.acousticModel, "--dictionary", kind.model.dictionary]
         if kind.languageModel { arguments += ["--language-model", kind.model.languageModel] }
         if log != nil { arguments += ["--log", "all"] }
         // Descriptor 3 is the socket; standard output is inherited because pocketsphinx prints a
         // grammar it cannot parse there.
+        let started: (child: Child, socket: Int32)
         do {
-            (child, socket) = try launcher.startWithSocket(ChildSpec(workerPath, arguments, environment: WorkerAudioFile.environment))
+            started = try await launcher.startWithSocket(ChildSpec(workerPath, arguments, environment: WorkerAudioFile.environment))
         } catch {
             throw RecognitionError.engineFailure("cannot start the recognition worker: \(error)")
         }
-        reader = Locked(MessageReader(descriptor: socket))
-        state = Locked((false, false, nil))
+        let worker = DecoderWorker(kind, child: started.child, bounds: bounds, log: log)
+        try await worker.load(socket: started.socket)
+        return worker
+    }
+
+    private init(_ kind: DecoderWorkerPool.Kind, child: Child, bounds: Bounds, log: LogSink?) {
+        self.kind = kind
+        self.child = child
+        self.bounds = bounds
+        self.log = log
+    }
+
+    deinit {
+        // Its socket closes as it goes (`FramedSocket`).
+        child.signal(SIGKILL)  // idle or done: nothing of it is worth a clean exit
+        let (child, bound) = (child, bounds[.workerReap])
+        Task { _ = await child.reaped(within: bound) }
+    }
+
+    /// Watches the socket and waits for the model to load.
+    private func load(socket descriptor: Int32) async throws {
+        socket = FramedSocket(descriptor: descriptor, maximumPayload: WorkerProtocol.maximumPayload,
+                              queue: executor.queue) { [weak self] event in
+            self?.assumeIsolated { $0.handle(event) }
+        }
         let name = "the \(kind.model.language) model (\(kind.model.acousticModel))"
-        let (tag, payload) = try answer(within: bounds[.workerModelLoad], loading: name)
+        let (tag, payload) = try await answer(within: bounds[.workerModelLoad], loading: name)
         switch tag {
         case .loaded: return
         case .failure: throw Self.error(fromFailure: payload)
@@ -71,66 +122,91 @@ final class DecoderWorker: Sendable {
         }
     }
 
-    deinit {
-        close(socket)
-        child.signal(SIGKILL)  // idle or done: nothing of it is worth a clean exit
-        _ = child.end(within: bounds[.workerReap])
-    }
-
     /// How long it may take to answer a request carrying `samples` (`worker-answer` and more).
-    func answerBound(forSamples samples: Int) -> Duration {
+    nonisolated func answerBound(forSamples samples: Int) -> Duration {
         WorkerProtocol.answerBound(forSamples: samples, base: bounds[.workerAnswer])
     }
 
     /// Sends `tag` with `payload` and waits for the answer (log lines before it go to the log).
     /// Throws `RecognitionError.engineFailure` naming how a worker that failed to answer ended.
-    func ask(_ tag: WorkerProtocol.Tag, _ payload: [UInt8] = [], bound: Duration) throws -> (WorkerProtocol.Tag, [UInt8]) {
+    func ask(_ tag: WorkerProtocol.Tag, _ payload: [UInt8] = [], bound: Duration) async throws -> (WorkerProtocol.Tag, [UInt8]) {
         // A later request of the same recognition fails as the first did, naming how it ended.
-        if let why = state.withLock({ $0.broken ? ($0.why ?? "the recognition worker broke earlier") : nil }) {
+        if let why = health.withLock({ $0.broken ? ($0.why ?? "the recognition worker broke earlier") : nil }) {
             throw RecognitionError.engineFailure(why)
         }
-        let deadline = ContinuousClock.now + bound
-        try write(WorkerProtocol.encode(tag, payload), until: deadline)
-        return try answer(within: deadline - ContinuousClock.now, loading: nil)
+        lines = []
+        guard let socket, socket.send(WorkerProtocol.encode(tag, payload)) else {
+            throw await fault(nil, kill: false)  // EPIPE, ECONNRESET: it has gone; its end says why.
+        }
+        return try await answer(within: bound, loading: nil)
     }
 
-    private func write(_ bytes: [UInt8], until deadline: ContinuousClock.Instant) throws {
-        switch FrameReader.write(bytes, to: socket, until: deadline) {
-        case nil: return
-        case ETIMEDOUT?: throw fault("did not take a request in time and was stopped", kill: true)
-        default: throw fault(nil, kill: false)  // EPIPE, ECONNRESET: it has gone; its end says why.
+    private func answer(within bound: Duration, loading name: String?) async throws -> (WorkerProtocol.Tag, [UInt8]) {
+        socket?.schedule(deadline: .now() + bound.inSeconds)
+        let arrival: Arrival
+        if let end {
+            arrival = .ended(end)
+        } else {
+            arrival = await withCheckedContinuation { waiting = $0 }
+        }
+        socket?.schedule(deadline: .distantFuture)
+        switch arrival {
+        case .message(let tag, let payload):
+            return (tag, payload)
+        case .ended(.closed):
+            throw await fault(nil, kill: false, loading: name)
+        case .ended(.broken(let why)):
+            throw broke(why)
+        case .late:
+            let what = socket?.isWaitingToWrite == true ? "did not take a request in time"
+                : "sent nothing for \(Self.seconds(bound))"
+            throw await fault("\(what) and was stopped", kill: true, loading: name)
         }
     }
 
-    private func answer(within bound: Duration, loading name: String?) throws -> (WorkerProtocol.Tag, [UInt8]) {
-        var lines: [String] = []
-        let deadline = ContinuousClock.now + bound
-        while true {
-            let outcome = reader.withLock { $0.next(within: max(.zero, deadline - ContinuousClock.now)) }
-            switch outcome {
-            case .message(.log, let payload):
-                let line = String(decoding: payload.dropFirst(), as: UTF8.self)
-                if payload.first == UInt8(ascii: "e") { lines.append(line) } else { log?(line) }
-            case .message(let tag, let payload):
-                return (tag, payload)
-            case .closed, .failed:
-                throw fault(nil, kill: false, loading: name, lines: lines)
-            case .silent:
-                throw fault("sent nothing for \(Self.seconds(bound)) and was stopped", kill: true, loading: name, lines: lines)
-            case .malformed(let why):
-                throw broke(why)
-            }
+    /// Readiness of the socket, or the answer's bound (on the actor's queue, from its sources).
+    private func handle(_ event: WatchedSocket.Event) {
+        guard let socket else { return }
+        switch event {
+        case .readable:
+            guard let ended = socket.read({ receive($0, $1) }) else { return }
+            end = ended
+            socket.close()
+            arrive(.ended(ended))
+        case .writable:
+            _ = socket.flush()  // a failure: the worker has gone, and its end is read next
+        case .deadline:
+            arrive(.late)
         }
     }
 
-    /// Marks the worker broken and says how it ended: killed by a signal, exited, or stopped by us.
-    private func fault(_ stopped: String?, kill: Bool, loading name: String? = nil, lines: [String] = []) -> RecognitionError {
-        state.withLock { state in
-            state.broken = true
-            state.stoppedByUs = state.stoppedByUs || kill
+    /// One frame from the worker: its log lines, or the answer waited for.
+    private func receive(_ tag: UInt8, _ payload: [UInt8]) -> String? {
+        guard let known = WorkerProtocol.Tag(rawValue: tag) else { return "an unknown message \(tag)" }
+        if known == .log {
+            let line = String(decoding: payload.dropFirst(), as: UTF8.self)
+            if payload.first == UInt8(ascii: "e") { lines.append(line) } else { log?(line) }
+            return nil
+        }
+        guard waiting != nil else { return "\(known) when nothing was asked" }
+        arrive(.message(known, payload))
+        return nil
+    }
+
+    private func arrive(_ arrival: Arrival) {
+        waiting.take()?.resume(returning: arrival)
+    }
+
+    /// Marks the worker broken and says how it ended: killed by a signal, exited, or stopped by
+    /// us. Waits for its end (`worker-end`) without holding a thread.
+    private func fault(_ stopped: String?, kill: Bool, loading name: String? = nil) async -> RecognitionError {
+        health.withLock { health in
+            health.broken = true
+            health.stoppedByUs = health.stoppedByUs || kill
         }
         if kill { child.signal(SIGKILL) }
-        let ending = child.end(within: bounds[.workerEnd]).termination
+        socket?.close()
+        let ending = await child.reaped(within: bounds[.workerEnd]).termination
         let first = lines.first.map { ": \($0)" } ?? ""
         if let name {
             if let stopped { return .engineFailure("\(name) did not load: the recognition worker \(stopped)") }
@@ -139,26 +215,22 @@ final class DecoderWorker: Sendable {
         }
         let how = stopped ?? "was \(Self.describe(ending))"
         let why = "the recognition worker (\(WorkerProtocol.executableName), \(kind.model.language)) \(how)\(first)"
-        state.withLock { state in if state.why == nil { state.why = why } }
+        health.withLock { health in if health.why == nil { health.why = why } }
         return .engineFailure(why)
     }
 
-    /// Whether the process is stopped (SIGSTOP, a debugger): it would not answer its next call
-    /// before the call's bound.
-    var isSuspended: Bool { ForeignProcess.isStopped(pid) }
-
-    /// Stops the worker for good (a cancel): a call waiting for it ends at once, as for a worker
-    /// killed by SIGKILL, and it is never used again nor replaced within the same call.
-    func stop() {
-        state.withLock { state in
-            state.broken = true
-            state.stoppedByUs = true
+    /// Stops the worker for good (a cancel), from anywhere: a call waiting for it ends at once, as
+    /// for a worker killed by SIGKILL, and it is never used again nor replaced within the same call.
+    nonisolated func stop() {
+        health.withLock { health in
+            health.broken = true
+            health.stoppedByUs = true
         }
         child.signal(SIGKILL)  // its socket closes: a wait for its answer ends at once
     }
 
     /// Marks the worker broken for good (a protocol violation) and stops it.
-    func broke(_ what: String) -> RecognitionError {
+    nonisolated func broke(_ what: String) -> RecognitionError {
         stop()
         return .engineFailure("the recognition worker broke its protocol (\(what))")
     }

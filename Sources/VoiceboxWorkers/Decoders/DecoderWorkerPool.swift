@@ -128,13 +128,9 @@ actor DecoderWorkerPool {
         scheduleExpiry(kind)
     }
 
-    /// Starts and loads on a thread of Dispatch's, off Swift's small cooperative pool (it blocks
-    /// for as long as the load takes).
+    /// Starts one and waits for its model to load, holding no thread.
     private nonisolated func start(_ kind: Kind) async throws -> DecoderWorker {
-        let (workerPath, launcher, bounds, log) = (self.workerPath, self.launcher, self.bounds, self.log)
-        return try await runBlocking(on: .global(qos: .userInitiated)) {
-            try DecoderWorker(kind, workerPath: workerPath, launcher: launcher, bounds: bounds, log: log)
-        }
+        try await DecoderWorker.start(kind, workerPath: workerPath, launcher: launcher, bounds: bounds, log: log)
     }
 
     private func touch(_ kind: Kind) {

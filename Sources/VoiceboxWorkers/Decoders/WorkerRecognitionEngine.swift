@@ -34,7 +34,7 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
         while true {
             let worker = try await pool.take(kind)
             do {
-                let timing = try await Self.configure(worker, configuration)
+                let timing = try await WorkerSpeechDecoder.configure(worker, configuration)
                 return WorkerSpeechDecoder(worker: worker, timing: timing) { worker in
                     Task { await pool.giveBack(worker) }
                 }
@@ -50,14 +50,6 @@ public final class WorkerRecognitionEngine: RecognitionEngine {
         // A language with no model fails at once in `makeDecoder`, before anything opens.
         guard let model = try? catalog.model(checking: configuration) else { return true }
         return await pool.failedToLoadLastTime(DecoderWorkerPool.Kind(model: model, languageModel: configuration.usesLanguageModel))
-    }
-
-    /// The exchange blocks until the worker answers (bounded): on a thread of Dispatch's, never
-    /// on Swift's small cooperative pool, where two such waits would hold up every other task
-    /// of the service, speech included.
-    private static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) async throws
-        -> WorkerSpeechDecoder.Timing {
-        try await runBlocking(on: .global(qos: .userInitiated)) { try WorkerSpeechDecoder.configure(worker, configuration) }
     }
 
     /// Stops every idle worker now (the idle timer does this by itself).

@@ -4,7 +4,7 @@ import VoiceboxCore
 import VoiceboxThreads
 
 /// One recognition's decoder in a worker process: each call is one bounded request and answer
-/// (see `WorkerProtocol`). A worker that dies, or does not answer in time, fails the call with
+/// (see `WorkerProtocol`), a suspension of the caller while `DecoderWorker` waits for it. A worker that dies, or does not answer in time, fails the call with
 /// `RecognitionError.engineFailure` naming how it ended; it is never used again.
 final class WorkerSpeechDecoder: SpeechDecoder {
     typealias Timing = (detectorWarmUp: Double, speechEndDelay: Double)
@@ -50,17 +50,17 @@ final class WorkerSpeechDecoder: SpeechDecoder {
     }
 
     /// Starts a recognition in `worker`; its answer says the decoder's timing.
-    static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) throws -> Timing {
+    static func configure(_ worker: DecoderWorker, _ configuration: RecognitionConfiguration) async throws -> Timing {
         var payload = WorkerProtocol.Payload()
         payload.append(configuration.language)
         payload.append(configuration.grammar ?? "")
         payload.append((configuration.keyphrases ?? []).joined(separator: "\n"))
         payload.append(configuration.keyphraseThreshold)
         payload.append(configuration.hint.rawValue)
-        return try timing(worker.ask(.configure, payload.bytes, bound: worker.answerBound(forSamples: 0)), of: worker)
+        return try await timing(worker.ask(.configure, payload.bytes, bound: worker.answerBound(forSamples: 0)), of: worker)
     }
 
-    func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {
+    func process(_ samples: [Int16]) async throws -> Bool {
         var speech = false
         var start = 0
         repeat {
@@ -70,7 +70,7 @@ final class WorkerSpeechDecoder: SpeechDecoder {
             for sample in samples[start..<end] {
                 withUnsafeBytes(of: sample.littleEndian) { bytes.append(contentsOf: $0) }
             }
-            let (tag, payload) = try worker.ask(.audio, bytes, bound: worker.answerBound(forSamples: end - start))
+            let (tag, payload) = try await worker.ask(.audio, bytes, bound: worker.answerBound(forSamples: end - start))
             switch tag {
             case .voice where payload.count == 1: speech = payload[0] == 1
             case .failure: throw DecoderWorker.error(fromFailure: payload)
@@ -81,14 +81,14 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         return speech
     }
 
-    func partial() -> String? {
-        guard let (tag, payload) = try? worker.ask(.partial, bound: worker.answerBound(forSamples: 0)),
+    func partial() async -> String? {
+        guard let (tag, payload) = try? await worker.ask(.partial, bound: worker.answerBound(forSamples: 0)),
               tag == .text, !payload.isEmpty else { return nil }
         return String(decoding: payload, as: UTF8.self)
     }
 
-    func finish() throws -> RecognitionResult {
-        let (tag, bytes) = try worker.ask(.end, bound: worker.answerBound(forSamples: 0))
+    func finish() async throws -> RecognitionResult {
+        let (tag, bytes) = try await worker.ask(.end, bound: worker.answerBound(forSamples: 0))
         switch tag {
         case .result:
             var payload = WorkerProtocol.Payload(bytes)
@@ -108,13 +108,13 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         throw worker.broke("\(tag) in answer to end")
     }
 
-    func hearNext(searching: Bool, newStream: Bool) throws {
-        _ = try Self.timing(worker.ask(.hearing, [searching ? 1 : 0, newStream ? 1 : 0], bound: worker.answerBound(forSamples: 0)),
+    func hearNext(searching: Bool, newStream: Bool) async throws {
+        _ = try await Self.timing(worker.ask(.hearing, [searching ? 1 : 0, newStream ? 1 : 0], bound: worker.answerBound(forSamples: 0)),
                             of: worker)
     }
 
-    func discard() throws {
-        _ = try Self.timing(worker.ask(.discard, bound: worker.answerBound(forSamples: 0)), of: worker)
+    func discard() async throws {
+        _ = try await Self.timing(worker.ask(.discard, bound: worker.answerBound(forSamples: 0)), of: worker)
     }
 
     private static func timing(_ answer: (WorkerProtocol.Tag, [UInt8]), of worker: DecoderWorker) throws -> Timing {

@@ -64,7 +64,7 @@ final class FakeDecoder: SpeechDecoder {
 
     init(warmUp: Double) { detectorWarmUp = warmUp }
 
-    func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool {
+    func process(_ samples: [Int16]) throws -> Bool {
         guard samples.contains(where: { abs(Int($0)) > 1000 }) else { return false }
         count += 1
         words.append("w\(count)")

@@ -40,10 +40,10 @@ final class DetectorWarmUpTests: XCTestCase {
             var discarded = false
             for start in stride(from: 0, to: audio.count, by: 320) {  // 20 ms, as from the microphone
                 let time = Double(start + 320) / 16_000
-                let inSpeech = try decoder.process(Array(audio[start..<min(start + 320, audio.count)]))
+                let inSpeech = try await decoder.process(Array(audio[start..<min(start + 320, audio.count)]))
                 if inSpeech != (reports.last?.inSpeech ?? false) { reports.append((time, inSpeech)) }
                 if discarding, !discarded, reports.count == 2 {
-                    try decoder.discard()
+                    try await decoder.discard()
                     discarded = true
                 }
             }
@@ -52,7 +52,7 @@ final class DetectorWarmUpTests: XCTestCase {
             XCTAssertLessThan(reports.first?.time ?? 9, 0.3)
             XCTAssertLessThan(reports.dropFirst().first?.time ?? 9, decoder.detectorWarmUp)
             XCTAssertGreaterThan(reports.dropFirst(2).first?.time ?? 0, speechStart)
-            let text = try decoder.finish().text
+            let text = try await decoder.finish().text
             if discarding {
                 XCTAssertEqual(text, "go forward ten meters")
             } else {

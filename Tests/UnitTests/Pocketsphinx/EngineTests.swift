@@ -23,16 +23,16 @@ final class EngineTests: XCTestCase {
         let fresh = try await TestData.engine.transcribeFile(path: Recordings.path("cards/004.wav"),
                                                              configuration: Self.cards)
         let model = try TestData.engine.loadModel(for: Self.cards)
-        _ = try transcribe("numbers.raw", on: model)
-        _ = try transcribe("cards/005.wav", on: model)
-        let reused = try transcribe("cards/004.wav", on: model)
+        _ = try await transcribe("numbers.raw", on: model)
+        _ = try await transcribe("cards/005.wav", on: model)
+        let reused = try await transcribe("cards/004.wav", on: model)
         XCTAssertEqual(reused, fresh)
         XCTAssertEqual(fresh.result.text, "five five")
     }
 
     /// One recognition on `model`; its decoder is gone when this returns, as the next one needs.
-    private func transcribe(_ name: String, on model: LoadedModel) throws -> FileReading.Outcome {
-        try FileReading.read(try AudioFileReader(path: Recordings.path(name)), through: try model.decoder(for: Self.cards))
+    private func transcribe(_ name: String, on model: LoadedModel) async throws -> FileReading.Outcome {
+        try await FileReading.read(try AudioFileReader(path: Recordings.path(name)), through: try model.decoder(for: Self.cards))
     }
 
     func testPocketsphinxLogsGoToTheSinkNotToStderr() async throws {
@@ -56,7 +56,7 @@ final class EngineTests: XCTestCase {
             #JSGF V1.0; grammar move; public <move> = go <direction> <distance> meters;
             <direction> = forward | backward; <distance> = one | two | five | ten;
             """)
-        let straight = try decode(audio, try await TestData.engine.makeDecoder(grammar))
+        let straight = try await decode(audio, try await TestData.engine.makeDecoder(grammar))
         XCTAssertEqual(straight.text, "go forward ten meters")
         let words = straight.words
         // 1.25 s of faint noise between "forward" and "ten": the detector falls silent there
@@ -67,7 +67,7 @@ final class EngineTests: XCTestCase {
         let paused = Array(audio[..<cut]) + noise + Array(audio[cut...])
         let decoder = try await TestData.engine.makeDecoder(grammar)
         var flags: [Bool] = []
-        let result = try decode(paused, decoder) { flags.append($0) }
+        let result = try await decode(paused, decoder) { flags.append($0) }
         XCTAssertEqual(result.text, "go forward ten meters")
         XCTAssertTrue(flags.split(separator: false).count >= 2, "two stretches of speech: \(flags)")
         for (before, after) in zip(words, result.words) {
@@ -78,11 +78,11 @@ final class EngineTests: XCTestCase {
     }
 
     private func decode(_ audio: [Int16], _ decoder: any SpeechDecoder,
-                        inSpeech: (Bool) -> Void = { _ in }) throws -> RecognitionResult {
+                        inSpeech: (Bool) -> Void = { _ in }) async throws -> RecognitionResult {
         for start in stride(from: 0, to: audio.count, by: 2048) {
-            inSpeech(try decoder.process(Array(audio[start..<min(start + 2048, audio.count)])))
+            inSpeech(try await decoder.process(Array(audio[start..<min(start + 2048, audio.count)])))
         }
-        return try decoder.finish()
+        return try await decoder.finish()
     }
 }
 

@@ -104,18 +104,20 @@ final class RecognitionTests: XCTestCase {
         for round in 0..<2 {
             var heard = false, partials: [String] = []
             for start in stride(from: 0, to: audio.count, by: 1600) {  // 0.1 s chunks, as from a microphone
-                heard = try decoder.process(Array(audio[start..<min(start + 1600, audio.count)])) || heard
-                if let partial = decoder.partial() { partials.append(partial) }
+                let inSpeech = try await decoder.process(Array(audio[start..<min(start + 1600, audio.count)]))
+                heard = inSpeech || heard
+                if let partial = await decoder.partial() { partials.append(partial) }
             }
             XCTAssertTrue(heard, "round \(round)")
             XCTAssertFalse(partials.isEmpty, "round \(round)")
-            let result = try decoder.finish()
+            let result = try await decoder.finish()
             XCTAssertEqual(result.text, "go forward ten meters", "round \(round)")
             // The second round's times continue the stream.
             let offset = Double(round) * Double(audio.count) / 16000
             XCTAssertGreaterThan(result.words.first?.start ?? 0, offset + 0.3, "round \(round)")
             XCTAssertLessThan(result.words.last?.end ?? .infinity, offset + 2.8, "round \(round)")
-            XCTAssertNil(decoder.partial(), "a new utterance has no words yet")
+            let next = await decoder.partial()
+            XCTAssertNil(next, "a new utterance has no words yet")
         }
     }
 

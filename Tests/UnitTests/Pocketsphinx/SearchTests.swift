@@ -53,7 +53,7 @@ final class SearchTests: XCTestCase {
         let cards = RecognitionConfiguration(grammar: try Recordings.cardsGrammar())
         let model = try TestData.engine.loadModel(for: cards)
         XCTAssertThrowsError(try model.decoder(for: .init(grammar: "#JSGF V1.0; grammar g; public <a> = (;")))
-        let file = try FileReading.read(try AudioFileReader(path: Recordings.path("cards/004.wav")),
+        let file = try await FileReading.read(try AudioFileReader(path: Recordings.path("cards/004.wav")),
                                         through: try model.decoder(for: cards))
         XCTAssertEqual(file.result.text, "five five")
     }
@@ -156,6 +156,7 @@ final class SearchTests: XCTestCase {
 
     func testAnotherRegionFallsBackToTheLanguage() async throws {
         let decoder = try await TestData.engine.makeDecoder(.init(language: "en-gb", hint: .search))
-        XCTAssertNil(decoder.partial())
+        let partial = await decoder.partial()
+        XCTAssertNil(partial)
     }
 }

@@ -47,7 +47,7 @@ final class DescriptorAudioStreamTests: XCTestCase {
 
     private func words(_ stream: any AudioStream) async throws -> FileReading.Outcome {
         let decoder = try await TestData.engine.makeDecoder(.init())
-        return try FileReading.read(stream, through: decoder)
+        return try await FileReading.read(stream, through: decoder)
     }
 
     private func recording(_ name: String = "goforward.raw") throws -> [UInt8] {

@@ -1,22 +1,25 @@
 /// Decodes one stream of 16 kHz mono audio, utterance after utterance. Not thread-safe: use it
-/// from one task, one call at a time. Each call is synchronous CPU work (pocketsphinx on the
-/// project's 2-core machines: a third to a half of the audio's duration).
+/// from one task, one call at a time. The service's decoders are in worker processes: each call
+/// is an exchange with one, which suspends its caller (and runs on its caller's executor:
+/// `nonisolated(nonsending)`) while the worker decodes (pocketsphinx on the project's 2-core
+/// machines: a third to a half of the audio's duration). An in-process decoder (the worker's
+/// own, the tests') witnesses these with plain synchronous calls.
 public protocol SpeechDecoder: AnyObject {
     /// Feeds samples (any count; 1024-4096 is a good chunk). The first call after `finish`
     /// begins a new utterance. Returns whether the engine's voice-activity detector hears
     /// speech at the end of these samples.
-    func process(_ samples: UnsafeBufferPointer<Int16>) throws -> Bool
+    nonisolated(nonsending) func process(_ samples: [Int16]) async throws -> Bool
 
     /// The best guess so far for the current utterance, or nil before any words.
-    func partial() -> String?
+    nonisolated(nonsending) func partial() async -> String?
 
     /// Ends the utterance and returns what was said (`.empty` if nothing).
-    func finish() throws -> RecognitionResult
+    nonisolated(nonsending) func finish() async throws -> RecognitionResult
 
     /// Ends the utterance without a result and forgets what the decoder adapted to from it,
     /// keeping what its voice-activity detector has learned about the background noise. For
     /// audio that is known not to be speech (see `detectorWarmUp`).
-    func discard() throws
+    nonisolated(nonsending) func discard() async throws
 
     /// How the utterances from the next on are heard. `searching` false: the decoder only hears
     /// the audio, for what it adapts to (its cepstral mean, its detector's noise floor); its
@@ -25,7 +28,7 @@ public protocol SpeechDecoder: AnyObject {
     /// and costs a small part of a search (pocketsphinx: 0.005 of real time). `newStream`: it
     /// starts over as a fresh decoder would, its clock from 0 and nothing it adapted to kept (an
     /// utterance going on is dropped). Long files' parts use it (`RecognitionRun+LongFile`).
-    func hearNext(searching: Bool, newStream: Bool) throws
+    nonisolated(nonsending) func hearNext(searching: Bool, newStream: Bool) async throws
 
     /// Seconds of audio the voice-activity detector needs at the start of a stream to learn the
     /// background noise; what it calls speech before then may be the noise itself (pocketsphinx:
@@ -48,9 +51,4 @@ public extension SpeechDecoder {
     var speechEndDelay: Double { 0 }
     var detectorWarmUp: Double { 0 }
     var interrupt: (@Sendable () -> Void)? { nil }
-    func discard() throws { _ = try finish() }
-
-    func process(_ samples: [Int16]) throws -> Bool {
-        try samples.withUnsafeBufferPointer { try process($0) }
-    }
 }
