@@ -60,8 +60,8 @@ actor RecognitionRun {
         do throws(VoiceboxError) {
             switch options.input {
             case .microphone(let source): outcome = .success(try await listen(source: source))
-            case .file(let path): outcome = .success(try await read { try dependencies.files.open(path: path) })
-            case .descriptor(let fd): outcome = .success(try await read { try dependencies.files.open(descriptor: fd) })
+            case .file(let path): outcome = .success(try await read { try await dependencies.files.open(path: path) })
+            case .descriptor(let fd): outcome = .success(try await read { try await dependencies.files.open(descriptor: fd) })
             case .stream(let input): outcome = .success(try await read(stream: input))
             }
         } catch {
