@@ -1,9 +1,8 @@
 import VoiceboxThreads
 
-/// One more core for a long file's parts: a decoder of its own, on a dispatch queue of its own.
+/// One more core for a long file's parts: a decoder of its own (its worker decodes; this actor
+/// only awaits it, holding no thread).
 actor PartLane {
-    private let executor = QueueExecutor(label: "voicebox.recognition.part")
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let decoder: PartDecoder
 
     init(decoder: sending any SpeechDecoder) {

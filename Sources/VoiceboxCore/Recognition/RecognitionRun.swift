@@ -2,10 +2,12 @@ import VoiceboxContract
 
 /// One recognition, from opening its audio to its answer.
 ///
-/// It runs on a dispatch queue of its own (`QueueExecutor`): it waits in poll(2) on a caller's
-/// stream and for each answer of its decoder worker, and doing that here keeps Swift's
-/// cooperative pool free for the bus and the other recognitions. The decoder's client and the
-/// file are not thread-safe; living in this actor's isolation, they are only touched from this queue.
+/// It runs on a dispatch queue of its own (`QueueExecutor`): a caller's stream is still read in
+/// poll(2) there, which keeps Swift's cooperative pool free for the bus and the other
+/// recognitions. A decoder worker's answers and a file worker's samples are awaited without a
+/// thread (`DecoderWorker`, `PipeMessages`): the run is suspended meanwhile. The decoder and the
+/// audio are not thread-safe; living in this actor's isolation (their async calls are
+/// `nonisolated(nonsending)`), they are only touched from this queue.
 ///
 /// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
 actor RecognitionRun {

@@ -1,8 +1,7 @@
 import Dispatch
 
 /// A serial executor on a dispatch queue. An actor that runs on one does its blocking work (a
-/// recognition's poll(2) on a caller's stream and its request-and-answer with a decoder worker)
-/// on that queue's thread, off Swift's small cooperative pool, where a blocked job would hold up
+/// recognition's poll(2) on a caller's stream) on that queue's thread, off Swift's small cooperative pool, where a blocked job would hold up
 /// every other task of the process; and an actor whose Dispatch sources and timers fire on that
 /// queue reaches its state from their handlers with `assumeIsolated`, checked by `checkIsolated`
 /// (the handlers run on the queue, not as Swift jobs).
