@@ -105,7 +105,7 @@ public enum FileReading {
                     break reading
                 }
             }
-            var samples = try await file.read(maxSamples: wanted)
+            var samples = try file.read(maxSamples: wanted)
             if samples.isEmpty { break reading }
             if let limit, taken + samples.count > limit { samples.removeLast(taken + samples.count - limit) }
             taken += samples.count

@@ -3,13 +3,13 @@ import VoiceboxContract
 /// Reading a file: all of it (or `max_seconds` of it), cut into utterances at every pause as
 /// pocketsphinx_continuous cuts it (`FileReading`), with progress and partials as it goes.
 extension RecognitionRun {
-    func read(opening open: () async throws -> any AudioFile) async throws(VoiceboxError) -> Recognition {
+    func read(opening open: () throws -> any AudioFile) async throws(VoiceboxError) -> Recognition {
         // Stopped or cancelled while it waited for a decoder: the file is not even opened.
         if let early = try endedBeforeStart() { return early }
         // The file first: a missing file should not cost a model load.
         let file: any AudioFile
         do {
-            file = try await open()
+            file = try open()
         } catch {
             throw RecognitionFault.describe(error, options: options)
         }
@@ -23,7 +23,7 @@ extension RecognitionRun {
         let decoder = try await makeDecoder()
         if let early = try endedBeforeStart() { return early }
         begin()
-        if readsInParts(file) { return try await readInParts(try await readWhole(file), through: decoder) }
+        if readsInParts(file) { return try await readInParts(try readWhole(file), through: decoder) }
 
         let total = [file.duration, limit].compactMap { $0 }.min()
         var progress = RateLimiter(perSecond: 10)

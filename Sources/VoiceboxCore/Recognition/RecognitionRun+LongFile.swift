@@ -193,13 +193,13 @@ extension RecognitionRun {
         return fault
     }
 
-    func readWhole(_ file: any AudioFile) async throws(VoiceboxError) -> [Int16] {
+    func readWhole(_ file: any AudioFile) throws(VoiceboxError) -> [Int16] {
         var samples: [Int16] = []
         let limit = Int(Self.partsMaximumSeconds * Self.sampleRate)
         do {
             while samples.count < limit {
                 if control.request == .cancel { throw RecognitionFault.cancelled }
-                let chunk = try await file.read(maxSamples: 65_536)
+                let chunk = try file.read(maxSamples: 65_536)
                 if chunk.isEmpty { break }
                 samples += chunk
             }

@@ -233,7 +233,7 @@ extension RecognitionRun {
         live.endpointer.maxSeconds = streamLimit
         while control.request == nil {
             let chunk: [Int16]
-            do { chunk = try await stream.read(maxSamples: Self.liveChunk) } catch { throw RecognitionFault.describe(error, options: options) }
+            do { chunk = try stream.read(maxSamples: Self.liveChunk) } catch { throw RecognitionFault.describe(error, options: options) }
             if chunk.isEmpty { break }
             if let decided = try await take(chunk, into: decoder, &live, after: heard.segments) {
                 heard.end = decided

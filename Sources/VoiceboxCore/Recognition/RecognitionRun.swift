@@ -2,12 +2,12 @@ import VoiceboxContract
 
 /// One recognition, from opening its audio to its answer.
 ///
-/// It runs on a dispatch queue of its own (`QueueExecutor`): a caller's stream is still read in
-/// poll(2) there, which keeps Swift's cooperative pool free for the bus and the other
-/// recognitions. A decoder worker's answers and a file worker's samples are awaited without a
-/// thread (`DecoderWorker`, `PipeMessages`): the run is suspended meanwhile. The decoder and the
-/// audio are not thread-safe; living in this actor's isolation (their async calls are
-/// `nonisolated(nonsending)`), they are only touched from this queue.
+/// It runs on a dispatch queue of its own (`QueueExecutor`): a caller's stream and a file worker's
+/// pipe are still read in poll(2) there, which keeps Swift's cooperative pool free for the bus and
+/// the other recognitions. A decoder worker's answers are awaited without a thread
+/// (`DecoderWorker`): the run is suspended meanwhile. The decoder and the audio are not
+/// thread-safe; living in this actor's isolation (their async calls are
+/// `nonisolated(nonsending)`, run on its executor), they are only touched from this queue.
 ///
 /// Stop and cancel requests arrive through `control`, checked at every chunk of audio.
 actor RecognitionRun {
@@ -62,8 +62,8 @@ actor RecognitionRun {
         do throws(VoiceboxError) {
             switch options.input {
             case .microphone(let source): outcome = .success(try await listen(source: source))
-            case .file(let path): outcome = .success(try await read { try await dependencies.files.open(path: path) })
-            case .descriptor(let fd): outcome = .success(try await read { try await dependencies.files.open(descriptor: fd) })
+            case .file(let path): outcome = .success(try await read { try dependencies.files.open(path: path) })
+            case .descriptor(let fd): outcome = .success(try await read { try dependencies.files.open(descriptor: fd) })
             case .stream(let input): outcome = .success(try await read(stream: input))
             }
         } catch {

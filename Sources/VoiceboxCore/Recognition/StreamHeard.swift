@@ -118,8 +118,8 @@ final class ReplayedAudio: AudioFile {
         return cut
     }
 
-    func read(maxSamples: Int) async throws -> [Int16] {
-        guard let audio = cut?.utterance.audio else { return try await rest.read(maxSamples: maxSamples) }
+    func read(maxSamples: Int) throws -> [Int16] {
+        guard let audio = cut?.utterance.audio else { return try rest.read(maxSamples: maxSamples) }
         let end = min(audio.count, next + maxSamples)
         let samples = Array(audio[next..<end])
         next = end
@@ -143,8 +143,8 @@ final class MeteredAudio: AudioFile {
 
     var duration: Double? { nil }
 
-    func read(maxSamples: Int) async throws -> [Int16] {
-        let samples = try await stream.read(maxSamples: maxSamples)
+    func read(maxSamples: Int) throws -> [Int16] {
+        let samples = try stream.read(maxSamples: maxSamples)
         observe(samples)
         return samples
     }

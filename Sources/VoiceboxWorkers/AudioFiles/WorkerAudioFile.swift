@@ -4,15 +4,15 @@ import VoiceboxCore
 import VoiceboxSpawn
 
 /// One audio file read by a `voicebox-worker` (see `WorkerProtocol`): the worker decodes the file's
-/// format and rate; this side only reads 16 kHz samples from its pipe, each wait bounded and
-/// holding no thread (`PipeMessages`). A worker that crashes, is killed or stops answering fails
-/// this file alone, naming how it ended.
+/// format and rate; this side only reads 16 kHz samples from its pipe, each wait bounded. A worker
+/// that crashes, is killed or stops answering fails this file alone, naming how it ended.
 final class WorkerAudioFile: AudioFile {
     let duration: Double?
     private let name: String
     private let bounds: Bounds
     private let child: Child
-    private let reader: PipeMessages
+    private let output: Int32
+    private var reader: MessageReader
     private var pending: [Int16] = []
     private var finished = false
     /// The worker's pid (for tests that kill it).
@@ -21,22 +21,23 @@ final class WorkerAudioFile: AudioFile {
     /// Starts a worker on `fd` (ours; closed here, the worker has its own copy) and waits for its
     /// header (`file-worker-header`; each later message `file-worker-answer`).
     init(descriptor fd: Int32, name: String, raw: Bool, workerPath: String, launcher: WorkerLauncher,
-         bounds: Bounds) async throws {
+         bounds: Bounds) throws {
         defer { close(fd) }
         self.name = name
         self.bounds = bounds
-        let started = try await Self.start([WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
+        let started = try Self.start([WorkerProtocol.audioFileMode, "--parent", "\(getpid())", "--name", name]
                                          + (raw ? ["--raw", "16000:1"] : []),
                                      reading: fd, workerPath: workerPath, launcher: launcher, what: "the audio file reader")
-        let reader = PipeMessages(descriptor: started.output ?? -1)
+        var reader = MessageReader(descriptor: started.output ?? -1)
         do {
-            duration = try await Self.header(from: reader, child: started.child, name: name, bounds: bounds)
+            duration = try Self.header(from: &reader, child: started.child, name: name, bounds: bounds)
         } catch {
             let told = if case RecognitionError.unreadableAudio = error { true } else { false }
-            Self.dismiss(started.child, finished: told, within: bounds[.workerReap])
+            Self.dismiss(started.child, output: started.output ?? -1, finished: told, within: bounds[.workerReap])
             throw error
         }
         child = started.child
+        output = started.output ?? -1
         self.reader = reader
     }
 
@@ -48,38 +49,23 @@ final class WorkerAudioFile: AudioFile {
                               "ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_sigfpe=0:detect_leaks=0"]
 
     /// A worker that reads `fd` (its standard input) and writes messages on a pipe to us (its
-    /// standard output): a file reader, holding no thread while it starts.
+    /// standard output): a file reader or a stream's converter.
     static func start(_ arguments: [String], reading fd: Int32, workerPath: String, launcher: WorkerLauncher,
-                      what: String) async throws -> Spawn.Started {
-        do {
-            return try await launcher.start(spec(arguments, reading: fd, workerPath: workerPath))
-        } catch {
-            throw RecognitionError.engineFailure("cannot start \(what): \(error)")
-        }
-    }
-
-    /// The same for a stream's converter, started where its stream is opened (a recognition's own
-    /// queue, `StreamConverters`); blocks until it has started.
-    static func startBlocking(_ arguments: [String], reading fd: Int32, workerPath: String, launcher: WorkerLauncher,
-                              what: String) throws -> Spawn.Started {
-        do {
-            return try launcher.start(spec(arguments, reading: fd, workerPath: workerPath))
-        } catch {
-            throw RecognitionError.engineFailure("cannot start \(what): \(error)")
-        }
-    }
-
-    private static func spec(_ arguments: [String], reading fd: Int32, workerPath: String) -> ChildSpec {
+                      what: String) throws -> Spawn.Started {
         var spec = ChildSpec(workerPath, arguments, environment: environment)
         spec.standardInput = .descriptor(fd)
         spec.standardOutput = .pipe
         spec.standardError = .inherit
         spec.workingDirectory = "/"
-        return spec
+        do {
+            return try launcher.start(spec)
+        } catch {
+            throw RecognitionError.engineFailure("cannot start \(what): \(error)")
+        }
     }
 
-    private static func header(from reader: PipeMessages, child: Child, name: String, bounds: Bounds) async throws -> Double? {
-        let (tag, payload) = try await next(from: reader, child: child, name: name, within: bounds[.fileWorkerHeader], bounds: bounds)
+    private static func header(from reader: inout MessageReader, child: Child, name: String, bounds: Bounds) throws -> Double? {
+        let (tag, payload) = try next(from: &reader, child: child, name: name, within: bounds[.fileWorkerHeader], bounds: bounds)
         switch tag {
         case .header:
             guard let length = WorkerProtocol.duration(fromHeader: payload) else { throw violation(name, "a malformed header") }
@@ -94,13 +80,13 @@ final class WorkerAudioFile: AudioFile {
     }
 
     deinit {
-        Self.dismiss(child, finished: finished, within: bounds[.workerReap])
+        Self.dismiss(child, output: output, finished: finished, within: bounds[.workerReap])
     }
 
     /// The next samples, about `maxSamples` of them; [] at the end of the file.
-    func read(maxSamples: Int) async throws -> [Int16] {
+    func read(maxSamples: Int) throws -> [Int16] {
         while pending.count < maxSamples, !finished {
-            let (tag, payload) = try await Self.next(from: reader, child: child, name: name, within: bounds[.fileWorkerAnswer],
+            let (tag, payload) = try Self.next(from: &reader, child: child, name: name, within: bounds[.fileWorkerAnswer],
                                                bounds: bounds)
             switch tag {
             case .samples:
@@ -124,15 +110,14 @@ final class WorkerAudioFile: AudioFile {
 
     /// The next message, waiting at most `bound`; a worker that ended without a last message is
     /// named with how it ended (waiting `worker-end` for that end).
-    nonisolated(nonsending)
-    private static func next(from reader: PipeMessages, child: Child, name: String,
-                             within bound: Duration, bounds: Bounds) async throws -> (WorkerProtocol.Tag, [UInt8]) {
-        switch await reader.next(within: bound) {
+    private static func next(from reader: inout MessageReader, child: Child, name: String,
+                             within bound: Duration, bounds: Bounds) throws -> (WorkerProtocol.Tag, [UInt8]) {
+        switch reader.next(within: bound) {
         case .message(let tag, let payload):
             return (tag, payload)
         case .closed:
             // It closed its output: it is ending, or has ended. A crash is over within milliseconds.
-            let ending = await child.reaped(within: bounds[.workerEnd]).termination
+            let ending = child.end(within: bounds[.workerEnd]).termination
             throw RecognitionError.unreadableAudio("\(name): the audio file reader (\(WorkerProtocol.executableName)) "
                                                    + "was \(describe(ending)) while reading it")
         case .silent:
@@ -159,11 +144,11 @@ final class WorkerAudioFile: AudioFile {
         .engineFailure("\(name): the audio file reader broke its protocol (\(what))")
     }
 
-    /// Done with the worker: one that finished ends by itself; one still reading is killed (its
-    /// pipe, closed as its reader goes, would leave it until its next write). Reaped either way,
-    /// within the bound, through its pidfd.
-    private static func dismiss(_ child: Child, finished: Bool, within bound: Duration) {
+    /// Done with the worker: one that finished ends by itself; one still reading is killed (closing
+    /// the pipe alone would leave it until its next write). Reaped either way, within the bound.
+    private static func dismiss(_ child: Child, output: Int32, finished: Bool, within bound: Duration) {
+        if output >= 0 { close(output) }
         if !finished { child.signal(SIGKILL) }
-        Task { _ = await child.reaped(within: bound) }
+        _ = child.end(within: bound)
     }
 }

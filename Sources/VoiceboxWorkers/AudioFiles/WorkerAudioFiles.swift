@@ -28,18 +28,18 @@ public struct WorkerAudioFiles: AudioFiles {
         return directory + "/" + name
     }
 
-    public func open(path: String) async throws -> any AudioFile {
+    public func open(path: String) throws -> any AudioFile {
         let fd = try RegularFile.open(path)
-        return try await WorkerAudioFile(descriptor: fd, name: path, raw: path.lowercased().hasSuffix(".raw"), workerPath: workerPath,
+        return try WorkerAudioFile(descriptor: fd, name: path, raw: path.lowercased().hasSuffix(".raw"), workerPath: workerPath,
                                    launcher: launcher, bounds: bounds)
     }
 
     /// Through /proc/self/fd: a new open file description of the same file (its own offset), with
     /// every check a path gets. A headerless .raw file cannot be told by name here: formats with a
     /// header only.
-    public func open(descriptor: Int32) async throws -> any AudioFile {
+    public func open(descriptor: Int32) throws -> any AudioFile {
         let name = "the file passed as a descriptor"
         let fd = try RegularFile.open("/proc/self/fd/\(descriptor)", name: name)
-        return try await WorkerAudioFile(descriptor: fd, name: name, raw: false, workerPath: workerPath, launcher: launcher, bounds: bounds)
+        return try WorkerAudioFile(descriptor: fd, name: name, raw: false, workerPath: workerPath, launcher: launcher, bounds: bounds)
     }
 }

@@ -24,7 +24,7 @@ final class WorkerStreamConversion: StreamConversion {
     init(_ input: StreamInput, reading descriptor: Int32, from offset: Int64?, workerPath: String, launcher: WorkerLauncher,
          bounds: Bounds) throws {
         self.bounds = bounds
-        let started = try WorkerAudioFile.startBlocking([WorkerProtocol.audioStreamMode, "--parent", "\(getpid())",
+        let started = try WorkerAudioFile.start([WorkerProtocol.audioStreamMode, "--parent", "\(getpid())",
                                                  "--encoding", input.encoding.rawValue, "--rate", "\(input.rate)",
                                                  "--channels", "\(input.channels)"] + (offset.map { ["--offset", "\($0)"] } ?? []),
                                                 reading: descriptor, workerPath: workerPath, launcher: launcher,

@@ -17,10 +17,10 @@ final class WorkerAudioFilesTests: XCTestCase {
 
     private lazy var files = WorkerAudioFiles(workerPath: workerPath)
 
-    private func all(_ file: any AudioFile) async throws -> [Int16] {
+    private func all(_ file: any AudioFile) throws -> [Int16] {
         var samples: [Int16] = []
         while true {
-            let more = try await file.read(maxSamples: 4096)
+            let more = try file.read(maxSamples: 4096)
             if more.isEmpty { return samples }
             samples += more
         }
@@ -48,7 +48,7 @@ final class WorkerAudioFilesTests: XCTestCase {
         return long
     }
 
-    func testTheWorkerGivesTheSamplesTheReaderGivesInEveryFormat() async throws {
+    func testTheWorkerGivesTheSamplesTheReaderGivesInEveryFormat() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
         let scratch = try directory()
         let wav = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
@@ -60,10 +60,10 @@ final class WorkerAudioFilesTests: XCTestCase {
             paths.append(target)
         }
         for path in paths {
-            let expected = try await all(AudioFileReader(path: path))
-            let opened = try await files.open(path: path)
+            let expected = try all(AudioFileReader(path: path))
+            let opened = try files.open(path: path)
             XCTAssertEqual(opened.duration, try AudioFileReader(path: path).duration, path)
-            let got = try await all(opened)
+            let got = try all(opened)
             XCTAssertGreaterThan(expected.count, 16_000, path)
             XCTAssertEqual(got.count, expected.count, path)
             XCTAssert(got == expected, "\(path): the worker's samples differ from the reader's")
@@ -72,13 +72,11 @@ final class WorkerAudioFilesTests: XCTestCase {
         let fd = open(wav, O_RDONLY)
         defer { close(fd) }
         XCTAssertEqual(lseek(fd, 100, SEEK_SET), 100)
-        let throughDescriptor = try await all(files.open(descriptor: fd))
-        let expected = try await all(AudioFileReader(path: wav))
-        XCTAssert(throughDescriptor == expected)
+        XCTAssert(try all(files.open(descriptor: fd)) == all(AudioFileReader(path: wav)))
         XCTAssertEqual(lseek(fd, 0, SEEK_CUR), 100)
     }
 
-    func testFilesThatAreNotAudioAreRefusedWithTheReadersReason() async throws {
+    func testFilesThatAreNotAudioAreRefusedWithTheReadersReason() throws {
         let scratch = try directory()
         let text = scratch.appendingPathComponent("notes.txt").path
         try Data("not audio at all\n".utf8).write(to: URL(fileURLWithPath: text))
@@ -86,11 +84,8 @@ final class WorkerAudioFilesTests: XCTestCase {
         XCTAssert(FileManager.default.createFile(atPath: empty, contents: Data()))
         for (path, says) in [(text, "not audio that libsndfile can decode"), (empty, "the file is empty"),
                              (scratch.path, "is a directory"), (scratch.appendingPathComponent("none.wav").path, "No such file")] {
-            do {
-                _ = try await files.open(path: path)
-                XCTFail("\(path) opened")
-            } catch {
-                guard case RecognitionError.unreadableAudio(let why) = error else { XCTFail("\(path): \(error)"); continue }
+            XCTAssertThrowsError(try files.open(path: path), path) { error in
+                guard case RecognitionError.unreadableAudio(let why) = error else { return XCTFail("\(path): \(error)") }
                 XCTAssert(why.contains(says) && why.contains(path), "\(path): \(why)")
             }
         }
@@ -98,20 +93,15 @@ final class WorkerAudioFilesTests: XCTestCase {
 
     /// Killed mid-file by each signal a crash, an abort or the OOM killer sends: the next read fails
     /// with unreadableAudio naming it; the worker is reaped.
-    func testAWorkerThatDiesMidFileFailsTheFileNamingTheSignal() async throws {
+    func testAWorkerThatDiesMidFileFailsTheFileNamingTheSignal() throws {
         let long = try longRecording()
         for signal in [SIGSEGV, SIGABRT, SIGKILL, SIGSYS] {
-            let opened = try await files.open(path: long)
-            let file = try XCTUnwrap(opened as? WorkerAudioFile)
-            let first = try await file.read(maxSamples: 4096)
-            XCTAssertFalse(first.isEmpty)
+            let file = try XCTUnwrap(try files.open(path: long) as? WorkerAudioFile)
+            XCTAssertFalse(try file.read(maxSamples: 4096).isEmpty)
             let worker = file.workerID
             XCTAssertEqual(kill(worker, signal), 0)
-            do {
-                _ = try await all(file)
-                XCTFail("\(signal): the file was read to its end")
-            } catch {
-                guard case RecognitionError.unreadableAudio(let why) = error else { XCTFail("\(error)"); continue }
+            XCTAssertThrowsError(try all(file)) { error in
+                guard case RecognitionError.unreadableAudio(let why) = error else { return XCTFail("\(error)") }
                 XCTAssert(why.contains(Termination.name(of: signal)) && why.contains(long), why)
             }
             XCTAssertEqual(kill(worker, 0), -1, "the worker was not reaped")
@@ -120,11 +110,10 @@ final class WorkerAudioFilesTests: XCTestCase {
 
     /// A worker that stops sending (stopped here; looping on a hostile file alike) fails its file
     /// once `file-worker-answer` (made 0.5 s here) is over, saying so, and is gone once the file is.
-    func testAStuckWorkerFailsItsFileWithinTheBound() async throws {
+    func testAStuckWorkerFailsItsFileWithinTheBound() throws {
         let long = try longRecording()
         let files = WorkerAudioFiles(workerPath: workerPath, bounds: Bounds([.fileWorkerAnswer: .milliseconds(500)]))
-        var file: WorkerAudioFile? = try await files.open(path: long) as? WorkerAudioFile
-        XCTAssertNotNil(file)
+        var file: WorkerAudioFile? = try XCTUnwrap(try files.open(path: long) as? WorkerAudioFile)
         let worker = try XCTUnwrap(file?.workerID)
         XCTAssertEqual(kill(worker, SIGSTOP), 0)
         // Should the bound never fire, the worker is killed after 30 s: the read then fails naming
@@ -132,39 +121,31 @@ final class WorkerAudioFilesTests: XCTestCase {
         let giveUp = DispatchWorkItem { kill(worker, SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: giveUp)
         defer { giveUp.cancel() }
-        do {
-            _ = try await all(XCTUnwrap(file))
-            XCTFail("a stopped worker's file was read to its end")
-        } catch {
+        XCTAssertThrowsError(try all(XCTUnwrap(file))) { error in
             guard case RecognitionError.unreadableAudio(let why) = error else { return XCTFail("\(error)") }
             XCTAssert(why.contains("sent nothing for 0.5 s and was stopped"), why)
         }
         file = nil
-        // Reaped through its pidfd, a moment after.
-        try await waitUntil("the worker reaped", timeout: .seconds(5)) { kill(worker, 0) == -1 }
+        XCTAssertEqual(kill(worker, 0), -1, "the worker was not reaped")
     }
 
     /// A worker asks to be killed when its parent dies, and Linux means the parent *thread*: a file
     /// opened on a thread that ends at once (as idle pool threads do) is still read whole.
-    func testAWorkerOutlivesTheThreadThatOpenedItsFile() async throws {
+    func testAWorkerOutlivesTheThreadThatOpenedItsFile() throws {
         try XCTSkipUnless(FileManager.default.fileExists(atPath: Recordings.directory), "pocketsphinx-testdata")
         let path = Recordings.path("librivox/sense_and_sensibility_01_austen_64kb-0870.wav")
         let handOver = HandOver()
         let files = files
         let ended = DispatchSemaphore(value: 0)
         let thread = Thread {
-            Task {
-                handOver.file = try? await files.open(path: path)
-                ended.signal()
-            }
+            handOver.file = try? files.open(path: path)
+            ended.signal()
         }
         thread.start()
         XCTAssertEqual(ended.wait(timeout: .now() + 10), .success)
-        try await Task.sleep(for: .milliseconds(300))  // the thread has ended by now
+        Thread.sleep(forTimeInterval: 0.3)  // the thread has ended by now
         let file = try XCTUnwrap(handOver.file)
-        let got = try await all(file)
-        let expected = try await all(AudioFileReader(path: path))
-        XCTAssert(got == expected)
+        XCTAssert(try all(file) == all(AudioFileReader(path: path)))
     }
 
     /// A worker may use the descriptors it was given and compute. A socket, an exec, io_uring (which
