@@ -103,8 +103,8 @@ public final class Child: Sendable {
         return ended
     }
 
-    /// Waits for the end without holding a thread: a dispatch source on the pidfd. Unbounded by
-    /// design (it is a watch: the caller bounds what it waits for, e.g. with `end(within:)`).
+    /// Waits for the end without holding a thread: a dispatch source on the pidfd, which keeps the
+    /// child (and so its pidfd open) until Dispatch has let go of it. Unbounded by design (it is a watch: the caller bounds what it waits for, e.g. with `end(within:)`).
     public func exited() async -> Termination {
         if let ended = termination { return ended }
         guard pidfd >= 0 else {
@@ -126,6 +126,9 @@ public final class Child: Sendable {
                 source.cancel()
                 continuation.resume(returning: ended)
             }
+            // Dispatch wants the pidfd open until the source is cancelled; `deinit` closes it, so
+            // the child is kept until then.
+            source.setCancelHandler { [self] in _ = pidfd }
             source.activate()
         }
     }

@@ -49,12 +49,11 @@ final class FramedSocket {
         if isOpen { close() }
     }
 
-    /// Hangs up (the other side reads the end) and stops watching; the descriptor is closed once
-    /// Dispatch lets go of it.
-    func close() {
-        guard isOpen else { return }
-        Glibc.shutdown(socket.descriptor, Int32(SHUT_RDWR))
-        socket.cancel()
+    /// Stops watching; the descriptor is closed once Dispatch lets go of it, and the other side
+    /// reads its end then. (Not shut down first: a hang-up of a socket whose sources are being
+    /// cancelled is what libdispatch's epoll loop cannot take, `DescriptorReadiness`.)
+    func close(then: (@Sendable () -> Void)? = nil) {
+        socket.cancel(then: then)
     }
 
     /// The one deadline (`.distantFuture`: none); `.deadline` comes then.

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import VoiceboxThreads
 
 /// A non-blocking socket watched on its owner's serial queue: a read source, a write source that
 /// runs only while output waits (`startWriting`), and one deadline timer. Each readiness goes to
@@ -27,6 +28,8 @@ public final class WatchedSocket {
     private let timer: any DispatchSourceTimer
     private var writing = false
     public private(set) var isWatched = true
+    /// Run once Dispatch has let go of the descriptor (and closed it): `cancel(then:)`.
+    private let afterClose = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Watches `descriptor` (made non-blocking here) on `queue`; `events` runs there.
     public init(descriptor: Int32, queue: DispatchQueue, events: @escaping @Sendable (Event) -> Void) {
@@ -40,7 +43,11 @@ public final class WatchedSocket {
         bothCancelled.enter()
         readSource.setCancelHandler { bothCancelled.leave() }
         writeSource.setCancelHandler { bothCancelled.leave() }
-        bothCancelled.notify(queue: queue) { _ = Glibc.close(descriptor) }
+        let afterClose = afterClose
+        bothCancelled.notify(queue: queue) {
+            _ = Glibc.close(descriptor)
+            afterClose.withLock { $0.take() }?()
+        }
         readSource.setEventHandler { events(.readable) }
         writeSource.setEventHandler { events(.writable) }
         timer.setEventHandler { events(.deadline) }
@@ -74,10 +81,16 @@ public final class WatchedSocket {
         timer.schedule(deadline: deadline)
     }
 
-    /// Stops watching; the descriptor is closed once Dispatch lets go of it. No event comes after
-    /// this returns (the owner's queue runs this, and the handlers on it are cancelled).
-    public func cancel() {
-        guard isWatched else { return }
+    /// Stops watching; the descriptor is closed once Dispatch lets go of it, and then `then` runs:
+    /// a peer is ended there, not before (a hang-up that meets sources being cancelled is what
+    /// libdispatch's epoll loop cannot take, `DescriptorReadiness`). No event comes after this
+    /// returns (the owner's queue runs this, and the handlers on it are cancelled).
+    public func cancel(then: (@Sendable () -> Void)? = nil) {
+        guard isWatched else {
+            then?()
+            return
+        }
+        afterClose.withLock { $0 = then }
         isWatched = false
         timer.cancel()
         readSource.cancel()

@@ -47,6 +47,12 @@ actor DecoderWorker {
     private var waiting: CheckedContinuation<Arrival, Never>?
     /// The worker's error lines since the request (the first says why a load failed).
     private var lines: [String] = []
+    /// When the answer waited for is late, and when the socket's timer fires (nil: not set). The
+    /// timer is moved only when an answer is due before it: one that fires early finds the
+    /// answer in or not yet late and is set again, so that an exchange (tens a second while a
+    /// file decodes) does not reprogram Dispatch's timers twice.
+    private var answerDue: DispatchTime?
+    private var timerDue: DispatchTime?
 
     nonisolated var pid: pid_t { child.pid }
     nonisolated var isBroken: Bool { health.withLock { $0.broken } }
@@ -100,11 +106,15 @@ actor DecoderWorker {
         self.log = log
     }
 
-    deinit {
-        // Its socket closes as it goes (`FramedSocket`).
-        child.signal(SIGKILL)  // idle or done: nothing of it is worth a clean exit
+    isolated deinit {
+        // Idle or done: nothing of it is worth a clean exit. Killed once its socket is no longer
+        // watched (`WatchedSocket.cancel(then:)`).
         let (child, bound) = (child, bounds[.workerReap])
-        Task { _ = await child.reaped(within: bound) }
+        let end: @Sendable () -> Void = {
+            child.signal(SIGKILL)
+            Task { _ = await child.reaped(within: bound) }
+        }
+        if let socket { socket.close(then: end) } else { end() }
     }
 
     /// Watches the socket and waits for the model to load.
@@ -142,14 +152,16 @@ actor DecoderWorker {
     }
 
     private func answer(within bound: Duration, loading name: String?) async throws -> (WorkerProtocol.Tag, [UInt8]) {
-        socket?.schedule(deadline: .now() + bound.inSeconds)
+        let due = DispatchTime.now() + bound.inSeconds
+        answerDue = due
+        if timerDue.map({ $0 > due }) ?? true { setTimer(due) }
         let arrival: Arrival
         if let end {
             arrival = .ended(end)
         } else {
             arrival = await withCheckedContinuation { waiting = $0 }
         }
-        socket?.schedule(deadline: .distantFuture)
+        answerDue = nil
         switch arrival {
         case .message(let tag, let payload):
             return (tag, payload)
@@ -176,8 +188,16 @@ actor DecoderWorker {
         case .writable:
             _ = socket.flush()  // a failure: the worker has gone, and its end is read next
         case .deadline:
+            timerDue = nil  // it has fired
+            guard let due = answerDue else { return }
+            guard DispatchTime.now() >= due else { return setTimer(due) }
             arrive(.late)
         }
+    }
+
+    private func setTimer(_ due: DispatchTime) {
+        timerDue = due
+        socket?.schedule(deadline: due)
     }
 
     /// One frame from the worker: its log lines, or the answer waited for.
@@ -204,8 +224,9 @@ actor DecoderWorker {
             health.broken = true
             health.stoppedByUs = health.stoppedByUs || kill
         }
+        // Its socket stays watched until it has told its end (`handle`): killed here, the worker
+        // hangs up on it first.
         if kill { child.signal(SIGKILL) }
-        socket?.close()
         let ending = await child.reaped(within: bounds[.workerEnd]).termination
         let first = lines.first.map { ": \($0)" } ?? ""
         if let name {

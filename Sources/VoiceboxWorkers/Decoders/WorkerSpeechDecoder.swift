@@ -60,7 +60,7 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         return try await timing(worker.ask(.configure, payload.bytes, bound: worker.answerBound(forSamples: 0)), of: worker)
     }
 
-    func process(_ samples: [Int16]) async throws -> Bool {
+    nonisolated(nonsending) func process(_ samples: [Int16]) async throws -> Bool {
         var speech = false
         var start = 0
         repeat {
@@ -81,13 +81,13 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         return speech
     }
 
-    func partial() async -> String? {
+    nonisolated(nonsending) func partial() async -> String? {
         guard let (tag, payload) = try? await worker.ask(.partial, bound: worker.answerBound(forSamples: 0)),
               tag == .text, !payload.isEmpty else { return nil }
         return String(decoding: payload, as: UTF8.self)
     }
 
-    func finish() async throws -> RecognitionResult {
+    nonisolated(nonsending) func finish() async throws -> RecognitionResult {
         let (tag, bytes) = try await worker.ask(.end, bound: worker.answerBound(forSamples: 0))
         switch tag {
         case .result:
@@ -108,12 +108,12 @@ final class WorkerSpeechDecoder: SpeechDecoder {
         throw worker.broke("\(tag) in answer to end")
     }
 
-    func hearNext(searching: Bool, newStream: Bool) async throws {
+    nonisolated(nonsending) func hearNext(searching: Bool, newStream: Bool) async throws {
         _ = try await Self.timing(worker.ask(.hearing, [searching ? 1 : 0, newStream ? 1 : 0], bound: worker.answerBound(forSamples: 0)),
                             of: worker)
     }
 
-    func discard() async throws {
+    nonisolated(nonsending) func discard() async throws {
         _ = try await Self.timing(worker.ask(.discard, bound: worker.answerBound(forSamples: 0)), of: worker)
     }
 
