@@ -51,7 +51,7 @@ final class FramedSocket {
 
     /// Stops watching; the descriptor is closed once Dispatch lets go of it, and the other side
     /// reads its end then. (Not shut down first: a hang-up of a socket whose sources are being
-    /// cancelled is what libdispatch's epoll loop cannot take, `DescriptorReadiness`.)
+    /// cancelled is what libdispatch's epoll loop cannot take: docs/architecture.md.)
     func close(then: (@Sendable () -> Void)? = nil) {
         socket.cancel(then: then)
     }

@@ -83,7 +83,7 @@ public final class WatchedSocket {
 
     /// Stops watching; the descriptor is closed once Dispatch lets go of it, and then `then` runs:
     /// a peer is ended there, not before (a hang-up that meets sources being cancelled is what
-    /// libdispatch's epoll loop cannot take, `DescriptorReadiness`). No event comes after this
+    /// libdispatch's epoll loop cannot take: docs/architecture.md). No event comes after this
     /// returns (the owner's queue runs this, and the handlers on it are cancelled).
     public func cancel(then: (@Sendable () -> Void)? = nil) {
         guard isWatched else {
