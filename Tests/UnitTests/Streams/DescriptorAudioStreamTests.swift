@@ -12,10 +12,16 @@ import VoiceboxThreads
 import VoiceboxWorkers
 
 extension DescriptorAudioStream {
+    /// One for the whole test process, as the service keeps one: a converter dies with the
+    /// launcher thread that started it (PR_SET_PDEATHSIG), and a launcher made for one stream
+    /// ended its thread as soon as it was dropped, killing a converter still at work (CI saw
+    /// "the stream's converter was killed by SIGKILL").
+    static let converters = WorkerAudioFiles(workerPath: Checkout.buildDirectory + "/voicebox-worker")
+
     /// As the service opens them: a stream that is not 16 kHz mono s16le converted by the real
     /// `voicebox-worker audio-stream`.
     convenience init(_ input: StreamInput) throws {
-        try self.init(input, converters: WorkerAudioFiles(workerPath: Checkout.buildDirectory + "/voicebox-worker"))
+        try self.init(input, converters: Self.converters)
     }
 }
 
