@@ -7,9 +7,10 @@ import VoiceboxThreads
 /// own (IBus's panel extension taken by another: IBusTyper). Switching IBus's engine ends a
 /// composition as a focus change does: the daemon commits it if the engine declared so (IBus's
 /// PREEDIT_COMMIT, as ibus-hangul does) and drops it otherwise (PREEDIT_CLEAR: a dead key
-/// half-typed in IBus's xkb engines). So a composition seen in progress in the focused field holds the typing back until
-/// the user ends it (`wait`): the text then follows it. Even one declared to be committed: on a
-/// loaded machine the daemon's commit of it was lost in 9 of 231 switches (a red-team pass).
+/// half-typed in IBus's xkb engines). So a composition seen in progress in the focused field
+/// holds the typing back until the user ends it (`wait`): the text then follows it. Even one
+/// declared to be committed: on a loaded machine the daemon's commit of it was lost in 9 of 231
+/// switches (a red-team pass).
 /// Still there after that, the text is kept instead (putting it on the clipboard with wl-copy
 /// takes the focus for a moment on GNOME, which ends the composition: measured).
 ///

@@ -86,14 +86,14 @@ extension IBusExtensionCommit {
     static func pieces(of text: String) -> [String] {
         let scalars = text.unicodeScalars
         var end = scalars.endIndex
-        while end > scalars.startIndex, ["\n", "\r"].contains(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
+        while end > scalars.startIndex, isLineBreak(scalars[scalars.index(before: end)]) { end = scalars.index(before: end) }
         var rest = Substring.UnicodeScalarView(scalars[..<end])
         var pieces: [String.UnicodeScalarView] = []
         while !rest.isEmpty {
             var piece = String.UnicodeScalarView(IBusTyper.nextPiece(&rest))
             // Nor does any other piece end in a line break: it goes with the next one, so that
             // each piece's last line has some of our text to show (a few bytes over the bound).
-            if let previous = pieces.last, let carried = previous.lastIndex(where: { !["\n", "\r"].contains($0) }),
+            if let previous = pieces.last, let carried = previous.lastIndex(where: { !isLineBreak($0) }),
                previous.index(after: carried) < previous.endIndex {
                 piece = String.UnicodeScalarView(previous[previous.index(after: carried)...] + piece)
                 pieces[pieces.count - 1] = String.UnicodeScalarView(previous[...carried])
@@ -102,6 +102,11 @@ extension IBusExtensionCommit {
         }
         if end < scalars.endIndex { pieces.append(String.UnicodeScalarView(scalars[end...])) }
         return pieces.map { String($0) }
+    }
+
+    /// A line feed or a carriage return: what ends a line in a field's text, alone or as CRLF.
+    static func isLineBreak(_ scalar: Unicode.Scalar?) -> Bool {
+        scalar == "\n" || scalar == "\r"
     }
 
     /// Where in `events` (from `start`) the daemon committed `piece` to `context`'s client.
@@ -124,7 +129,7 @@ extension IBusExtensionCommit {
                 return .focusMoved
             case .surrounding(context, let report):
                 if SurroundingText.confirms(report, committed: sent) { return .shown }
-                if let baseline, report != baseline, ["\n", "\r"].contains(sent.unicodeScalars.last), !report.text.contains("\n"),
+                if let baseline, report != baseline, isLineBreak(sent.unicodeScalars.last), !report.text.contains("\n"),
                    SurroundingText.beforeCursor(report).contains(where: \.isEmpty) {
                     return .shown
                 }
