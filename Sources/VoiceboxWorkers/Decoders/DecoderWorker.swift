@@ -232,7 +232,7 @@ actor DecoderWorker {
         if let name {
             if let stopped { return .engineFailure("\(name) did not load: the recognition worker \(stopped)") }
             if case .signalled = ending { return .engineFailure("\(name) is damaged: pocketsphinx crashed loading it (\(ending))\(first)") }
-            return .engineFailure("\(name) does not load\(lines.first.map { ": \($0)" } ?? " (the recognition worker \(ending))")")
+            return .engineFailure("\(name) does not load\(lines.isEmpty ? " (the recognition worker \(ending))" : first)")
         }
         let how = stopped ?? "was \(Self.describe(ending))"
         let why = "the recognition worker (\(WorkerProtocol.executableName), \(kind.model.language)) \(how)\(first)"
