@@ -93,19 +93,19 @@ extension WorkerLauncher {
     /// Blocks (`start`).
     func startWithSocket(_ spec: ChildSpec) throws -> (child: Child, socket: Int32) {
         let (spec, ours, theirs) = try Self.withSocket(spec)
-        return try Self.handOver(ours, theirs) { try start(spec).child }
+        return try Self.handOver(ours, theirs, Result { try start(spec).child })
     }
 
     /// The same without holding a thread.
     func startWithSocket(_ spec: ChildSpec) async throws -> (child: Child, socket: Int32) {
         let (spec, ours, theirs) = try Self.withSocket(spec)
-        let started: Child
+        let started: Result<Child, any Error>
         do {
-            started = try await start(spec).child
+            started = .success(try await start(spec).child)
         } catch {
-            return try Self.handOver(ours, theirs) { throw error }
+            started = .failure(error)
         }
-        return try Self.handOver(ours, theirs) { started }
+        return try Self.handOver(ours, theirs, started)
     }
 
     private static func withSocket(_ spec: ChildSpec) throws -> (ChildSpec, ours: Int32, theirs: Int32) {
@@ -123,11 +123,13 @@ extension WorkerLauncher {
 
     /// Closes the child's end (it has its own copy; ours would hide its end from us), and ours
     /// too if the start failed.
-    private static func handOver(_ ours: Int32, _ theirs: Int32, _ start: () throws -> Child) throws -> (child: Child, socket: Int32) {
-        defer { close(theirs) }
-        do {
-            return (try start(), ours)
-        } catch {
+    private static func handOver(_ ours: Int32, _ theirs: Int32, _ started: Result<Child, any Error>) throws
+        -> (child: Child, socket: Int32) {
+        close(theirs)
+        switch started {
+        case .success(let child):
+            return (child, ours)
+        case .failure(let error):
             close(ours)
             throw error
         }
