@@ -3,7 +3,9 @@
 /// for files: the service's file recognitions run it, and the engine's tests too.
 ///
 /// It runs on its caller's executor (`nonisolated(nonsending)`), and so do the closures it is
-/// given: a recognition's actor reads, and is suspended while its decoder worker decodes.
+/// given: a recognition's actor reads, and is suspended while its decoder worker decodes. A
+/// file's `read` may block (a file worker's pipe, a caller's stream, polled): the service runs
+/// this on a recognition's own queue, never on Swift's shared pool.
 public enum FileReading {
     /// Samples per read: pocketsphinx_continuous's chunk, so that a file is cut into utterances
     /// where the bare tool cuts it and gives the same words.
